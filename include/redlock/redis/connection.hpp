@@ -1,0 +1,187 @@
+#ifndef REDLOCK_REDIS_CONNECTION_HPP
+#define REDLOCK_REDIS_CONNECTION_HPP
+
+#include <redlock/redis/node_address.hpp>
+#include <redlock/redis/script.hpp>
+#include <redlock/resp/parser_limits.hpp>
+#include <redlock/resp/request.hpp>
+#include <redlock/resp/value.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::redis {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+/// How one connection to one Redis server behaves. Defaults suit a lock client on a LAN.
+struct connection_config {
+    node_address address;
+    std::string client_name = "redlock";  ///< CLIENT SETNAME; empty: none
+    /// Resolve + connect + handshake must finish within this, or the attempt fails with connect_timeout.
+    std::chrono::milliseconds connect_timeout{1000};
+    /// PING when idle this long; the connection is declared dead when a reply is owed and nothing
+    /// arrived for two intervals. Must exceed the slowest command you send. Zero disables it.
+    std::chrono::milliseconds health_check_interval{2000};
+    /// Reconnect delays grow from min to max (doubling, with jitter in [delay/2, delay]).
+    std::chrono::milliseconds reconnect_min_delay{50};
+    std::chrono::milliseconds reconnect_max_delay{2000};
+    /// Loaded with SCRIPT LOAD in the setup that runs on every (re)connect.
+    std::vector<script> scripts;
+    resp::parser_limits limits;
+};
+
+/// What went wrong last on this connection, with the server's own words where there are any.
+struct connection_error {
+    error_code code;
+    std::string message;
+};
+
+/// Counters, for tests, metrics and the demo.
+struct connection_stats {
+    std::uint64_t connects = 0;          ///< handshakes that succeeded
+    std::uint64_t connect_failures = 0;  ///< attempts that failed (connect, auth, setup, timeout)
+    std::uint64_t disconnects = 0;       ///< established connections that were lost
+    std::uint64_t writes = 0;            ///< socket writes (each may carry many requests)
+    std::uint64_t pushes_dropped = 0;    ///< RESP3 pushes nobody consumed
+};
+
+/// One pipelined connection to one Redis server (RESP3 with HELLO 3, RESP2 fallback).
+///
+/// Requests from any number of coroutines share it: those queued while a write is in flight
+/// leave together in the next single write, and replies are matched in FIFO order. When the
+/// connection drops it reconnects with capped exponential backoff and jitter; requests that
+/// were written but not answered then fail with `error::reply_lost` (they may have run), and
+/// requests not yet written wait for the next connection.
+///
+/// \par Thread-safety
+/// All members may be called from any thread. State lives on an internal strand; completion
+/// handlers run on their associated executor (the connection's executor by default).
+///
+/// \par Object lifetimes
+/// The connection may be destroyed while operations are pending: they complete with
+/// `error::connection_closed`. Request bytes are copied at initiation.
+class connection {
+public:
+    using executor_type = asio::any_io_executor;
+
+    connection(executor_type ex, connection_config cfg);
+    ~connection();
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
+
+    [[nodiscard]] executor_type get_executor() const noexcept;
+    [[nodiscard]] const connection_config& config() const noexcept;
+
+    /// Starts the connection's background work (connect, handshake, reconnect) if not started,
+    /// and completes with the result of the current or next connection attempt, or at once if
+    /// connected. A failed attempt is retried in the background until close(); the message of
+    /// the failure (the server's text for auth and setup errors) is in last_error().
+    ///
+    /// Handler signature: `void(error_code)`. Errors: connect_timeout, auth_failed,
+    /// handshake_failed, connection_closed, protocol errors, socket errors.
+    /// Per-operation cancellation: terminal, partial, total: only this wait is cancelled
+    /// (operation_aborted); the background connection goes on.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_connect(CompletionToken&& token = {}) {
+        return asio::async_initiate<CompletionToken, void(error_code)>(connect_initiation{this}, token);
+    }
+
+    /// Sends every command of `req` and completes with their replies, one per command, in order.
+    /// A server error reply is a value of type `resp::type::error`, not a failure of the request.
+    ///
+    /// Handler signature: `void(error_code, std::vector<resp::value>)`.
+    /// Errors: request_timeout (its `timeout` ran out; zero means none), reply_lost (written,
+    /// then the connection dropped: it may have run), connection_closed, protocol errors
+    /// (the reply stream was malformed: the connection is reset), unexpected_reply.
+    /// Per-operation cancellation: terminal and partial cancel it at any point: a request not
+    /// yet written is dropped, a written one is abandoned (its reply is still read and
+    /// discarded, never handed to another request). Total cancels it only while not written.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_exec(const resp::request& req, std::chrono::milliseconds timeout, CompletionToken&& token = {}) {
+        return asio::async_initiate<CompletionToken, void(error_code, std::vector<resp::value>)>(
+            exec_initiation{this}, token, req.payload(), req.size(), timeout);
+    }
+    template <class CompletionToken = asio::deferred_t>
+    auto async_exec(const resp::request& req, CompletionToken&& token = {}) {
+        return async_exec(req, std::chrono::milliseconds::zero(), std::forward<CompletionToken>(token));
+    }
+
+    /// Runs a script with EVALSHA; if the server answers NOSCRIPT (SCRIPT FLUSH, a restarted or
+    /// failed-over node), runs it once more with EVAL, which also caches it again.
+    ///
+    /// Handler signature: `void(error_code, resp::value)`: the script's reply, which may be a
+    /// server error value (a Lua error). Errors and cancellation as async_exec; the timeout
+    /// applies to each of the (at most two) round trips.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_eval(const script& s, std::span<const std::string_view> keys,
+                    std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+                    CompletionToken&& token = {}) {
+        return asio::async_initiate<CompletionToken, void(error_code, resp::value)>(
+            eval_initiation{this}, token, s, make_evalsha(s, keys, args), timeout);
+    }
+
+    /// Stops reconnecting, closes the socket and completes every pending operation with
+    /// `error::connection_closed`. Idempotent.
+    void close();
+
+    [[nodiscard]] bool is_connected() const noexcept;
+    /// RESP protocol version negotiated by the last handshake (3, or 2 after a fallback).
+    [[nodiscard]] int protocol() const noexcept;
+    [[nodiscard]] connection_error last_error() const;
+    [[nodiscard]] connection_stats stats() const;
+
+private:
+    struct impl;
+
+    struct connect_initiation {
+        connection* self;
+        template <class Handler>
+        void operator()(Handler&& h) const {
+            self->async_connect_impl(std::forward<Handler>(h));
+        }
+    };
+    struct exec_initiation {
+        connection* self;
+        template <class Handler>
+        void operator()(Handler&& h, std::string payload, std::size_t commands,
+                        std::chrono::milliseconds timeout) const {
+            self->async_exec_impl(std::move(payload), commands, timeout, std::forward<Handler>(h));
+        }
+    };
+    struct eval_initiation {
+        connection* self;
+        template <class Handler>
+        void operator()(Handler&& h, script s, std::string evalsha_payload,
+                        std::chrono::milliseconds timeout) const {
+            self->async_eval_impl(s, std::move(evalsha_payload), timeout, std::forward<Handler>(h));
+        }
+    };
+
+    static std::string make_evalsha(const script& s, std::span<const std::string_view> keys,
+                                    std::span<const std::string_view> args);
+
+    void async_connect_impl(asio::any_completion_handler<void(error_code)> h);
+    void async_exec_impl(std::string payload, std::size_t commands, std::chrono::milliseconds timeout,
+                         asio::any_completion_handler<void(error_code, std::vector<resp::value>)> h);
+    void async_eval_impl(script s, std::string evalsha_payload, std::chrono::milliseconds timeout,
+                         asio::any_completion_handler<void(error_code, resp::value)> h);
+
+    std::shared_ptr<impl> impl_;
+};
+
+}  // namespace redlock::redis
+
+#endif

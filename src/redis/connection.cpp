@@ -1,0 +1,723 @@
+#include <redlock/error.hpp>
+#include <redlock/redis/connection.hpp>
+
+#include "redis/multiplexer.hpp"
+#include "resp/reply_parser.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <random>
+
+namespace redlock::redis {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using socket_type = asio::generic::stream_protocol::socket;
+using exec_handler = asio::any_completion_handler<void(error_code, std::vector<resp::value>)>;
+using connect_handler = asio::any_completion_handler<void(error_code)>;
+
+// Delivers a completion on the handler's own executor; the default is the connection's.
+template <class Handler, class... Args>
+void complete_on_handler_executor(Handler h, const asio::any_io_executor& fallback, Args... args) {
+    auto slot = asio::get_associated_cancellation_slot(h);
+    if (slot.is_connected()) slot.clear();
+    auto ex = asio::get_associated_executor(h, fallback);
+    asio::dispatch(ex, [h = std::move(h), ... args = std::move(args)]() mutable { std::move(h)(std::move(args)...); });
+}
+
+bool cancels_written(asio::cancellation_type t) {
+    return (t & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) !=
+           asio::cancellation_type::none;
+}
+
+// The server's reply to a HELLO that it does not understand (Redis < 6) or refuses the version.
+bool is_hello_unsupported(const resp::value& v) {
+    auto code = v.error_code();
+    return code == "NOPROTO" || (code == "ERR" && v.str.find("unknown command") != std::string::npos);
+}
+
+bool is_auth_error(const resp::value& v) {
+    auto code = v.error_code();
+    return code == "WRONGPASS" || code == "NOAUTH" || code == "NOPERM" ||
+           (code == "ERR" && v.str.find("AUTH") != std::string::npos);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// One async_exec in flight: the multiplexer entry plus what the I/O shell needs to complete it.
+class exec_op final : public exec_entry {
+public:
+    exec_op(std::string payload, std::size_t commands, exec_handler h, asio::any_io_executor fallback)
+        : exec_entry(std::move(payload), commands), handler_(std::move(h)), fallback_(std::move(fallback)) {}
+
+    void on_complete(error_code ec) override {
+        if (timer_) timer_->cancel();
+        if (!handler_) return;
+        complete_on_handler_executor(std::move(handler_), fallback_, ec, std::move(replies()));
+    }
+
+    std::optional<asio::steady_timer> timer_;
+
+private:
+    exec_handler handler_;
+    asio::any_io_executor fallback_;
+};
+
+// An internal request whose reply nobody waits for (the health-check PING).
+class fire_and_forget final : public exec_entry {
+public:
+    using exec_entry::exec_entry;
+    void on_complete(error_code) override {}
+};
+
+struct connect_waiter {
+    connect_handler handler;
+};
+
+// ---------------------------------------------------------------------------------------------
+struct connection::impl : std::enable_shared_from_this<impl> {
+    impl(asio::any_io_executor ex, connection_config cfg)
+        : ex_(ex),
+          strand_(asio::make_strand(ex)),
+          cfg_(std::move(cfg)),
+          socket_(strand_),
+          resolver_(strand_),
+          writer_cv_(strand_),
+          connect_timer_(strand_),
+          backoff_timer_(strand_),
+          parser_(cfg_.limits),
+          read_buffer_(64 * 1024),
+          rng_(std::random_device{}()) {}
+
+    // --- state, touched only on strand_ --------------------------------------------------------
+    asio::any_io_executor ex_;
+    asio::strand<asio::any_io_executor> strand_;
+    connection_config cfg_;
+    socket_type socket_;
+    asio::ip::tcp::resolver resolver_;
+    asio::steady_timer writer_cv_;  // expires at max: a condition variable woken by cancel()
+    asio::steady_timer connect_timer_;
+    asio::steady_timer backoff_timer_;
+    multiplexer mux_;
+    resp::reply_parser parser_;
+    std::vector<char> read_buffer_;
+    std::size_t read_pos_ = 0;  // unparsed bytes are [read_pos_, read_end_)
+    std::size_t read_end_ = 0;
+    bool running_ = false;
+    bool closed_ = false;
+    bool writer_waiting_ = false;
+    bool connect_timed_out_ = false;
+    clock_type::time_point last_progress_{};
+    std::vector<std::shared_ptr<connect_waiter>> connect_waiters_;
+    std::minstd_rand rng_;
+
+    // --- readable from any thread ---------------------------------------------------------------
+    std::atomic<bool> connected_{false};
+    std::atomic<int> protocol_{0};
+    mutable std::mutex info_mutex_;
+    connection_error last_error_;
+    connection_stats stats_;
+
+    void set_last_error(error_code ec, std::string message) {
+        std::lock_guard lk(info_mutex_);
+        last_error_ = {ec, std::move(message)};
+    }
+    template <class F>
+    void update_stats(F f) {
+        std::lock_guard lk(info_mutex_);
+        f(stats_);
+    }
+
+    std::string node() const { return cfg_.address.to_string(); }
+
+    // --- requests --------------------------------------------------------------------------------
+    // Queues a request from any thread; its handler completes on the handler's executor.
+    void submit(std::string payload, std::size_t commands, std::chrono::milliseconds timeout, exec_handler h) {
+        auto slot = asio::get_associated_cancellation_slot(h);
+        auto op = std::make_shared<exec_op>(std::move(payload), commands, std::move(h), ex_);
+        if (slot.is_connected()) {
+            slot.assign([weak_self = weak_from_this(), weak_op = std::weak_ptr<exec_op>(op)](asio::cancellation_type t) {
+                auto s = weak_self.lock();
+                if (!s) return;
+                asio::post(s->strand_, [s, weak_op, t] {
+                    if (auto o = weak_op.lock()) s->cancel_exec(o, t);
+                });
+            });
+        }
+        asio::post(strand_, [self = shared_from_this(), op = std::move(op), timeout]() mutable {
+            if (timeout > timeout.zero() && !self->closed_) self->start_timer(op, timeout);
+            self->enqueue(std::move(op));
+        });
+    }
+
+    void enqueue(std::shared_ptr<exec_entry> e) {
+        if (closed_) {
+            e->on_complete(error::connection_closed);
+            return;
+        }
+        mux_.add(std::move(e));
+        wake_writer();
+    }
+
+    void wake_writer() {
+        if (writer_waiting_) {
+            writer_waiting_ = false;
+            writer_cv_.cancel();
+        }
+    }
+
+    void start_timer(const std::shared_ptr<exec_op>& op, std::chrono::milliseconds timeout) {
+        op->timer_.emplace(strand_, timeout);
+        op->timer_->async_wait([self = weak_from_this(), weak_op = std::weak_ptr<exec_op>(op)](error_code ec) {
+            auto s = self.lock();
+            auto o = weak_op.lock();
+            if (ec || !s || !o) return;
+            s->mux_.cancel(o, error::request_timeout);
+        });
+    }
+
+    void cancel_exec(const std::shared_ptr<exec_op>& op, asio::cancellation_type t) {
+        if (cancels_written(t) || op->status() == exec_entry::state::staged) {
+            mux_.cancel(op, asio::error::operation_aborted);
+        }
+    }
+
+    // --- connect waiters -----------------------------------------------------------------------
+    void notify_connect_waiters(error_code ec) {
+        auto waiters = std::move(connect_waiters_);
+        connect_waiters_.clear();
+        for (auto& w : waiters) {
+            if (w->handler) complete_on_handler_executor(std::move(w->handler), ex_, ec);
+        }
+    }
+
+    void cancel_connect_waiter(const std::shared_ptr<connect_waiter>& w) {
+        auto it = std::find(connect_waiters_.begin(), connect_waiters_.end(), w);
+        if (it == connect_waiters_.end()) return;
+        connect_waiters_.erase(it);
+        if (w->handler) complete_on_handler_executor(std::move(w->handler), ex_, error_code(asio::error::operation_aborted));
+    }
+
+    // --- lifecycle -------------------------------------------------------------------------------
+    void start() {
+        if (running_ || closed_) return;
+        running_ = true;
+        asio::co_spawn(strand_, run(shared_from_this()), [](std::exception_ptr ep) {
+            // run() handles its own errors; an exception here is a bug we must not hide.
+            if (ep) std::rethrow_exception(ep);
+        });
+    }
+
+    void close() {
+        if (closed_) return;
+        closed_ = true;
+        connected_ = false;
+        error_code ignored;
+        resolver_.cancel();
+        socket_.close(ignored);
+        connect_timer_.cancel();
+        backoff_timer_.cancel();
+        writer_cv_.cancel();
+        mux_.fail_all(error::connection_closed);
+        notify_connect_waiters(error::connection_closed);
+    }
+
+    static asio::awaitable<void> run(std::shared_ptr<impl> self) {
+        unsigned failures = 0;
+        while (!self->closed_) {
+            error_code ec = co_await self->connect_once();
+            if (self->closed_) break;
+            if (ec) {
+                self->update_stats([](connection_stats& s) { ++s.connect_failures; });
+                self->notify_connect_waiters(ec);
+                co_await self->backoff(++failures);
+                continue;
+            }
+            failures = 0;
+            self->connected_ = true;
+            self->update_stats([](connection_stats& s) { ++s.connects; });
+            self->notify_connect_waiters(ec);
+
+            ec = co_await self->serve();
+
+            self->connected_ = false;
+            error_code ignored;
+            self->socket_.close(ignored);
+            if (self->closed_) break;
+            self->update_stats([](connection_stats& s) { ++s.disconnects; });
+            // Protocol errors are the more useful cause; a plain drop means the reply was lost.
+            bool protocol = ec.category() == error_category() && ec != error::health_check_failed;
+            self->mux_.on_connection_lost(protocol ? ec : error_code(error::reply_lost));
+            co_await self->backoff(1);
+        }
+    }
+
+    asio::awaitable<void> backoff(unsigned failures) {
+        auto min = std::max<std::chrono::milliseconds::rep>(cfg_.reconnect_min_delay.count(), 1);
+        auto max = std::max<std::chrono::milliseconds::rep>(cfg_.reconnect_max_delay.count(), min);
+        auto delay = min;
+        for (unsigned i = 1; i < failures && delay < max; ++i) delay *= 2;
+        delay = std::min(delay, max);
+        // Jitter in [delay/2, delay] keeps many clients from reconnecting in lockstep.
+        std::uniform_int_distribution<std::chrono::milliseconds::rep> pick(delay / 2, delay);
+        backoff_timer_.expires_after(std::chrono::milliseconds(pick(rng_)));
+        co_await backoff_timer_.async_wait(use_tuple);
+    }
+
+    // --- connect + handshake ---------------------------------------------------------------------
+    asio::awaitable<error_code> connect_once() {
+        connect_timed_out_ = false;
+        read_pos_ = read_end_ = 0;
+        parser_.reset();
+        connect_timer_.expires_after(cfg_.connect_timeout);
+        connect_timer_.async_wait([self = weak_from_this()](error_code ec) {
+            auto s = self.lock();
+            if (ec || !s) return;
+            // Closing the socket is what unblocks a connect or a read from a frozen server.
+            s->connect_timed_out_ = true;
+            error_code ignored;
+            s->resolver_.cancel();
+            s->socket_.close(ignored);
+        });
+        error_code ec = co_await open_socket();
+        if (!ec) ec = co_await handshake();
+        connect_timer_.cancel();
+        if (closed_) co_return error::connection_closed;
+        if (ec && connect_timed_out_) {
+            ec = error::connect_timeout;
+            set_last_error(ec, "connecting to " + node() + " timed out after " +
+                                   std::to_string(cfg_.connect_timeout.count()) + " ms");
+        }
+        if (ec) {
+            error_code ignored;
+            socket_.close(ignored);
+        }
+        co_return ec;
+    }
+
+    asio::awaitable<error_code> open_socket() {
+        error_code ec;
+        socket_.close(ec);
+        const auto& a = cfg_.address;
+        if (a.kind == node_address::transport::tls) {
+            set_last_error(error::invalid_config, "rediss:// (TLS) is not supported yet: " + node());
+            co_return error::invalid_config;
+        }
+        if (a.kind == node_address::transport::unix_socket) {
+            asio::local::stream_protocol::endpoint ep(a.path);
+            auto [cec] = co_await socket_.async_connect(socket_type::endpoint_type(ep), use_tuple);
+            if (cec) set_last_error(cec, "connecting to " + node() + ": " + cec.message());
+            co_return cec;
+        }
+        std::vector<asio::ip::tcp::endpoint> endpoints;
+        auto literal = asio::ip::make_address(a.host, ec);
+        if (!ec) {
+            endpoints.emplace_back(literal, a.port);
+        } else {
+            auto [rec, results] = co_await resolver_.async_resolve(a.host, std::to_string(a.port), use_tuple);
+            if (rec) {
+                set_last_error(rec, "resolving " + a.host + ": " + rec.message());
+                co_return rec;
+            }
+            for (const auto& r : results) endpoints.push_back(r.endpoint());
+        }
+        error_code last = asio::error::host_not_found;
+        for (const auto& ep : endpoints) {
+            socket_.close(ec);
+            auto [cec] = co_await socket_.async_connect(socket_type::endpoint_type(ep), use_tuple);
+            if (!cec) {
+                socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+                socket_.set_option(asio::socket_base::keep_alive(true), ec);
+                co_return error_code{};
+            }
+            last = cec;
+            if (connect_timed_out_ || closed_) break;
+        }
+        set_last_error(last, "connecting to " + node() + ": " + last.message());
+        co_return last;
+    }
+
+    // Sends `req` and reads exactly req.size() replies, before the reader/writer loops run.
+    asio::awaitable<error_code> roundtrip(const resp::request& req, std::vector<resp::value>& replies) {
+        auto [wec, n] = co_await asio::async_write(socket_, asio::buffer(req.payload()), use_tuple);
+        (void)n;
+        if (wec) co_return wec;
+        replies.clear();
+        while (replies.size() < req.size()) {
+            resp::value v;
+            error_code ec = co_await read_reply(v);
+            if (ec) co_return ec;
+            if (v.kind == resp::type::push) continue;
+            replies.push_back(std::move(v));
+        }
+        co_return error_code{};
+    }
+
+    asio::awaitable<error_code> read_reply(resp::value& out) {
+        for (;;) {
+            if (error_code ec = parse_buffered(); ec) co_return ec;
+            if (parser_.done()) {
+                out = parser_.take();
+                co_return error_code{};
+            }
+            auto [ec, n] = co_await socket_.async_read_some(asio::buffer(read_buffer_), use_tuple);
+            if (ec) co_return ec;
+            read_pos_ = 0;
+            read_end_ = n;
+        }
+    }
+
+    // Feeds buffered bytes to the parser until it holds a complete reply or the bytes run out.
+    error_code parse_buffered() {
+        if (parser_.done()) return {};
+        read_pos_ += parser_.feed(std::string_view(read_buffer_.data() + read_pos_, read_end_ - read_pos_));
+        if (auto ec = parser_.error()) {
+            set_last_error(ec, "malformed reply from " + node() + ": " + ec.message());
+            return ec;
+        }
+        return {};
+    }
+
+    error_code fail_handshake(error_code ec, std::string_view command, const resp::value& reply) {
+        set_last_error(ec, std::string(command) + " on " + node() + " failed: " + reply.str);
+        return ec;
+    }
+
+    asio::awaitable<error_code> handshake() {
+        const auto& a = cfg_.address;
+        std::vector<resp::value> replies;
+
+        resp::request hello;
+        if (!a.password.empty()) {
+            hello.push("HELLO", "3", "AUTH", a.username.empty() ? std::string_view("default") : a.username,
+                       a.password);
+        } else {
+            hello.push("HELLO", "3");
+        }
+        if (auto ec = co_await roundtrip(hello, replies)) co_return ec;
+        int protocol = 3;
+        if (replies[0].is_error()) {
+            if (!is_hello_unsupported(replies[0])) {
+                co_return fail_handshake(is_auth_error(replies[0]) ? error::auth_failed : error::handshake_failed,
+                                         "HELLO", replies[0]);
+            }
+            // A server without HELLO (Redis < 6): RESP2, and AUTH on its own.
+            protocol = 2;
+            if (!a.password.empty()) {
+                resp::request auth;
+                if (a.username.empty()) {
+                    auth.push("AUTH", a.password);
+                } else {
+                    auth.push("AUTH", a.username, a.password);
+                }
+                if (auto ec = co_await roundtrip(auth, replies)) co_return ec;
+                if (replies[0].is_error()) co_return fail_handshake(error::auth_failed, "AUTH", replies[0]);
+            }
+        } else if (replies[0].kind != resp::type::map && replies[0].kind != resp::type::array) {
+            set_last_error(error::unexpected_reply, "HELLO on " + node() + " returned " + resp::to_string(replies[0]));
+            co_return error::unexpected_reply;
+        }
+
+        // Everything else goes out in one write: SELECT, CLIENT SETNAME and a SCRIPT LOAD per script.
+        resp::request setup;
+        std::vector<std::string> names;
+        if (a.db != 0) {
+            setup.push("SELECT", a.db);
+            names.push_back("SELECT " + std::to_string(a.db));
+        }
+        if (!cfg_.client_name.empty()) {
+            setup.push("CLIENT", "SETNAME", cfg_.client_name);
+            names.push_back("CLIENT SETNAME");
+        }
+        for (const auto& s : cfg_.scripts) {
+            setup.push("SCRIPT", "LOAD", s.source);
+            names.push_back("SCRIPT LOAD " + std::string(s.name));
+        }
+        if (!setup.empty()) {
+            if (auto ec = co_await roundtrip(setup, replies)) co_return ec;
+            for (std::size_t i = 0; i < replies.size(); ++i) {
+                if (replies[i].is_error()) {
+                    co_return fail_handshake(is_auth_error(replies[i]) ? error::auth_failed : error::handshake_failed,
+                                             names[i], replies[i]);
+                }
+            }
+            // The SHA we embedded at build time must be the one the server computes, or every
+            // EVALSHA would miss.
+            std::size_t first_script = setup.size() - cfg_.scripts.size();
+            for (std::size_t i = 0; i < cfg_.scripts.size(); ++i) {
+                const auto& got = replies[first_script + i];
+                if (got.str != cfg_.scripts[i].sha1) {
+                    set_last_error(error::handshake_failed, "SCRIPT LOAD " + std::string(cfg_.scripts[i].name) +
+                                                                " on " + node() + " returned " + resp::to_string(got) +
+                                                                ", expected " + std::string(cfg_.scripts[i].sha1));
+                    co_return error::handshake_failed;
+                }
+            }
+        }
+        protocol_ = protocol;
+        co_return error_code{};
+    }
+
+    // --- the connected phase ---------------------------------------------------------------------
+    asio::awaitable<error_code> serve() {
+        using namespace asio::experimental;
+        last_progress_ = clock_type::now();
+        auto self = shared_from_this();
+        auto reader_op = asio::co_spawn(strand_, reader(self), asio::deferred);
+        auto writer_op = asio::co_spawn(strand_, writer(self), asio::deferred);
+        auto health_op = asio::co_spawn(strand_, health(self), asio::deferred);
+        auto result = co_await make_parallel_group(std::move(reader_op), std::move(writer_op), std::move(health_op))
+                          .async_wait(wait_for_one(), asio::use_awaitable);
+        const auto& order = std::get<0>(result);
+        error_code ec;
+        switch (order[0]) {
+            case 0: ec = std::get<2>(result); break;
+            case 1: ec = std::get<4>(result); break;
+            default: ec = std::get<6>(result); break;
+        }
+        if (!ec) ec = asio::error::operation_aborted;
+        if (!closed_ && ec.category() != error_category()) {
+            set_last_error(ec, "connection to " + node() + " lost: " + ec.message());
+        }
+        co_return ec;
+    }
+
+    static asio::awaitable<error_code> reader(std::shared_ptr<impl> self) {
+        for (;;) {
+            // Dispatch every complete reply already buffered, then read more.
+            for (;;) {
+                if (auto ec = self->parse_buffered()) co_return ec;
+                if (!self->parser_.done()) break;
+                resp::value v = self->parser_.take();
+                switch (self->mux_.on_reply(std::move(v))) {
+                    case multiplexer::reply_outcome::matched: break;
+                    case multiplexer::reply_outcome::push:
+                        self->update_stats([](connection_stats& s) { ++s.pushes_dropped; });
+                        break;
+                    case multiplexer::reply_outcome::unexpected:
+                        self->set_last_error(error::unexpected_reply,
+                                             "reply from " + self->node() + " that no request was waiting for");
+                        co_return error::unexpected_reply;
+                }
+            }
+            auto [ec, n] = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_), use_tuple);
+            if (ec) co_return ec;
+            self->read_pos_ = 0;
+            self->read_end_ = n;
+            self->last_progress_ = clock_type::now();
+        }
+    }
+
+    static asio::awaitable<error_code> writer(std::shared_ptr<impl> self) {
+        for (;;) {
+            while (!self->mux_.has_staged()) {
+                self->writer_waiting_ = true;
+                self->writer_cv_.expires_at(clock_type::time_point::max());
+                co_await self->writer_cv_.async_wait(use_tuple);
+                self->writer_waiting_ = false;
+                auto cs = co_await asio::this_coro::cancellation_state;
+                if (cs.cancelled() != asio::cancellation_type::none || self->closed_) {
+                    co_return asio::error::operation_aborted;
+                }
+            }
+            // The health check measures silence from the moment a reply is first owed.
+            if (!self->mux_.awaiting_replies()) self->last_progress_ = clock_type::now();
+            std::string_view bytes = self->mux_.prepare_write();
+            auto [ec, n] = co_await asio::async_write(self->socket_, asio::buffer(bytes), use_tuple);
+            (void)n;
+            if (ec) co_return ec;
+            self->update_stats([](connection_stats& s) { ++s.writes; });
+        }
+    }
+
+    static asio::awaitable<error_code> health(std::shared_ptr<impl> self) {
+        const auto interval = self->cfg_.health_check_interval;
+        asio::steady_timer timer(self->strand_);
+        for (;;) {
+            timer.expires_after(interval > interval.zero() ? interval : std::chrono::hours(24 * 365));
+            auto [ec] = co_await timer.async_wait(use_tuple);
+            if (ec) co_return ec;
+            if (interval <= interval.zero()) continue;
+            auto now = clock_type::now();
+            if (self->mux_.awaiting_replies()) {
+                if (now - self->last_progress_ >= 2 * interval) {
+                    self->set_last_error(error::health_check_failed,
+                                         self->node() + " sent nothing for " +
+                                             std::to_string(2 * interval.count()) + " ms while replies were owed");
+                    co_return error::health_check_failed;
+                }
+            } else if (!self->mux_.has_staged()) {
+                resp::request ping;
+                ping.push("PING");
+                self->enqueue(std::make_shared<fire_and_forget>(ping.payload(), 1));
+            }
+        }
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+connection::connection(executor_type ex, connection_config cfg)
+    : impl_(std::make_shared<impl>(std::move(ex), std::move(cfg))) {}
+
+connection::~connection() { close(); }
+
+connection::executor_type connection::get_executor() const noexcept { return impl_->ex_; }
+
+const connection_config& connection::config() const noexcept { return impl_->cfg_; }
+
+void connection::close() {
+    asio::dispatch(impl_->strand_, [self = impl_] { self->close(); });
+}
+
+bool connection::is_connected() const noexcept { return impl_->connected_; }
+
+int connection::protocol() const noexcept { return impl_->protocol_; }
+
+connection_error connection::last_error() const {
+    std::lock_guard lk(impl_->info_mutex_);
+    return impl_->last_error_;
+}
+
+connection_stats connection::stats() const {
+    std::lock_guard lk(impl_->info_mutex_);
+    return impl_->stats_;
+}
+
+void connection::async_connect_impl(connect_handler h) {
+    auto slot = asio::get_associated_cancellation_slot(h);
+    // Move-constructed: any_completion_handler's move assignment is broken in Boost 1.81.
+    auto waiter = std::make_shared<connect_waiter>(connect_waiter{std::move(h)});
+    if (slot.is_connected()) {
+        slot.assign([weak_self = std::weak_ptr<impl>(impl_), weak_waiter = std::weak_ptr<connect_waiter>(waiter)](
+                        asio::cancellation_type) {
+            auto s = weak_self.lock();
+            if (!s) return;
+            asio::post(s->strand_, [s, weak_waiter] {
+                if (auto w = weak_waiter.lock()) s->cancel_connect_waiter(w);
+            });
+        });
+    }
+    asio::post(impl_->strand_, [self = impl_, waiter = std::move(waiter)]() mutable {
+        if (self->closed_) {
+            complete_on_handler_executor(std::move(waiter->handler), self->ex_, error_code(error::connection_closed));
+            return;
+        }
+        if (self->connected_) {
+            complete_on_handler_executor(std::move(waiter->handler), self->ex_, error_code());
+            return;
+        }
+        self->connect_waiters_.push_back(std::move(waiter));
+        self->start();
+    });
+}
+
+void connection::async_exec_impl(std::string payload, std::size_t commands, std::chrono::milliseconds timeout,
+                                 exec_handler h) {
+    if (commands == 0) {
+        // Nothing to send: complete as if posted, never inline.
+        asio::post(impl_->strand_, [h = std::move(h), ex = impl_->ex_]() mutable {
+            complete_on_handler_executor(std::move(h), ex, error_code{}, std::vector<resp::value>{});
+        });
+        return;
+    }
+    impl_->submit(std::move(payload), commands, timeout, std::move(h));
+}
+
+std::string connection::make_evalsha(const script& s, std::span<const std::string_view> keys,
+                                     std::span<const std::string_view> args) {
+    std::vector<std::string_view> parts;
+    parts.reserve(2 + keys.size() + args.size());
+    std::string numkeys = std::to_string(keys.size());
+    parts.push_back(s.sha1);
+    parts.push_back(numkeys);
+    parts.insert(parts.end(), keys.begin(), keys.end());
+    parts.insert(parts.end(), args.begin(), args.end());
+    resp::request req;
+    req.push_range("EVALSHA", parts);
+    return req.payload();
+}
+
+namespace {
+
+// Rewrites "EVALSHA <sha> rest..." into "EVAL <source> rest...": the rest of the bytes are the same.
+std::string evalsha_to_eval(const script& s, const std::string& evalsha) {
+    // "*<n>\r\n" then "$7\r\nEVALSHA\r\n" then "$40\r\n<sha>\r\n".
+    auto header_end = evalsha.find("\r\n") + 2;
+    std::string_view head(evalsha.data(), header_end);
+    std::size_t rest = header_end + std::string_view("$7\r\nEVALSHA\r\n").size() +
+                       std::string_view("$40\r\n").size() + s.sha1.size() + 2;
+    std::string out;
+    out.reserve(evalsha.size() + s.source.size());
+    out.append(head);
+    out.append("$4\r\nEVAL\r\n$");
+    out.append(std::to_string(s.source.size()));
+    out.append("\r\n");
+    out.append(s.source);
+    out.append("\r\n");
+    out.append(evalsha, rest);
+    return out;
+}
+
+}  // namespace
+
+void connection::async_eval_impl(script s, std::string evalsha_payload, std::chrono::milliseconds timeout,
+                                 asio::any_completion_handler<void(error_code, resp::value)> h) {
+    // Runs after each round trip. It exposes the user's executor and cancellation slot, so the
+    // EVAL retry is cancelled and completed exactly like the EVALSHA before it.
+    struct step {
+        std::shared_ptr<impl> self;
+        script s;
+        std::string evalsha;  // kept for the NOSCRIPT fallback; empty once it was used
+        std::chrono::milliseconds timeout;
+        asio::any_completion_handler<void(error_code, resp::value)> handler;
+
+        using cancellation_slot_type = asio::cancellation_slot;
+        cancellation_slot_type get_cancellation_slot() const noexcept { return handler.get_cancellation_slot(); }
+        using executor_type = asio::any_completion_executor;
+        executor_type get_executor() const noexcept { return asio::get_associated_executor(handler, self->ex_); }
+
+        void operator()(error_code ec, std::vector<resp::value> replies) {
+            if (!ec && replies.size() != 1) ec = error::unexpected_reply;
+            if (ec) {
+                std::move(handler)(ec, resp::value{});
+                return;
+            }
+            if (!evalsha.empty() && replies[0].error_code() == "NOSCRIPT") {
+                // The server lost its script cache (SCRIPT FLUSH, restart, failover): EVAL once,
+                // which caches the script again.
+                std::string eval = evalsha_to_eval(s, evalsha);
+                evalsha.clear();
+                auto target = self;
+                target->submit(std::move(eval), 1, timeout, std::move(*this));
+                return;
+            }
+            std::move(handler)(error_code{}, std::move(replies[0]));
+        }
+    };
+    std::string first = evalsha_payload;
+    impl_->submit(std::move(first), 1, timeout, step{impl_, s, std::move(evalsha_payload), timeout, std::move(h)});
+}
+
+}  // namespace redlock::redis

@@ -1,0 +1,91 @@
+#include "redis/multiplexer.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+namespace redlock::redis {
+
+void multiplexer::add(entry_ptr e) {
+    e->state_ = exec_entry::state::staged;
+    queue_.push_back(std::move(e));
+    ++staged_count_;
+}
+
+std::string_view multiplexer::prepare_write() {
+    write_buffer_.clear();
+    auto first_staged = queue_.begin() + static_cast<std::ptrdiff_t>(written_count_);
+    // Entries cancelled while staged never reach the wire: drop them here.
+    auto live_end = std::remove_if(first_staged, queue_.end(),
+                                   [](const entry_ptr& e) { return e->state_ == exec_entry::state::finished; });
+    queue_.erase(live_end, queue_.end());
+    first_staged = queue_.begin() + static_cast<std::ptrdiff_t>(written_count_);
+    for (auto it = first_staged; it != queue_.end(); ++it) {
+        write_buffer_.append((*it)->payload_);
+        (*it)->state_ = exec_entry::state::written;
+        ++written_count_;
+    }
+    staged_count_ = 0;
+    return write_buffer_;
+}
+
+multiplexer::reply_outcome multiplexer::on_reply(resp::value&& v) {
+    if (v.kind == resp::type::push) return reply_outcome::push;
+    if (written_count_ == 0) return reply_outcome::unexpected;
+
+    exec_entry& front = *queue_.front();
+    if (front.state_ == exec_entry::state::written) front.replies_.push_back(std::move(v));
+    if (++front.received_ < front.expected_) return reply_outcome::matched;
+
+    // Pop before completing: a handler run inline may add requests to the queue.
+    entry_ptr done = std::move(queue_.front());
+    queue_.pop_front();
+    --written_count_;
+    if (done->state_ == exec_entry::state::written) finish(*done, {});
+    return reply_outcome::matched;
+}
+
+bool multiplexer::cancel(const entry_ptr& e, boost::system::error_code ec) {
+    switch (e->state_) {
+        case exec_entry::state::staged:
+            --staged_count_;
+            finish(*e, ec);
+            return true;
+        case exec_entry::state::written:
+            e->state_ = exec_entry::state::abandoned;
+            e->replies_.clear();
+            e->on_complete(ec);
+            return true;
+        case exec_entry::state::abandoned:
+        case exec_entry::state::finished:
+            return false;
+    }
+    return false;
+}
+
+void multiplexer::on_connection_lost(boost::system::error_code lost_ec) {
+    std::vector<entry_ptr> lost(std::make_move_iterator(queue_.begin()),
+                                std::make_move_iterator(queue_.begin() + static_cast<std::ptrdiff_t>(written_count_)));
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(written_count_));
+    written_count_ = 0;
+    for (auto& e : lost) {
+        if (e->state_ == exec_entry::state::written) finish(*e, lost_ec);
+    }
+}
+
+void multiplexer::fail_all(boost::system::error_code ec) {
+    std::deque<entry_ptr> all;
+    all.swap(queue_);
+    written_count_ = 0;
+    staged_count_ = 0;
+    for (auto& e : all) {
+        if (e->state_ == exec_entry::state::written || e->state_ == exec_entry::state::staged) finish(*e, ec);
+    }
+}
+
+void multiplexer::finish(exec_entry& e, boost::system::error_code ec) {
+    e.state_ = exec_entry::state::finished;
+    if (ec) e.replies_.clear();
+    e.on_complete(ec);
+}
+
+}  // namespace redlock::redis

@@ -1,0 +1,11 @@
+-- extend.lua: give our lease a new ttl; never recreates a missing key.
+-- KEYS[1]  lock key   "{<prefix><resource>}:lock"
+-- ARGV[1]  owner token
+-- ARGV[2]  new ttl in milliseconds
+-- returns  1  extended
+--          0  the key is missing or holds another token: the lease is no longer ours
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return 1
+end
+return 0

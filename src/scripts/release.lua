@@ -1,0 +1,12 @@
+-- release.lua: delete the lock only if it holds our token, and tell waiters.
+-- KEYS[1]  lock key          "{<prefix><resource>}:lock"
+-- KEYS[2]  released channel  "{<prefix><resource>}:released"
+-- ARGV[1]  owner token
+-- returns  1  released (and published on KEYS[2])
+--          0  the key is missing or holds another token: nothing was deleted
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+    redis.call('PUBLISH', KEYS[2], ARGV[1])
+    return 1
+end
+return 0

@@ -1,0 +1,426 @@
+// The pipelined connection against real redis-server processes.
+#include <redlock/error.hpp>
+#include <redlock/redis/connection.hpp>
+
+#include "scripts/scripts_gen.hpp"
+#include "support/redis_server.hpp"
+#include "support/run_coro.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace resp = redlock::resp;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using redlock::redis::connection;
+using redlock::redis::connection_config;
+using redlock::test::redis_server;
+using redlock::test::run_coro;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+connection_config config_for(const std::string& uri) {
+    connection_config cfg;
+    std::string why;
+    auto ec = redlock::redis::parse_node_uri(uri, cfg.address, why);
+    BOOST_TEST_REQUIRE(!ec, why);
+    cfg.reconnect_min_delay = 10ms;
+    cfg.reconnect_max_delay = 100ms;
+    return cfg;
+}
+
+resp::request command(std::initializer_list<std::string_view> args) {
+    resp::request r;
+    std::vector<std::string_view> rest(args.begin() + 1, args.end());
+    r.push_range(*args.begin(), rest);
+    return r;
+}
+
+// Runs one command and returns its reply; fails the test on a transport error.
+asio::awaitable<resp::value> run_one(connection& conn, resp::request req,
+                                     std::chrono::milliseconds timeout = 5000ms) {
+    auto [ec, replies] = co_await conn.async_exec(req, timeout, tuple_awaitable);
+    BOOST_TEST_REQUIRE(!ec, ec.message());
+    BOOST_TEST_REQUIRE(replies.size() == 1u);
+    co_return std::move(replies[0]);
+}
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+asio::awaitable<void> expect_connect(connection& conn) {
+    auto [ec] = co_await conn.async_connect(tuple_awaitable);
+    BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << conn.last_error().message);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(connection_suite)
+
+BOOST_AUTO_TEST_CASE(connects_with_resp3_and_runs_commands) {
+    redis_server server;
+    asio::io_context ioc;
+    connection conn(ioc.get_executor(), config_for(server.uri()));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        BOOST_TEST(conn.protocol() == 3);
+        BOOST_TEST(conn.is_connected());
+
+        resp::request req;
+        req.push("SET", "k", std::string_view("v\r\n\0binary", 10));
+        req.push("GET", "k");
+        req.push("HGETALL", "nothing");
+        req.push("CLIENT", "GETNAME");
+        req.push("INCR", "k");  // an error reply is a value, not a failure of the request
+        auto [ec, replies] = co_await conn.async_exec(req, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!ec);
+        BOOST_TEST_REQUIRE(replies.size() == 5u);
+        BOOST_TEST(replies[0].str == "OK");
+        BOOST_TEST((replies[1].kind == resp::type::bulk_string));
+        BOOST_TEST(replies[1].str == std::string("v\r\n\0binary", 10));
+        BOOST_TEST((replies[2].kind == resp::type::map));  // RESP3
+        BOOST_TEST(replies[3].str == "redlock");
+        BOOST_TEST(replies[4].is_error());
+        BOOST_TEST(replies[4].error_code() == "ERR");
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(ten_thousand_concurrent_requests_get_their_own_replies) {
+    redis_server server;
+    asio::io_context ioc;
+    connection conn(ioc.get_executor(), config_for(server.uri()));
+    constexpr int n = 10000;
+    int completed = 0, wrong = 0, failed = 0;
+    run_coro(ioc, expect_connect(conn));
+    auto writes_before = conn.stats().writes;
+    for (int i = 0; i < n; ++i) {
+        resp::request req;
+        req.push("ECHO", "value-" + std::to_string(i));
+        conn.async_exec(req, [&, i](error_code ec, std::vector<resp::value> replies) {
+            ++completed;
+            if (ec || replies.size() != 1) {
+                ++failed;
+            } else if (replies[0].str != "value-" + std::to_string(i)) {
+                ++wrong;
+            }
+        });
+    }
+    auto deadline = clock_type::now() + 30s;
+    while (completed < n && clock_type::now() < deadline) ioc.run_one_for(50ms);
+    BOOST_TEST(completed == n);
+    BOOST_TEST(failed == 0);
+    BOOST_TEST(wrong == 0);
+    // Auto-pipelining: requests queued during a write leave together.
+    auto writes = conn.stats().writes - writes_before;
+    BOOST_TEST_MESSAGE("10000 requests took " << writes << " socket writes");
+    BOOST_TEST(writes < static_cast<std::uint64_t>(n / 10));
+}
+
+BOOST_AUTO_TEST_CASE(request_timeout_against_a_frozen_server_and_recovery) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.health_check_interval = 0ms;  // this test is about the request timeout alone
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        server.pause();
+        auto start = clock_type::now();
+        auto req1 = command({"ECHO", "stale"});
+        auto [ec, replies] = co_await conn.async_exec(req1, 200ms, tuple_awaitable);
+        auto took = clock_type::now() - start;
+        BOOST_TEST((ec == redlock::error::request_timeout), ec.message());
+        BOOST_TEST(replies.empty());
+        BOOST_TEST((took >= 200ms));
+        BOOST_TEST((took < 1000ms));
+        server.resume();
+        // The stale reply arrives now and must be dropped, not handed to this request.
+        auto req2 = command({"ECHO", "fresh"});
+        auto fresh = co_await run_one(conn, req2);
+        BOOST_TEST(fresh.str == "fresh");
+        BOOST_TEST(conn.stats().connects == 1u);
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(cancellation_abandons_the_slot_without_desynchronising) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.health_check_interval = 0ms;
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        server.pause();
+        asio::cancellation_signal signal;
+        asio::steady_timer t(co_await asio::this_coro::executor, 100ms);
+        t.async_wait([&](error_code) { signal.emit(asio::cancellation_type::terminal); });
+        auto echo = command({"ECHO", "cancelled"});
+        auto cancellable = asio::bind_cancellation_slot(signal.slot(), tuple_awaitable);
+        auto [ec, replies] = co_await conn.async_exec(echo, cancellable);
+        BOOST_TEST((ec == asio::error::operation_aborted), ec.message());
+        server.resume();
+        auto req3 = command({"ECHO", "after-cancel"});
+        auto fresh = co_await run_one(conn, req3);
+        BOOST_TEST(fresh.str == "after-cancel");
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(reconnects_after_kill_and_restart) {
+    redis_server server;
+    asio::io_context ioc;
+    connection conn(ioc.get_executor(), config_for(server.uri()));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        auto req4 = command({"SET", "k", "v"});
+        auto before = co_await run_one(conn, req4);
+        BOOST_TEST(before.str == "OK");
+
+        // Written but unanswered when the connection drops: may have run, so a distinct error.
+        server.pause();
+        asio::steady_timer t(co_await asio::this_coro::executor, 100ms);
+        t.async_wait([&](error_code) { server.kill9(); });
+        auto req5 = command({"SET", "k", "lost?"});
+        auto [ec, replies] = co_await conn.async_exec(req5, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::reply_lost), ec.message());
+
+        // Not yet written while the server is down: kept and sent after the reconnect.
+        asio::steady_timer restart(co_await asio::this_coro::executor, 300ms);
+        restart.async_wait([&](error_code) { server.restart(); });
+        auto req6 = command({"GET", "k"});
+        auto after = co_await run_one(conn, req6, 10000ms);
+        BOOST_TEST(after.is_null());  // no persistence: the restarted server is empty
+        BOOST_TEST(conn.stats().connects >= 2u);
+        BOOST_TEST(conn.stats().disconnects >= 1u);
+        BOOST_TEST(conn.is_connected());
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(health_check_declares_a_silent_server_dead) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.health_check_interval = 100ms;
+    cfg.connect_timeout = 200ms;
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        server.pause();
+        // Idle: the PING sent after one interval gets no answer; dead after two more.
+        co_await sleep_for(600ms);
+        BOOST_TEST(conn.stats().disconnects >= 1u);
+        BOOST_TEST(!conn.is_connected());
+        server.resume();
+        co_await sleep_for(50ms);
+        auto [ec] = co_await conn.async_connect(tuple_awaitable);
+        BOOST_TEST(!ec);
+        auto req7 = command({"PING"});
+        auto pong = co_await run_one(conn, req7);
+        BOOST_TEST(pong.str == "PONG");
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(connect_timeout_against_a_frozen_server) {
+    redis_server server;
+    server.pause();
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.connect_timeout = 200ms;
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto start = clock_type::now();
+        auto [ec] = co_await conn.async_connect(tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::connect_timeout), ec.message());
+        BOOST_TEST((clock_type::now() - start < 1000ms));
+        BOOST_TEST(conn.last_error().message.find("timed out") != std::string::npos);
+    }());
+    server.resume();
+}
+
+BOOST_AUTO_TEST_CASE(noscript_falls_back_to_eval_after_script_flush) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.scripts.assign(redlock::scripts::all.begin(), redlock::scripts::all.end());
+    connection conn(ioc.get_executor(), cfg);
+    const auto& acquire = redlock::scripts::acquire;
+    // The server computes the SHA we embedded at build time.
+    auto loaded = server.command({"SCRIPT", "LOAD", std::string(acquire.source)});
+    BOOST_TEST(loaded.str == acquire.sha1);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        std::vector<std::string_view> keys{"{r}:lock"};
+        std::vector<std::string_view> args{"token-1", "30000"};
+        auto [ec1, first] = co_await conn.async_eval(acquire, keys, args, 1000ms, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!ec1);
+        BOOST_TEST_REQUIRE(first.elements.size() == 2u);
+        BOOST_TEST(first.elements[0].integer == 1);
+
+        server.command({"SCRIPT", "FLUSH"});
+        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(acquire.sha1)}).elements.at(0).integer == 0);
+        std::vector<std::string_view> other{"token-2", "30000"};
+        auto [ec2, second] = co_await conn.async_eval(acquire, keys, other, 1000ms, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!ec2, ec2.message());
+        BOOST_TEST_REQUIRE(second.elements.size() == 2u);
+        BOOST_TEST(second.elements[0].integer == 0);  // held by token-1: the script ran via EVAL
+        BOOST_TEST(second.elements[1].integer > 0);
+        // EVAL cached it again: the next call is an EVALSHA hit.
+        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(acquire.sha1)}).elements.at(0).integer == 1);
+
+        // A Lua runtime error is a value, not a transport failure.
+        std::vector<std::string_view> bad_args{"token-3", "not-a-number"};
+        std::vector<std::string_view> other_keys{"{x}:lock"};
+        auto [ec3, third] = co_await conn.async_eval(acquire, other_keys, bad_args, 1000ms, tuple_awaitable);
+        BOOST_TEST(!ec3);
+        BOOST_TEST(third.is_error());
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(scripts_are_loaded_again_on_every_reconnect) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.scripts.assign(redlock::scripts::all.begin(), redlock::scripts::all.end());
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        server.kill9();
+        server.restart();
+        // Until the client notices the restart, the next request may fail; then it reconnects.
+        for (int i = 0; i < 50 && conn.stats().connects < 2; ++i) {
+            auto req8 = command({"PING"});
+            co_await conn.async_exec(req8, 500ms, tuple_awaitable);
+        }
+        BOOST_TEST_REQUIRE(conn.stats().connects >= 2u);
+        for (const auto& s : redlock::scripts::all) {
+            BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(s.sha1)}).elements.at(0).integer == 1);
+        }
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(auth_with_an_acl_user_and_a_clear_error_for_a_wrong_password) {
+    redis_server server;
+    auto ok = server.command({"ACL", "SETUSER", "locker", "on", ">s3cret", "~*", "&*", "+@all"});
+    BOOST_TEST_REQUIRE(ok.str == "OK");
+    asio::io_context ioc;
+    auto uri = "redis://locker:s3cret@127.0.0.1:" + std::to_string(server.port());
+    connection good(ioc.get_executor(), config_for(uri));
+    auto bad_uri = "redis://locker:wrong@127.0.0.1:" + std::to_string(server.port());
+    connection bad(ioc.get_executor(), config_for(bad_uri));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(good);
+        auto req9 = command({"ACL", "WHOAMI"});
+        auto who = co_await run_one(good, req9);
+        BOOST_TEST(who.str == "locker");
+
+        auto [ec] = co_await bad.async_connect(tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::auth_failed), ec.message());
+        auto err = bad.last_error();
+        BOOST_TEST(err.message.find("WRONGPASS") != std::string::npos, err.message);
+        BOOST_TEST(err.message.find("wrong") == std::string::npos);  // the password never shows
+        bad.close();
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(requirepass_with_the_default_user_and_a_missing_password) {
+    redlock::test::redis_server_options opts;
+    opts.extra_args = {"--requirepass", "pw"};
+    redis_server server(opts);
+    asio::io_context ioc;
+    connection good(ioc.get_executor(), config_for("redis://:pw@127.0.0.1:" + std::to_string(server.port())));
+    connection anonymous(ioc.get_executor(), config_for("redis://127.0.0.1:" + std::to_string(server.port())));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(good);
+        auto req10 = command({"ACL", "WHOAMI"});
+        auto who = co_await run_one(good, req10);
+        BOOST_TEST(who.str == "default");
+        auto [ec] = co_await anonymous.async_connect(tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::auth_failed), ec.message());
+        BOOST_TEST(anonymous.last_error().message.find("NOAUTH") != std::string::npos);
+        anonymous.close();
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(selects_the_database_and_reports_a_bad_one) {
+    redis_server server;
+    asio::io_context ioc;
+    connection db2(ioc.get_executor(), config_for(server.uri() + "/2"));
+    connection db0(ioc.get_executor(), config_for(server.uri()));
+    connection db99(ioc.get_executor(), config_for(server.uri() + "/99"));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(db2);
+        co_await expect_connect(db0);
+        auto req11 = command({"SET", "where", "two"});
+        co_await run_one(db2, req11);
+        auto req12 = command({"GET", "where"});
+        auto in0 = co_await run_one(db0, req12);
+        auto req13 = command({"GET", "where"});
+        auto in2 = co_await run_one(db2, req13);
+        BOOST_TEST(in0.is_null());
+        BOOST_TEST(in2.str == "two");
+        auto [ec] = co_await db99.async_connect(tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::handshake_failed), ec.message());
+        BOOST_TEST(db99.last_error().message.find("SELECT 99") != std::string::npos, db99.last_error().message);
+        db99.close();
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(connects_over_a_unix_socket) {
+    redis_server server;
+    asio::io_context ioc;
+    connection conn(ioc.get_executor(), config_for("unix://" + server.unix_socket()));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        auto req14 = command({"PING"});
+        auto pong = co_await run_one(conn, req14);
+        BOOST_TEST(pong.str == "PONG");
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(close_completes_pending_requests) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.health_check_interval = 0ms;
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        server.pause();
+        asio::steady_timer t(co_await asio::this_coro::executor, 100ms);
+        t.async_wait([&](error_code) { conn.close(); });
+        auto req15 = command({"PING"});
+        auto [ec, replies] = co_await conn.async_exec(req15, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::connection_closed), ec.message());
+        auto req16 = command({"PING"});
+        auto [ec2, replies2] = co_await conn.async_exec(req16, tuple_awaitable);
+        BOOST_TEST((ec2 == redlock::error::connection_closed), ec2.message());
+        server.resume();
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(tls_uris_are_refused_clearly_until_supported) {
+    asio::io_context ioc;
+    connection conn(ioc.get_executor(), config_for("rediss://127.0.0.1:1"));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto [ec] = co_await conn.async_connect(tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::invalid_config), ec.message());
+        BOOST_TEST(conn.last_error().message.find("TLS") != std::string::npos);
+        conn.close();
+    }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,232 @@
+// The sans-I/O request/reply matcher, driven step by step without sockets.
+#include "redis/multiplexer.hpp"
+
+#include <redlock/error.hpp>
+#include <redlock/resp/request.hpp>
+
+#include "support/printing.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <functional>
+
+using redlock::redis::exec_entry;
+using redlock::redis::multiplexer;
+namespace resp = redlock::resp;
+
+namespace {
+
+struct recording_entry : exec_entry {
+    recording_entry(std::string payload, std::size_t n) : exec_entry(std::move(payload), n) {}
+    void on_complete(boost::system::error_code ec) override {
+        ++completions;
+        result = ec;
+        got = replies();
+        if (then) then();
+    }
+    int completions = 0;
+    boost::system::error_code result;
+    std::vector<resp::value> got;
+    std::function<void()> then;
+};
+
+std::shared_ptr<recording_entry> entry(std::string payload, std::size_t n = 1) {
+    return std::make_shared<recording_entry>(std::move(payload), n);
+}
+
+resp::value integer(std::int64_t i) {
+    resp::value v;
+    v.kind = resp::type::integer;
+    v.integer = i;
+    return v;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(multiplexer_suite)
+
+BOOST_AUTO_TEST_CASE(requests_arriving_during_a_write_leave_together_in_the_next_one) {
+    multiplexer m;
+    auto a = entry("A");
+    m.add(a);
+    BOOST_TEST(m.prepare_write() == "A");
+    BOOST_TEST(!m.has_staged());
+    auto b = entry("B");
+    auto c = entry("C");
+    m.add(b);
+    m.add(c);
+    BOOST_TEST(m.staged() == 2u);
+    BOOST_TEST(m.prepare_write() == "BC");
+    BOOST_TEST(m.awaiting() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(replies_are_matched_in_fifo_order) {
+    multiplexer m;
+    auto a = entry("A"), b = entry("B", 2), c = entry("C");
+    m.add(a);
+    m.add(b);
+    m.add(c);
+    m.prepare_write();
+    for (int i = 1; i <= 4; ++i) BOOST_TEST((m.on_reply(integer(i)) == multiplexer::reply_outcome::matched));
+    BOOST_TEST(a->completions == 1);
+    BOOST_TEST(b->completions == 1);
+    BOOST_TEST(c->completions == 1);
+    BOOST_TEST(a->got.at(0).integer == 1);
+    BOOST_TEST(b->got.size() == 2u);
+    BOOST_TEST(b->got.at(0).integer == 2);
+    BOOST_TEST(b->got.at(1).integer == 3);
+    BOOST_TEST(c->got.at(0).integer == 4);
+    BOOST_TEST(!m.awaiting_replies());
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_may_arrive_before_the_write_completes) {
+    multiplexer m;
+    auto a = entry("A");
+    m.add(a);
+    m.prepare_write();  // the write is still in flight when the reply comes
+    m.on_reply(integer(7));
+    BOOST_TEST(a->completions == 1);
+    BOOST_TEST(!a->result);
+}
+
+BOOST_AUTO_TEST_CASE(cancelled_staged_request_is_never_written) {
+    multiplexer m;
+    auto a = entry("A"), b = entry("B");
+    m.add(a);
+    m.add(b);
+    BOOST_TEST(m.cancel(a, boost::asio::error::operation_aborted));
+    BOOST_TEST(a->completions == 1);
+    BOOST_TEST(a->result == boost::asio::error::operation_aborted);
+    BOOST_TEST(m.prepare_write() == "B");
+    m.on_reply(integer(1));
+    BOOST_TEST(b->got.at(0).integer == 1);
+    BOOST_TEST(!m.cancel(a, boost::asio::error::operation_aborted));  // already finished
+    BOOST_TEST(a->completions == 1);
+}
+
+BOOST_AUTO_TEST_CASE(cancelled_written_request_has_its_reply_consumed_not_handed_on) {
+    multiplexer m;
+    auto a = entry("A", 2), b = entry("B");
+    m.add(a);
+    m.add(b);
+    m.prepare_write();
+    BOOST_TEST(m.cancel(a, redlock::error::request_timeout));
+    BOOST_TEST(a->completions == 1);
+    BOOST_TEST(a->result == redlock::error::request_timeout);
+    m.on_reply(integer(1));  // a's replies: dropped
+    m.on_reply(integer(2));
+    BOOST_TEST(b->completions == 0);
+    m.on_reply(integer(3));  // b's reply
+    BOOST_TEST(b->completions == 1);
+    BOOST_TEST(b->got.at(0).integer == 3);
+    BOOST_TEST(a->completions == 1);
+    BOOST_TEST(!m.cancel(a, redlock::error::request_timeout));
+}
+
+BOOST_AUTO_TEST_CASE(connection_lost_fails_written_requests_and_keeps_unwritten_ones) {
+    multiplexer m;
+    auto a = entry("A"), b = entry("B"), c = entry("C");
+    m.add(a);
+    m.add(b);
+    m.prepare_write();
+    m.add(c);
+    m.on_connection_lost(redlock::error::reply_lost);
+    BOOST_TEST(a->result == redlock::error::reply_lost);
+    BOOST_TEST(b->result == redlock::error::reply_lost);
+    BOOST_TEST(c->completions == 0);
+    BOOST_TEST(m.prepare_write() == "C");  // retried on the next connection
+    m.on_reply(integer(9));
+    BOOST_TEST(c->got.at(0).integer == 9);
+}
+
+BOOST_AUTO_TEST_CASE(abandoned_requests_do_not_fail_twice_when_the_connection_drops) {
+    multiplexer m;
+    auto a = entry("A");
+    m.add(a);
+    m.prepare_write();
+    m.cancel(a, boost::asio::error::operation_aborted);
+    m.on_connection_lost(redlock::error::reply_lost);
+    BOOST_TEST(a->completions == 1);
+    BOOST_TEST(a->result == boost::asio::error::operation_aborted);
+    BOOST_TEST(!m.awaiting_replies());
+}
+
+BOOST_AUTO_TEST_CASE(pushes_and_unsolicited_replies_are_reported) {
+    multiplexer m;
+    resp::value push;
+    push.kind = resp::type::push;
+    BOOST_TEST((m.on_reply(std::move(push)) == multiplexer::reply_outcome::push));
+    BOOST_TEST((m.on_reply(integer(1)) == multiplexer::reply_outcome::unexpected));
+    auto a = entry("A");
+    m.add(a);
+    // Staged, not written: a reply now is still unexpected.
+    BOOST_TEST((m.on_reply(integer(1)) == multiplexer::reply_outcome::unexpected));
+    BOOST_TEST(a->completions == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_completion_that_adds_a_request_does_not_corrupt_the_queue) {
+    multiplexer m;
+    auto a = entry("A"), b = entry("B");
+    auto follow_up = entry("F");
+    a->then = [&] { m.add(follow_up); };
+    m.add(a);
+    m.add(b);
+    m.prepare_write();
+    m.on_reply(integer(1));
+    BOOST_TEST(a->completions == 1);
+    BOOST_TEST(m.prepare_write() == "F");
+    m.on_reply(integer(2));
+    m.on_reply(integer(3));
+    BOOST_TEST(b->got.at(0).integer == 2);
+    BOOST_TEST(follow_up->got.at(0).integer == 3);
+}
+
+BOOST_AUTO_TEST_CASE(completions_on_connection_loss_may_add_requests) {
+    multiplexer m;
+    auto a = entry("A");
+    auto retry = entry("R");
+    a->then = [&] { m.add(retry); };
+    m.add(a);
+    m.prepare_write();
+    m.on_connection_lost(redlock::error::reply_lost);
+    BOOST_TEST(m.prepare_write() == "R");
+}
+
+BOOST_AUTO_TEST_CASE(fail_all_completes_everything_once) {
+    multiplexer m;
+    auto a = entry("A"), b = entry("B"), c = entry("C");
+    m.add(a);
+    m.add(b);
+    m.prepare_write();
+    m.add(c);
+    m.cancel(b, boost::asio::error::operation_aborted);
+    m.fail_all(redlock::error::connection_closed);
+    BOOST_TEST(a->result == redlock::error::connection_closed);
+    BOOST_TEST(b->result == boost::asio::error::operation_aborted);
+    BOOST_TEST(c->result == redlock::error::connection_closed);
+    BOOST_TEST(a->completions + b->completions + c->completions == 3);
+    BOOST_TEST(m.queued() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(ten_thousand_interleaved_requests_keep_their_order) {
+    multiplexer m;
+    std::vector<std::shared_ptr<recording_entry>> entries;
+    std::int64_t next_reply = 0;
+    for (int round = 0; round < 100; ++round) {
+        for (int i = 0; i < 100; ++i) {
+            entries.push_back(entry("x"));
+            m.add(entries.back());
+        }
+        m.prepare_write();
+        // Answer only half of what is outstanding before the next batch is written.
+        for (int i = 0; i < 50; ++i) m.on_reply(integer(next_reply++));
+    }
+    while (m.awaiting_replies()) m.on_reply(integer(next_reply++));
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        BOOST_TEST_REQUIRE(entries[i]->completions == 1);
+        BOOST_TEST_REQUIRE(entries[i]->got.at(0).integer == static_cast<std::int64_t>(i));
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
