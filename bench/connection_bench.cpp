@@ -6,14 +6,14 @@
 // For each command (PING, and SET key:<random> v NX PX 30000 where every SET creates a key) it
 // runs our client, then `redis-benchmark -c 50 -P 16 -r 1000000000`, and prints both rates and
 // their ratio. The server is flushed before each SET run.
-#include <redlock/redis/connection.hpp>
-
 #include "support/redis_server.hpp"
+#include <redlock/redis/connection.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -116,7 +116,8 @@ double run_redis_benchmark(unsigned short port, const std::string& command, std:
 
 int main(int argc, char** argv) {
     std::uint64_t requests = 2000000;
-    int coroutines = 256;
+    // As many requests in flight as redis-benchmark -c 50 -P 16 keeps: 50 connections x 16.
+    int coroutines = 800;
     bool json = false;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -142,8 +143,9 @@ int main(int argc, char** argv) {
             bool set;
             const char* redis_benchmark_command;
         };
-        const bench_case cases[] = {{"PING", false, "PING"},
-                                    {"SET key:__rand_int__ v NX PX 30000", true, "SET key:__rand_int__ v NX PX 30000"}};
+        const bench_case cases[] = {
+            {"PING", false, "PING"},
+            {"SET key:__rand_int__ v NX PX 30000", true, "SET key:__rand_int__ v NX PX 30000"}};
         nlohmann::json report = {{"requests", requests},
                                  {"coroutines", coroutines},
                                  {"connections", 1},
@@ -162,8 +164,8 @@ int main(int argc, char** argv) {
                                          {"ratio", ratio},
                                          {"keys_created_by_redlock", keys_after_ours}});
             if (!json) {
-                std::printf("%-36s redlock %10.0f/s   redis-benchmark %10.0f/s   ratio %.2f\n", c.name, ours, theirs,
-                            ratio);
+                std::printf("%-36s redlock %10.0f/s   redis-benchmark %10.0f/s   ratio %.2f\n", c.name, ours,
+                            theirs, ratio);
             }
         }
         if (json) std::cout << report.dump(2) << "\n";

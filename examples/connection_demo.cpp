@@ -32,8 +32,8 @@ struct totals {
     std::uint64_t errors = 0;
 };
 
-asio::awaitable<void> count_up(redlock::redis::connection& conn, std::string key, clock_type::time_point until,
-                               totals& t) {
+asio::awaitable<void> count_up(redlock::redis::connection& conn, std::string key,
+                               clock_type::time_point until, totals& t) {
     std::int64_t expected = 0;
     redlock::resp::request incr;
     incr.push("INCR", key);
@@ -79,16 +79,17 @@ asio::awaitable<int> demo(redlock::redis::connection& conn, int coroutines, int 
 
     // Clean up in one request of many commands.
     redlock::resp::request cleanup;
-    for (int i = 0; i < coroutines; ++i) cleanup.push("DEL", prefix + std::to_string(i));
+    for (int i = 0; i < coroutines; ++i)
+        cleanup.push("DEL", prefix + std::to_string(i));
     auto deleted = co_await conn.async_exec(cleanup, asio::use_awaitable);
 
     auto stats = conn.stats();
     std::printf("%d coroutines on one connection for %.2f s\n", coroutines, elapsed);
     std::printf("  requests      %llu (%.0f/s)\n", static_cast<unsigned long long>(t.requests),
                 static_cast<double>(t.requests) / elapsed);
-    std::printf("  socket writes %llu (%.1f requests per write)\n", static_cast<unsigned long long>(stats.writes),
-                stats.writes ? static_cast<double>(t.requests) / static_cast<double>(stats.writes)
-                             : 0.0);
+    std::printf("  socket writes %llu (%.1f requests per write)\n",
+                static_cast<unsigned long long>(stats.writes),
+                stats.writes ? static_cast<double>(t.requests) / static_cast<double>(stats.writes) : 0.0);
     std::printf("  out of order  %llu, errors %llu, keys cleaned up %zu\n",
                 static_cast<unsigned long long>(t.out_of_order), static_cast<unsigned long long>(t.errors),
                 deleted.size());

@@ -24,35 +24,62 @@ public:
 private:
     static const char* describe(error e) noexcept {
         switch (e) {
-            case error::not_acquired: return "the resource is held by another owner";
-            case error::wait_timeout: return "the wait for the resource timed out";
-            case error::quorum_unreachable: return "too many nodes failed or timed out to reach a quorum";
-            case error::validity_expired: return "a quorum was reached only after the lease's validity ran out";
-            case error::lock_lost: return "the lease could not be kept alive on a quorum and was lost";
-            case error::not_owner: return "the lease is not held by this owner";
-            case error::invalid_ttl: return "the ttl is zero, negative or above the configured maximum";
-            case error::invalid_config: return "the configuration is invalid";
-            case error::server_error: return "the server answered with an error reply";
-            case error::invalid_uri: return "the node URI is invalid";
-            case error::connect_timeout: return "connecting to the server timed out";
-            case error::auth_failed: return "the server refused the credentials";
-            case error::handshake_failed: return "a connection setup command failed";
-            case error::request_timeout: return "the request timed out before its reply arrived";
+            case error::not_acquired:
+                return "the resource is held by another owner";
+            case error::wait_timeout:
+                return "the wait for the resource timed out";
+            case error::quorum_unreachable:
+                return "too many nodes failed or timed out to reach a quorum";
+            case error::validity_expired:
+                return "a quorum was reached only after the lease's validity ran out";
+            case error::lock_lost:
+                return "the lease could not be kept alive on a quorum and was lost";
+            case error::not_owner:
+                return "the lease is not held by this owner";
+            case error::invalid_ttl:
+                return "the ttl is zero, negative or above the configured maximum";
+            case error::invalid_config:
+                return "the configuration is invalid";
+            case error::server_error:
+                return "the server answered with an error reply";
+            case error::invalid_uri:
+                return "the node URI is invalid";
+            case error::connect_timeout:
+                return "connecting to the server timed out";
+            case error::auth_failed:
+                return "the server refused the credentials";
+            case error::handshake_failed:
+                return "a connection setup command failed";
+            case error::request_timeout:
+                return "the request timed out before its reply arrived";
             case error::reply_lost:
                 return "the connection was lost after the request was written; it may have run on the server";
-            case error::health_check_failed: return "the server stopped answering health checks";
-            case error::connection_closed: return "the connection was closed";
-            case error::unexpected_reply: return "the server's reply has an unexpected type or shape";
-            case error::protocol_error: return "malformed RESP data from the server";
-            case error::resp_invalid_type: return "RESP: invalid type byte";
-            case error::resp_invalid_number: return "RESP: invalid number";
-            case error::resp_length_overflow: return "RESP: number overflows 64 bits";
-            case error::resp_line_too_long: return "RESP: line longer than the configured limit";
-            case error::resp_bulk_too_large: return "RESP: bulk string longer than the configured limit";
-            case error::resp_aggregate_too_large: return "RESP: aggregate has more elements than the configured limit";
-            case error::resp_nesting_too_deep: return "RESP: aggregates nested deeper than the configured limit";
-            case error::resp_missing_crlf: return "RESP: bulk payload not terminated by CRLF";
-            case error::internal: return "internal error in redlock (a library invariant failed)";
+            case error::health_check_failed:
+                return "the server stopped answering health checks";
+            case error::connection_closed:
+                return "the connection was closed";
+            case error::unexpected_reply:
+                return "the server's reply has an unexpected type or shape";
+            case error::protocol_error:
+                return "malformed RESP data from the server";
+            case error::resp_invalid_type:
+                return "RESP: invalid type byte";
+            case error::resp_invalid_number:
+                return "RESP: invalid number";
+            case error::resp_length_overflow:
+                return "RESP: number overflows 64 bits";
+            case error::resp_line_too_long:
+                return "RESP: line longer than the configured limit";
+            case error::resp_bulk_too_large:
+                return "RESP: bulk string longer than the configured limit";
+            case error::resp_aggregate_too_large:
+                return "RESP: aggregate has more elements than the configured limit";
+            case error::resp_nesting_too_deep:
+                return "RESP: aggregates nested deeper than the configured limit";
+            case error::resp_missing_crlf:
+                return "RESP: bulk payload not terminated by CRLF";
+            case error::internal:
+                return "internal error in redlock (a library invariant failed)";
         }
         return "unknown redlock error";
     }

@@ -35,15 +35,15 @@ enum class error {
     unexpected_reply,     ///< a well-formed reply of the wrong type or shape
 
     // RESP codec: hostile or broken input from the server.
-    protocol_error,           ///< malformed RESP (a generic parse failure)
-    resp_invalid_type,        ///< a reply starts with a byte that is no RESP2/RESP3 type
-    resp_invalid_number,      ///< a length, integer, double or boolean that does not parse
-    resp_length_overflow,     ///< a declared length or integer overflows 64 bits
-    resp_line_too_long,       ///< a simple line (status, error, number) exceeds the limit
-    resp_bulk_too_large,      ///< a declared bulk length exceeds the limit
-    resp_aggregate_too_large, ///< a declared aggregate element count exceeds the limit
-    resp_nesting_too_deep,    ///< aggregates nested deeper than the limit
-    resp_missing_crlf,        ///< a bulk payload not followed by CRLF
+    protocol_error,            ///< malformed RESP (a generic parse failure)
+    resp_invalid_type,         ///< a reply starts with a byte that is no RESP2/RESP3 type
+    resp_invalid_number,       ///< a length, integer, double or boolean that does not parse
+    resp_length_overflow,      ///< a declared length or integer overflows 64 bits
+    resp_line_too_long,        ///< a simple line (status, error, number) exceeds the limit
+    resp_bulk_too_large,       ///< a declared bulk length exceeds the limit
+    resp_aggregate_too_large,  ///< a declared aggregate element count exceeds the limit
+    resp_nesting_too_deep,     ///< aggregates nested deeper than the limit
+    resp_missing_crlf,         ///< a bulk payload not followed by CRLF
 
     internal,  ///< a library invariant failed; please report it
 };

@@ -1,8 +1,7 @@
-#include <redlock/error.hpp>
-#include <redlock/redis/connection.hpp>
-
 #include "redis/multiplexer.hpp"
 #include "resp/reply_parser.hpp"
+#include <redlock/error.hpp>
+#include <redlock/redis/connection.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -43,7 +42,8 @@ void complete_on_handler_executor(Handler h, const asio::any_io_executor& fallba
     auto slot = asio::get_associated_cancellation_slot(h);
     if (slot.is_connected()) slot.clear();
     auto ex = asio::get_associated_executor(h, fallback);
-    asio::dispatch(ex, [h = std::move(h), ... args = std::move(args)]() mutable { std::move(h)(std::move(args)...); });
+    asio::dispatch(
+        ex, [h = std::move(h), ... args = std::move(args)]() mutable { std::move(h)(std::move(args)...); });
 }
 
 bool cancels_written(asio::cancellation_type t) {
@@ -154,11 +154,13 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
     // --- requests --------------------------------------------------------------------------------
     // Queues a request from any thread; its handler completes on the handler's executor.
-    void submit(std::string payload, std::size_t commands, std::chrono::milliseconds timeout, exec_handler h) {
+    void submit(std::string payload, std::size_t commands, std::chrono::milliseconds timeout,
+                exec_handler h) {
         auto slot = asio::get_associated_cancellation_slot(h);
         auto op = std::make_shared<exec_op>(std::move(payload), commands, std::move(h), ex_);
         if (slot.is_connected()) {
-            slot.assign([weak_self = weak_from_this(), weak_op = std::weak_ptr<exec_op>(op)](asio::cancellation_type t) {
+            slot.assign([weak_self = weak_from_this(),
+                         weak_op = std::weak_ptr<exec_op>(op)](asio::cancellation_type t) {
                 auto s = weak_self.lock();
                 if (!s) return;
                 asio::post(s->strand_, [s, weak_op, t] {
@@ -190,12 +192,13 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
     void start_timer(const std::shared_ptr<exec_op>& op, std::chrono::milliseconds timeout) {
         op->timer_.emplace(strand_, timeout);
-        op->timer_->async_wait([self = weak_from_this(), weak_op = std::weak_ptr<exec_op>(op)](error_code ec) {
-            auto s = self.lock();
-            auto o = weak_op.lock();
-            if (ec || !s || !o) return;
-            s->mux_.cancel(o, error::request_timeout);
-        });
+        op->timer_->async_wait(
+            [self = weak_from_this(), weak_op = std::weak_ptr<exec_op>(op)](error_code ec) {
+                auto s = self.lock();
+                auto o = weak_op.lock();
+                if (ec || !s || !o) return;
+                s->mux_.cancel(o, error::request_timeout);
+            });
     }
 
     void cancel_exec(const std::shared_ptr<exec_op>& op, asio::cancellation_type t) {
@@ -217,7 +220,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         auto it = std::find(connect_waiters_.begin(), connect_waiters_.end(), w);
         if (it == connect_waiters_.end()) return;
         connect_waiters_.erase(it);
-        if (w->handler) complete_on_handler_executor(std::move(w->handler), ex_, error_code(asio::error::operation_aborted));
+        if (w->handler)
+            complete_on_handler_executor(std::move(w->handler), ex_,
+                                         error_code(asio::error::operation_aborted));
     }
 
     // --- lifecycle -------------------------------------------------------------------------------
@@ -278,7 +283,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         auto min = std::max<std::chrono::milliseconds::rep>(cfg_.reconnect_min_delay.count(), 1);
         auto max = std::max<std::chrono::milliseconds::rep>(cfg_.reconnect_max_delay.count(), min);
         auto delay = min;
-        for (unsigned i = 1; i < failures && delay < max; ++i) delay *= 2;
+        for (unsigned i = 1; i < failures && delay < max; ++i)
+            delay *= 2;
         delay = std::min(delay, max);
         // Jitter in [delay/2, delay] keeps many clients from reconnecting in lockstep.
         std::uniform_int_distribution<std::chrono::milliseconds::rep> pick(delay / 2, delay);
@@ -341,7 +347,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 set_last_error(rec, "resolving " + a.host + ": " + rec.message());
                 co_return rec;
             }
-            for (const auto& r : results) endpoints.push_back(r.endpoint());
+            for (const auto& r : results)
+                endpoints.push_back(r.endpoint());
         }
         error_code last = asio::error::host_not_found;
         for (const auto& ep : endpoints) {
@@ -420,8 +427,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         int protocol = 3;
         if (replies[0].is_error()) {
             if (!is_hello_unsupported(replies[0])) {
-                co_return fail_handshake(is_auth_error(replies[0]) ? error::auth_failed : error::handshake_failed,
-                                         "HELLO", replies[0]);
+                co_return fail_handshake(
+                    is_auth_error(replies[0]) ? error::auth_failed : error::handshake_failed, "HELLO",
+                    replies[0]);
             }
             // A server without HELLO (Redis < 6): RESP2, and AUTH on its own.
             protocol = 2;
@@ -436,7 +444,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 if (replies[0].is_error()) co_return fail_handshake(error::auth_failed, "AUTH", replies[0]);
             }
         } else if (replies[0].kind != resp::type::map && replies[0].kind != resp::type::array) {
-            set_last_error(error::unexpected_reply, "HELLO on " + node() + " returned " + resp::to_string(replies[0]));
+            set_last_error(error::unexpected_reply,
+                           "HELLO on " + node() + " returned " + resp::to_string(replies[0]));
             co_return error::unexpected_reply;
         }
 
@@ -459,8 +468,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             if (auto ec = co_await roundtrip(setup, replies)) co_return ec;
             for (std::size_t i = 0; i < replies.size(); ++i) {
                 if (replies[i].is_error()) {
-                    co_return fail_handshake(is_auth_error(replies[i]) ? error::auth_failed : error::handshake_failed,
-                                             names[i], replies[i]);
+                    co_return fail_handshake(
+                        is_auth_error(replies[i]) ? error::auth_failed : error::handshake_failed, names[i],
+                        replies[i]);
                 }
             }
             // The SHA we embedded at build time must be the one the server computes, or every
@@ -469,9 +479,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             for (std::size_t i = 0; i < cfg_.scripts.size(); ++i) {
                 const auto& got = replies[first_script + i];
                 if (got.str != cfg_.scripts[i].sha1) {
-                    set_last_error(error::handshake_failed, "SCRIPT LOAD " + std::string(cfg_.scripts[i].name) +
-                                                                " on " + node() + " returned " + resp::to_string(got) +
-                                                                ", expected " + std::string(cfg_.scripts[i].sha1));
+                    set_last_error(error::handshake_failed,
+                                   "SCRIPT LOAD " + std::string(cfg_.scripts[i].name) + " on " + node() +
+                                       " returned " + resp::to_string(got) + ", expected " +
+                                       std::string(cfg_.scripts[i].sha1));
                     co_return error::handshake_failed;
                 }
             }
@@ -488,14 +499,21 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         auto reader_op = asio::co_spawn(strand_, reader(self), asio::deferred);
         auto writer_op = asio::co_spawn(strand_, writer(self), asio::deferred);
         auto health_op = asio::co_spawn(strand_, health(self), asio::deferred);
-        auto result = co_await make_parallel_group(std::move(reader_op), std::move(writer_op), std::move(health_op))
-                          .async_wait(wait_for_one(), asio::use_awaitable);
+        auto result =
+            co_await make_parallel_group(std::move(reader_op), std::move(writer_op), std::move(health_op))
+                .async_wait(wait_for_one(), asio::use_awaitable);
         const auto& order = std::get<0>(result);
         error_code ec;
         switch (order[0]) {
-            case 0: ec = std::get<2>(result); break;
-            case 1: ec = std::get<4>(result); break;
-            default: ec = std::get<6>(result); break;
+            case 0:
+                ec = std::get<2>(result);
+                break;
+            case 1:
+                ec = std::get<4>(result);
+                break;
+            default:
+                ec = std::get<6>(result);
+                break;
         }
         if (!ec) ec = asio::error::operation_aborted;
         if (!closed_ && ec.category() != error_category()) {
@@ -512,17 +530,19 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 if (!self->parser_.done()) break;
                 resp::value v = self->parser_.take();
                 switch (self->mux_.on_reply(std::move(v))) {
-                    case multiplexer::reply_outcome::matched: break;
+                    case multiplexer::reply_outcome::matched:
+                        break;
                     case multiplexer::reply_outcome::push:
                         self->update_stats([](connection_stats& s) { ++s.pushes_dropped; });
                         break;
                     case multiplexer::reply_outcome::unexpected:
-                        self->set_last_error(error::unexpected_reply,
-                                             "reply from " + self->node() + " that no request was waiting for");
+                        self->set_last_error(error::unexpected_reply, "reply from " + self->node() +
+                                                                          " that no request was waiting for");
                         co_return error::unexpected_reply;
                 }
             }
-            auto [ec, n] = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_), use_tuple);
+            auto [ec, n] =
+                co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_), use_tuple);
             if (ec) co_return ec;
             self->read_pos_ = 0;
             self->read_end_ = n;
@@ -565,7 +585,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 if (now - self->last_progress_ >= 2 * interval) {
                     self->set_last_error(error::health_check_failed,
                                          self->node() + " sent nothing for " +
-                                             std::to_string(2 * interval.count()) + " ms while replies were owed");
+                                             std::to_string(2 * interval.count()) +
+                                             " ms while replies were owed");
                     co_return error::health_check_failed;
                 }
             } else if (!self->mux_.has_staged()) {
@@ -581,19 +602,29 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 connection::connection(executor_type ex, connection_config cfg)
     : impl_(std::make_shared<impl>(std::move(ex), std::move(cfg))) {}
 
-connection::~connection() { close(); }
+connection::~connection() {
+    close();
+}
 
-connection::executor_type connection::get_executor() const noexcept { return impl_->ex_; }
+connection::executor_type connection::get_executor() const noexcept {
+    return impl_->ex_;
+}
 
-const connection_config& connection::config() const noexcept { return impl_->cfg_; }
+const connection_config& connection::config() const noexcept {
+    return impl_->cfg_;
+}
 
 void connection::close() {
     asio::dispatch(impl_->strand_, [self = impl_] { self->close(); });
 }
 
-bool connection::is_connected() const noexcept { return impl_->connected_; }
+bool connection::is_connected() const noexcept {
+    return impl_->connected_;
+}
 
-int connection::protocol() const noexcept { return impl_->protocol_; }
+int connection::protocol() const noexcept {
+    return impl_->protocol_;
+}
 
 connection_error connection::last_error() const {
     std::lock_guard lk(impl_->info_mutex_);
@@ -610,8 +641,8 @@ void connection::async_connect_impl(connect_handler h) {
     // Move-constructed: any_completion_handler's move assignment is broken in Boost 1.81.
     auto waiter = std::make_shared<connect_waiter>(connect_waiter{std::move(h)});
     if (slot.is_connected()) {
-        slot.assign([weak_self = std::weak_ptr<impl>(impl_), weak_waiter = std::weak_ptr<connect_waiter>(waiter)](
-                        asio::cancellation_type) {
+        slot.assign([weak_self = std::weak_ptr<impl>(impl_),
+                     weak_waiter = std::weak_ptr<connect_waiter>(waiter)](asio::cancellation_type) {
             auto s = weak_self.lock();
             if (!s) return;
             asio::post(s->strand_, [s, weak_waiter] {
@@ -621,7 +652,8 @@ void connection::async_connect_impl(connect_handler h) {
     }
     asio::post(impl_->strand_, [self = impl_, waiter = std::move(waiter)]() mutable {
         if (self->closed_) {
-            complete_on_handler_executor(std::move(waiter->handler), self->ex_, error_code(error::connection_closed));
+            complete_on_handler_executor(std::move(waiter->handler), self->ex_,
+                                         error_code(error::connection_closed));
             return;
         }
         if (self->connected_) {
@@ -694,9 +726,13 @@ void connection::async_eval_impl(script s, std::string evalsha_payload, std::chr
         asio::any_completion_handler<void(error_code, resp::value)> handler;
 
         using cancellation_slot_type = asio::cancellation_slot;
-        cancellation_slot_type get_cancellation_slot() const noexcept { return handler.get_cancellation_slot(); }
+        cancellation_slot_type get_cancellation_slot() const noexcept {
+            return handler.get_cancellation_slot();
+        }
         using executor_type = asio::any_completion_executor;
-        executor_type get_executor() const noexcept { return asio::get_associated_executor(handler, self->ex_); }
+        executor_type get_executor() const noexcept {
+            return asio::get_associated_executor(handler, self->ex_);
+        }
 
         void operator()(error_code ec, std::vector<resp::value> replies) {
             if (!ec && replies.size() != 1) ec = error::unexpected_reply;
@@ -717,7 +753,8 @@ void connection::async_eval_impl(script s, std::string evalsha_payload, std::chr
         }
     };
     std::string first = evalsha_payload;
-    impl_->submit(std::move(first), 1, timeout, step{impl_, s, std::move(evalsha_payload), timeout, std::move(h)});
+    impl_->submit(std::move(first), 1, timeout,
+                  step{impl_, s, std::move(evalsha_payload), timeout, std::move(h)});
 }
 
 }  // namespace redlock::redis

@@ -15,8 +15,9 @@ std::string_view multiplexer::prepare_write() {
     write_buffer_.clear();
     auto first_staged = queue_.begin() + static_cast<std::ptrdiff_t>(written_count_);
     // Entries cancelled while staged never reach the wire: drop them here.
-    auto live_end = std::remove_if(first_staged, queue_.end(),
-                                   [](const entry_ptr& e) { return e->state_ == exec_entry::state::finished; });
+    auto live_end = std::remove_if(first_staged, queue_.end(), [](const entry_ptr& e) {
+        return e->state_ == exec_entry::state::finished;
+    });
     queue_.erase(live_end, queue_.end());
     first_staged = queue_.begin() + static_cast<std::ptrdiff_t>(written_count_);
     for (auto it = first_staged; it != queue_.end(); ++it) {
@@ -63,8 +64,9 @@ bool multiplexer::cancel(const entry_ptr& e, boost::system::error_code ec) {
 }
 
 void multiplexer::on_connection_lost(boost::system::error_code lost_ec) {
-    std::vector<entry_ptr> lost(std::make_move_iterator(queue_.begin()),
-                                std::make_move_iterator(queue_.begin() + static_cast<std::ptrdiff_t>(written_count_)));
+    std::vector<entry_ptr> lost(
+        std::make_move_iterator(queue_.begin()),
+        std::make_move_iterator(queue_.begin() + static_cast<std::ptrdiff_t>(written_count_)));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(written_count_));
     written_count_ = 0;
     for (auto& e : lost) {

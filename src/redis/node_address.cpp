@@ -91,7 +91,8 @@ boost::system::error_code parse_node_uri(std::string_view uri, node_address& out
     } else if (scheme == "unix") {
         out.kind = node_address::transport::unix_socket;
     } else {
-        return fail(uri, why, "unknown scheme '" + std::string(scheme) + "' (expected redis, rediss or unix)");
+        return fail(uri, why,
+                    "unknown scheme '" + std::string(scheme) + "' (expected redis, rediss or unix)");
     }
 
     // Credentials: everything up to the last '@' (a password may itself contain '@' only encoded,
@@ -133,7 +134,8 @@ boost::system::error_code parse_node_uri(std::string_view uri, node_address& out
     if (slash != std::string_view::npos) {
         std::string_view db = rest.substr(slash + 1);
         if (!db.empty() && !parse_decimal(db, out.db)) {
-            return fail(uri, why, "the database must be a non-negative integer, got '" + std::string(db) + "'");
+            return fail(uri, why,
+                        "the database must be a non-negative integer, got '" + std::string(db) + "'");
         }
     }
     std::string_view port_text;

@@ -1,11 +1,10 @@
 // A hostile or broken server: the connection must fail with a clear error code and message,
 // never crash, hang or allocate what the server declares. The peer here is a scripted TCP
 // server that answers each command it receives with the next canned reply.
-#include <redlock/error.hpp>
-#include <redlock/redis/connection.hpp>
-
 #include "resp/reply_parser.hpp"
 #include "support/run_coro.hpp"
+#include <redlock/error.hpp>
+#include <redlock/redis/connection.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -62,7 +61,8 @@ private:
                 if (!commands.done()) break;
                 commands.take();
                 if (next < replies->size()) {
-                    auto [wec, wn] = co_await asio::async_write(socket, asio::buffer((*replies)[next++]), tuple_awaitable);
+                    auto [wec, wn] =
+                        co_await asio::async_write(socket, asio::buffer((*replies)[next++]), tuple_awaitable);
                     if (wec) co_return;
                 }
             }
@@ -89,14 +89,18 @@ void expect_handshake_error(const std::string& reply, redlock::error expected) {
     asio::io_context ioc;
     scripted_server server(ioc, {reply});
     connection conn(ioc.get_executor(), config_for(server.port()));
-    run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto [ec] = co_await conn.async_connect(tuple_awaitable);
-        BOOST_TEST((ec == expected), ec.message());
-        auto err = conn.last_error();
-        BOOST_TEST((err.code == expected));
-        BOOST_TEST(err.message.find("malformed reply from redis://127.0.0.1") != std::string::npos, err.message);
-        conn.close();
-    }(), 10s);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await conn.async_connect(tuple_awaitable);
+            BOOST_TEST((ec == expected), ec.message());
+            auto err = conn.last_error();
+            BOOST_TEST((err.code == expected));
+            BOOST_TEST(err.message.find("malformed reply from redis://127.0.0.1") != std::string::npos,
+                       err.message);
+            conn.close();
+        }(),
+        10s);
 }
 
 }  // namespace
@@ -113,7 +117,8 @@ BOOST_AUTO_TEST_CASE(a_4_gb_bulk_length_is_refused_before_any_allocation) {
 
 BOOST_AUTO_TEST_CASE(ten_thousand_nested_arrays) {
     std::string nested;
-    for (int i = 0; i < 10000; ++i) nested += "*1\r\n";
+    for (int i = 0; i < 10000; ++i)
+        nested += "*1\r\n";
     nested += ":1\r\n";
     expect_handshake_error(nested, redlock::error::resp_nesting_too_deep);
 }
@@ -131,31 +136,37 @@ BOOST_AUTO_TEST_CASE(garbage_after_the_handshake_fails_the_request_not_the_proce
     scripted_server server(ioc, {hello_reply, ":1\r\n", "?? not resp\r\n"});
     auto cfg = config_for(server.port());
     connection conn(ioc.get_executor(), cfg);
-    run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto [ec] = co_await conn.async_connect(tuple_awaitable);
-        BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << conn.last_error().message);
-        resp::request req;
-        req.push("INCR", "k");
-        auto [ec1, first] = co_await conn.async_exec(req, tuple_awaitable);
-        BOOST_TEST_REQUIRE(!ec1);
-        BOOST_TEST(first.at(0).integer == 1);
-        auto [ec2, second] = co_await conn.async_exec(req, tuple_awaitable);
-        BOOST_TEST((ec2 == redlock::error::resp_invalid_type), ec2.message());
-        BOOST_TEST(conn.last_error().message.find("malformed reply") != std::string::npos);
-        conn.close();
-    }(), 10s);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await conn.async_connect(tuple_awaitable);
+            BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << conn.last_error().message);
+            resp::request req;
+            req.push("INCR", "k");
+            auto [ec1, first] = co_await conn.async_exec(req, tuple_awaitable);
+            BOOST_TEST_REQUIRE(!ec1);
+            BOOST_TEST(first.at(0).integer == 1);
+            auto [ec2, second] = co_await conn.async_exec(req, tuple_awaitable);
+            BOOST_TEST((ec2 == redlock::error::resp_invalid_type), ec2.message());
+            BOOST_TEST(conn.last_error().message.find("malformed reply") != std::string::npos);
+            conn.close();
+        }(),
+        10s);
 }
 
 BOOST_AUTO_TEST_CASE(a_hello_reply_of_the_wrong_shape) {
     asio::io_context ioc;
     scripted_server server(ioc, {":42\r\n"});
     connection conn(ioc.get_executor(), config_for(server.port()));
-    run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto [ec] = co_await conn.async_connect(tuple_awaitable);
-        BOOST_TEST((ec == redlock::error::unexpected_reply), ec.message());
-        BOOST_TEST(conn.last_error().message.find("HELLO") != std::string::npos);
-        conn.close();
-    }(), 10s);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await conn.async_connect(tuple_awaitable);
+            BOOST_TEST((ec == redlock::error::unexpected_reply), ec.message());
+            BOOST_TEST(conn.last_error().message.find("HELLO") != std::string::npos);
+            conn.close();
+        }(),
+        10s);
 }
 
 BOOST_AUTO_TEST_CASE(a_server_that_closes_mid_handshake) {
@@ -165,11 +176,14 @@ BOOST_AUTO_TEST_CASE(a_server_that_closes_mid_handshake) {
     auto port = acceptor.local_endpoint().port();
     acceptor.async_accept([](error_code, asio::ip::tcp::socket s) { s.close(); });
     connection conn(ioc.get_executor(), config_for(port));
-    run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto [ec] = co_await conn.async_connect(tuple_awaitable);
-        BOOST_TEST((ec == asio::error::eof || ec == asio::error::connection_reset), ec.message());
-        conn.close();
-    }(), 10s);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await conn.async_connect(tuple_awaitable);
+            BOOST_TEST((ec == asio::error::eof || ec == asio::error::connection_reset), ec.message());
+            conn.close();
+        }(),
+        10s);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

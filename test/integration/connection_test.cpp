@@ -1,10 +1,9 @@
 // The pipelined connection against real redis-server processes.
-#include <redlock/error.hpp>
-#include <redlock/redis/connection.hpp>
-
 #include "scripts/scripts_gen.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
+#include <redlock/error.hpp>
+#include <redlock/redis/connection.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -121,7 +120,8 @@ BOOST_AUTO_TEST_CASE(ten_thousand_concurrent_requests_get_their_own_replies) {
         });
     }
     auto deadline = clock_type::now() + 30s;
-    while (completed < n && clock_type::now() < deadline) ioc.run_one_for(50ms);
+    while (completed < n && clock_type::now() < deadline)
+        ioc.run_one_for(50ms);
     BOOST_TEST(completed == n);
     BOOST_TEST(failed == 0);
     BOOST_TEST(wrong == 0);
@@ -271,7 +271,8 @@ BOOST_AUTO_TEST_CASE(noscript_falls_back_to_eval_after_script_flush) {
         BOOST_TEST(first.elements[0].integer == 1);
 
         server.command({"SCRIPT", "FLUSH"});
-        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(acquire.sha1)}).elements.at(0).integer == 0);
+        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(acquire.sha1)}).elements.at(0).integer ==
+                   0);
         std::vector<std::string_view> other{"token-2", "30000"};
         auto [ec2, second] = co_await conn.async_eval(acquire, keys, other, 1000ms, tuple_awaitable);
         BOOST_TEST_REQUIRE(!ec2, ec2.message());
@@ -279,7 +280,8 @@ BOOST_AUTO_TEST_CASE(noscript_falls_back_to_eval_after_script_flush) {
         BOOST_TEST(second.elements[0].integer == 0);  // held by token-1: the script ran via EVAL
         BOOST_TEST(second.elements[1].integer > 0);
         // EVAL cached it again: the next call is an EVALSHA hit.
-        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(acquire.sha1)}).elements.at(0).integer == 1);
+        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(acquire.sha1)}).elements.at(0).integer ==
+                   1);
 
         // A Lua runtime error is a value, not a transport failure.
         std::vector<std::string_view> bad_args{"token-3", "not-a-number"};
@@ -342,7 +344,8 @@ BOOST_AUTO_TEST_CASE(requirepass_with_the_default_user_and_a_missing_password) {
     redis_server server(opts);
     asio::io_context ioc;
     connection good(ioc.get_executor(), config_for("redis://:pw@127.0.0.1:" + std::to_string(server.port())));
-    connection anonymous(ioc.get_executor(), config_for("redis://127.0.0.1:" + std::to_string(server.port())));
+    connection anonymous(ioc.get_executor(),
+                         config_for("redis://127.0.0.1:" + std::to_string(server.port())));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         co_await expect_connect(good);
         auto req10 = command({"ACL", "WHOAMI"});
@@ -374,7 +377,8 @@ BOOST_AUTO_TEST_CASE(selects_the_database_and_reports_a_bad_one) {
         BOOST_TEST(in2.str == "two");
         auto [ec] = co_await db99.async_connect(tuple_awaitable);
         BOOST_TEST((ec == redlock::error::handshake_failed), ec.message());
-        BOOST_TEST(db99.last_error().message.find("SELECT 99") != std::string::npos, db99.last_error().message);
+        BOOST_TEST(db99.last_error().message.find("SELECT 99") != std::string::npos,
+                   db99.last_error().message);
         db99.close();
     }());
 }

@@ -12,7 +12,9 @@ inline std::ostream& boost_test_print_type(std::ostream& os, error e) {
     return os << make_error_code(e).message() << " [redlock:" << static_cast<int>(e) << "]";
 }
 namespace resp {
-inline std::ostream& boost_test_print_type(std::ostream& os, const value& v) { return os << to_string(v); }
+inline std::ostream& boost_test_print_type(std::ostream& os, const value& v) {
+    return os << to_string(v);
+}
 }  // namespace resp
 }  // namespace redlock
 

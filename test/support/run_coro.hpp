@@ -28,7 +28,8 @@ T run_coro(boost::asio::io_context& ioc, boost::asio::awaitable<T> coro,
     });
     ioc.restart();
     auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(50));
+    while (!done && std::chrono::steady_clock::now() < deadline)
+        ioc.run_one_for(std::chrono::milliseconds(50));
     if (!done) throw std::runtime_error("test coroutine did not finish in time");
     if (error) std::rethrow_exception(error);
     return std::move(*result);

@@ -1,10 +1,9 @@
 // The sans-I/O request/reply matcher, driven step by step without sockets.
 #include "redis/multiplexer.hpp"
 
+#include "support/printing.hpp"
 #include <redlock/error.hpp>
 #include <redlock/resp/request.hpp>
-
-#include "support/printing.hpp"
 
 #include <boost/asio/error.hpp>
 #include <boost/test/unit_test.hpp>
@@ -68,7 +67,8 @@ BOOST_AUTO_TEST_CASE(replies_are_matched_in_fifo_order) {
     m.add(b);
     m.add(c);
     m.prepare_write();
-    for (int i = 1; i <= 4; ++i) BOOST_TEST((m.on_reply(integer(i)) == multiplexer::reply_outcome::matched));
+    for (int i = 1; i <= 4; ++i)
+        BOOST_TEST((m.on_reply(integer(i)) == multiplexer::reply_outcome::matched));
     BOOST_TEST(a->completions == 1);
     BOOST_TEST(b->completions == 1);
     BOOST_TEST(c->completions == 1);
@@ -220,9 +220,11 @@ BOOST_AUTO_TEST_CASE(ten_thousand_interleaved_requests_keep_their_order) {
         }
         m.prepare_write();
         // Answer only half of what is outstanding before the next batch is written.
-        for (int i = 0; i < 50; ++i) m.on_reply(integer(next_reply++));
+        for (int i = 0; i < 50; ++i)
+            m.on_reply(integer(next_reply++));
     }
-    while (m.awaiting_replies()) m.on_reply(integer(next_reply++));
+    while (m.awaiting_replies())
+        m.on_reply(integer(next_reply++));
     for (std::size_t i = 0; i < entries.size(); ++i) {
         BOOST_TEST_REQUIRE(entries[i]->completions == 1);
         BOOST_TEST_REQUIRE(entries[i]->got.at(0).integer == static_cast<std::int64_t>(i));

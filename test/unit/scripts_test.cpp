@@ -3,11 +3,11 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <openssl/sha.h>
-
 #include <cstdio>
 #include <set>
 #include <string>
+
+#include <openssl/sha.h>
 
 namespace {
 

@@ -110,7 +110,8 @@ public:
     /// yet written is dropped, a written one is abandoned (its reply is still read and
     /// discarded, never handed to another request). Total cancels it only while not written.
     template <class CompletionToken = asio::deferred_t>
-    auto async_exec(const resp::request& req, std::chrono::milliseconds timeout, CompletionToken&& token = {}) {
+    auto async_exec(const resp::request& req, std::chrono::milliseconds timeout,
+                    CompletionToken&& token = {}) {
         return asio::async_initiate<CompletionToken, void(error_code, std::vector<resp::value>)>(
             exec_initiation{this}, token, req.payload(), req.size(), timeout);
     }

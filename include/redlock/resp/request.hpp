@@ -34,7 +34,8 @@ public:
         }
         append_header('*', 1 + n);
         append_bulk(cmd);
-        for (const auto& a : args) append_arg(a);
+        for (const auto& a : args)
+            append_arg(a);
         ++commands_;
     }
 
