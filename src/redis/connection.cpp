@@ -129,6 +129,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     bool closed_ = false;
     bool writer_waiting_ = false;
     bool connect_timed_out_ = false;
+    bool connecting_ = false;  // a connect attempt is running: only then may its timer close the socket
     clock_type::time_point last_progress_{};
     std::vector<std::shared_ptr<connect_waiter>> connect_waiters_;
     std::minstd_rand rng_;
@@ -295,12 +296,14 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     // --- connect + handshake ---------------------------------------------------------------------
     asio::awaitable<error_code> connect_once() {
         connect_timed_out_ = false;
+        connecting_ = true;
         read_pos_ = read_end_ = 0;
         parser_.reset();
         connect_timer_.expires_after(cfg_.connect_timeout);
         connect_timer_.async_wait([self = weak_from_this()](error_code ec) {
             auto s = self.lock();
-            if (ec || !s) return;
+            // An expiry already queued when the attempt finished must not close the new connection.
+            if (ec || !s || !s->connecting_) return;
             // Closing the socket is what unblocks a connect or a read from a frozen server.
             s->connect_timed_out_ = true;
             error_code ignored;
@@ -309,6 +312,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         });
         error_code ec = co_await open_socket();
         if (!ec) ec = co_await handshake();
+        connecting_ = false;
         connect_timer_.cancel();
         if (closed_) co_return error::connection_closed;
         if (ec && connect_timed_out_) {

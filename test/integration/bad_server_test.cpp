@@ -154,6 +154,33 @@ BOOST_AUTO_TEST_CASE(garbage_after_the_handshake_fails_the_request_not_the_proce
         10s);
 }
 
+BOOST_AUTO_TEST_CASE(a_server_without_hello_gets_resp2_and_a_separate_auth) {
+    asio::io_context ioc;
+    // Redis < 6: HELLO is unknown; then AUTH, then CLIENT SETNAME, answered in RESP2.
+    scripted_server server(ioc, {"-ERR unknown command 'HELLO', with args beginning with: '3'\r\n", "+OK\r\n",
+                                 "+OK\r\n", "*2\r\n$1\r\na\r\n$-1\r\n"});
+    auto cfg = config_for(server.port());
+    cfg.address.password = "pw";
+    cfg.client_name = "old-server-client";
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await conn.async_connect(tuple_awaitable);
+            BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << conn.last_error().message);
+            BOOST_TEST(conn.protocol() == 2);
+            resp::request req;
+            req.push("MGET", "a", "b");
+            auto [ec1, replies] = co_await conn.async_exec(req, tuple_awaitable);
+            BOOST_TEST_REQUIRE(!ec1);
+            BOOST_TEST_REQUIRE(replies.at(0).elements.size() == 2u);
+            BOOST_TEST(replies[0].elements[0].str == "a");
+            BOOST_TEST(replies[0].elements[1].is_null());  // RESP2 null bulk
+            conn.close();
+        }(),
+        10s);
+}
+
 BOOST_AUTO_TEST_CASE(a_hello_reply_of_the_wrong_shape) {
     asio::io_context ioc;
     scripted_server server(ioc, {":42\r\n"});
