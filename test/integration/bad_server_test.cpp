@@ -39,13 +39,16 @@ public:
     scripted_server(asio::io_context& ioc, std::vector<std::string> replies)
         : acceptor_(ioc, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
           replies_(std::make_shared<std::vector<std::string>>(std::move(replies))) {
-        asio::co_spawn(ioc, serve(std::move(acceptor_), replies_), asio::detached);
+        asio::co_spawn(ioc, serve(std::move(acceptor_), replies_, received_), asio::detached);
     }
     unsigned short port() const { return port_; }
+    /// Every command received so far, its words joined by spaces.
+    const std::vector<std::string>& received() const { return *received_; }
 
 private:
     static asio::awaitable<void> serve(asio::ip::tcp::acceptor acceptor,
-                                       std::shared_ptr<std::vector<std::string>> replies) {
+                                       std::shared_ptr<std::vector<std::string>> replies,
+                                       std::shared_ptr<std::vector<std::string>> received) {
         auto [aec, socket] = co_await acceptor.async_accept(tuple_awaitable);
         if (aec) co_return;
         resp::reply_parser commands;  // requests are arrays of bulk strings: the same grammar
@@ -59,7 +62,11 @@ private:
                 data.remove_prefix(commands.feed(data));
                 if (commands.error()) co_return;
                 if (!commands.done()) break;
-                commands.take();
+                auto command = commands.take();
+                std::string words;
+                for (const auto& w : command.elements)
+                    words += (words.empty() ? "" : " ") + w.str;
+                received->push_back(std::move(words));
                 if (next < replies->size()) {
                     auto [wec, wn] =
                         co_await asio::async_write(socket, asio::buffer((*replies)[next++]), tuple_awaitable);
@@ -72,6 +79,7 @@ private:
     asio::ip::tcp::acceptor acceptor_;
     unsigned short port_ = acceptor_.local_endpoint().port();
     std::shared_ptr<std::vector<std::string>> replies_;
+    std::shared_ptr<std::vector<std::string>> received_ = std::make_shared<std::vector<std::string>>();
 };
 
 connection_config config_for(unsigned short port) {
@@ -176,6 +184,9 @@ BOOST_AUTO_TEST_CASE(a_server_without_hello_gets_resp2_and_a_separate_auth) {
             BOOST_TEST_REQUIRE(replies.at(0).elements.size() == 2u);
             BOOST_TEST(replies[0].elements[0].str == "a");
             BOOST_TEST(replies[0].elements[1].is_null());  // RESP2 null bulk
+            std::vector<std::string> expected{"HELLO 3 AUTH default pw", "AUTH pw",
+                                              "CLIENT SETNAME old-server-client", "MGET a b"};
+            BOOST_TEST(server.received() == expected, boost::test_tools::per_element());
             conn.close();
         }(),
         10s);
