@@ -39,7 +39,7 @@ enum class error {
     resp_invalid_type,         ///< a reply starts with a byte that is no RESP2/RESP3 type
     resp_invalid_number,       ///< a length, integer, double or boolean that does not parse
     resp_length_overflow,      ///< a declared length or integer overflows 64 bits
-    resp_line_too_long,        ///< a simple line (status, error, number) exceeds the limit
+    resp_line_too_long,        ///< a header line (status, error, number, length) exceeds the limit
     resp_bulk_too_large,       ///< a declared bulk length exceeds the limit
     resp_aggregate_too_large,  ///< a declared aggregate element count exceeds the limit
     resp_nesting_too_deep,     ///< aggregates nested deeper than the limit
