@@ -42,6 +42,8 @@ private:
                 return "the configuration is invalid";
             case error::server_error:
                 return "the server answered with an error reply";
+            case error::invalid_resource:
+                return "the resource name is empty or longer than 1024 bytes";
             case error::invalid_uri:
                 return "the node URI is invalid";
             case error::connect_timeout:

@@ -1,3 +1,4 @@
+#include "detail/completion.hpp"
 #include "redis/multiplexer.hpp"
 #include "resp/reply_parser.hpp"
 #include <redlock/error.hpp>
@@ -28,6 +29,8 @@
 
 namespace redlock::redis {
 
+using detail::complete_on_handler_executor;
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -35,16 +38,6 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using socket_type = asio::generic::stream_protocol::socket;
 using exec_handler = asio::any_completion_handler<void(error_code, std::vector<resp::value>)>;
 using connect_handler = asio::any_completion_handler<void(error_code)>;
-
-// Delivers a completion on the handler's own executor; the default is the connection's.
-template <class Handler, class... Args>
-void complete_on_handler_executor(Handler h, const asio::any_io_executor& fallback, Args... args) {
-    auto slot = asio::get_associated_cancellation_slot(h);
-    if (slot.is_connected()) slot.clear();
-    auto ex = asio::get_associated_executor(h, fallback);
-    asio::dispatch(
-        ex, [h = std::move(h), ... args = std::move(args)]() mutable { std::move(h)(std::move(args)...); });
-}
 
 bool cancels_written(asio::cancellation_type t) {
     return (t & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) !=

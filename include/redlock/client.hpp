@@ -1,0 +1,108 @@
+#ifndef REDLOCK_CLIENT_HPP
+#define REDLOCK_CLIENT_HPP
+
+#include <redlock/config.hpp>
+#include <redlock/diagnostics.hpp>
+#include <redlock/lease.hpp>
+#include <redlock/lock_options.hpp>
+#include <redlock/metrics.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace redlock {
+
+namespace detail {
+class client_state;
+}
+
+/// Distributed locks over N independent Redis masters (Redlock); N = 1 is the single-instance
+/// lock and runs the same code.
+///
+/// The client opens one pipelined connection per node at construction and keeps it up
+/// (reconnecting with backoff). Every lock command of every coroutine sharing the client is
+/// pipelined on those connections.
+///
+/// \par Thread-safety
+/// All members may be called from any thread, also by coroutines of an io_context run by
+/// several threads: the client's state lives on a strand.
+///
+/// \par Object lifetimes
+/// Leases and pending operations keep the connections alive; destroying the client does not
+/// cancel them. The connections close when the client and every lease and operation are gone.
+class client {
+public:
+    using executor_type = boost::asio::any_io_executor;
+
+    /// Throws boost::system::system_error (error::invalid_config, error::invalid_uri) with a
+    /// message naming the field when `cfg.validate()` fails.
+    client(executor_type ex, client_config cfg);
+    ~client();
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+
+    [[nodiscard]] executor_type get_executor() const noexcept;
+    [[nodiscard]] const client_config& config() const noexcept;
+    [[nodiscard]] std::size_t node_count() const noexcept;
+
+    /// Acquires `resource` on a quorum (N/2+1) of the nodes.
+    ///
+    /// Each attempt takes t0 on steady_clock, sends `SET {prefix resource}:lock token NX PX ttl GET`
+    /// to all N nodes at once, each with the per-node timeout, and succeeds when a quorum granted
+    /// with validity = ttl - (now - t0) - (ttl * drift_factor + 2 ms) above options.min_validity.
+    /// A failed attempt releases on every node that may hold our key (all but those that
+    /// answered with another owner's token), then retries after a random delay until
+    /// options.wait is spent.
+    ///
+    /// Handler signature: `void(error_code, lease)`. Errors: not_acquired (wait = 0 and another
+    /// owner holds it), wait_timeout, quorum_unreachable (more than N - quorum nodes failed or
+    /// timed out), validity_expired, invalid_ttl, connection_closed.
+    /// Executor: the handler's associated executor, else the client's.
+    /// Cancellation: terminal, partial and total complete it at once with operation_aborted;
+    /// whatever the attempt set on any node is released in the background.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_acquire(std::string_view resource, const lock_options& options, CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lease)>(
+            acquire_initiation{this}, token, std::string(resource), options,
+            static_cast<diagnostics*>(nullptr));
+    }
+    /// As above, and fills `diag` (which must live until the handler runs) with the last round's
+    /// per-node outcomes and a message naming the resource and the nodes.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_acquire(std::string_view resource, const lock_options& options, diagnostics& diag,
+                       CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lease)>(
+            acquire_initiation{this}, token, std::string(resource), options, &diag);
+    }
+
+    /// Counters and latency histogram since construction.
+    [[nodiscard]] metrics_snapshot metrics() const;
+
+private:
+    using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
+
+    struct acquire_initiation {
+        client* self;
+        template <class Handler>
+        void operator()(Handler&& h, std::string resource, lock_options options, diagnostics* diag) const {
+            self->async_acquire_impl(std::move(resource), std::move(options), diag,
+                                     acquire_handler(std::forward<Handler>(h)));
+        }
+    };
+
+    void async_acquire_impl(std::string resource, lock_options options, diagnostics* diag, acquire_handler h);
+
+    std::shared_ptr<detail::client_state> state_;
+};
+
+}  // namespace redlock
+
+#endif

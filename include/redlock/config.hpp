@@ -1,0 +1,74 @@
+#ifndef REDLOCK_CONFIG_HPP
+#define REDLOCK_CONFIG_HPP
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock {
+
+/// Random delay between two acquire attempts, drawn uniformly from [min_delay, max_delay].
+struct retry_config {
+    std::chrono::milliseconds min_delay{50};
+    std::chrono::milliseconds max_delay{250};
+};
+
+/// TLS settings for `rediss://` nodes (used from the TLS issue on; parsed and validated now).
+struct tls_config {
+    std::string ca_file;
+    std::string cert_file;
+    std::string key_file;
+    bool verify = true;
+};
+
+/// Everything a `client` needs: the N independent masters and the timing of the algorithm.
+///
+/// Build it by hand, or from JSON (every key but `nodes` is optional):
+/// ```json
+/// { "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock"],
+///   "key_prefix": "redlock:", "max_ttl_ms": 60000, "drift_factor": 0.01,
+///   "node_timeout_ms": 50, "connect_timeout_ms": 1000, "client_name": "redlock",
+///   "retry": {"min_delay_ms": 50, "max_delay_ms": 250},
+///   "tls": {"ca_file": "...", "cert_file": "...", "key_file": "...", "verify": true} }
+/// ```
+struct client_config {
+    /// One URI per independent master (see redis::parse_node_uri). N = nodes.size(); N = 1 is
+    /// the single-instance lock. The same node twice is an error: it would vote twice.
+    std::vector<std::string> nodes;
+    /// Keys of resource R are "{<key_prefix>R}:lock" (and :fence, :queue, channel :released).
+    std::string key_prefix = "redlock:";
+    /// The longest ttl a lock_options may ask for.
+    std::chrono::milliseconds max_ttl{60000};
+    /// Clock drift allowance: validity = ttl - elapsed - (ttl * drift_factor + 2 ms). In [0, 0.5).
+    double drift_factor = 0.01;
+    /// Per-node timeout of each lock command; a lock_options may lower it (default min(this, ttl/10)).
+    std::chrono::milliseconds node_timeout{50};
+    /// Connect + handshake timeout of each node connection.
+    std::chrono::milliseconds connect_timeout{1000};
+    /// CLIENT SETNAME of the node connections; empty: none.
+    std::string client_name = "redlock";
+    retry_config retry;
+    tls_config tls;
+
+    /// Parses a JSON document. Throws boost::system::system_error with error::invalid_config
+    /// (or error::invalid_uri for a node URI) and a message naming the key, e.g.
+    /// "client_config: retry.min_delay_ms: expected a non-negative integer, got string".
+    static client_config from_json(std::string_view json);
+    /// Non-throwing variant: on failure returns the error and sets `why`; the result is then
+    /// a default-constructed config.
+    static client_config from_json(std::string_view json, boost::system::error_code& ec, std::string& why);
+    /// Reads and parses a JSON file; a file that cannot be read is error::invalid_config too.
+    static client_config from_file(const std::string& path);
+    static client_config from_file(const std::string& path, boost::system::error_code& ec, std::string& why);
+
+    /// Checks a config built by hand (from_json runs it too): returns the first problem and
+    /// sets `why` to a message naming the field, or an empty error_code.
+    [[nodiscard]] boost::system::error_code validate(std::string& why) const;
+};
+
+}  // namespace redlock
+
+#endif

@@ -1,0 +1,129 @@
+#ifndef REDLOCK_LEASE_HPP
+#define REDLOCK_LEASE_HPP
+
+#include <redlock/diagnostics.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace redlock {
+
+namespace detail {
+struct lease_state;
+}
+
+/// A held lock: proof that a quorum of nodes stored our token for the resource.
+///
+/// Move-only. An empty lease (default-constructed, moved from) holds nothing.
+///
+/// \par Object lifetimes
+/// A lease keeps its client's connections alive, so it may outlive the `client` object. A lease
+/// destroyed while still held is released in the background (counted as `leases_dropped`); the
+/// destructor never throws and never blocks. Use async_release for a release you can observe.
+///
+/// \par Thread-safety
+/// Distinct leases may be used concurrently. One lease: the observers are safe from any thread;
+/// start at most one async operation at a time.
+class lease {
+public:
+    using clock = std::chrono::steady_clock;
+
+    lease() noexcept;
+    explicit lease(std::shared_ptr<detail::lease_state> state) noexcept;
+    lease(lease&&) noexcept;
+    lease& operator=(lease&&) noexcept;
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    ~lease();
+
+    /// True from a successful acquire until release or loss is observed (or the lease is moved from).
+    [[nodiscard]] bool held() const noexcept;
+    explicit operator bool() const noexcept { return held(); }
+
+    [[nodiscard]] const std::string& resource() const noexcept;
+    /// 128 random bits from the OS CSPRNG, hex-encoded: unique per acquisition.
+    [[nodiscard]] const std::string& token() const noexcept;
+    /// Monotonic per resource with fenced locks; 0 otherwise.
+    [[nodiscard]] std::uint64_t fence() const noexcept;
+    /// The validity computed when the lease was granted or last extended: until then, a quorum
+    /// of nodes is known to hold our token (ttl - elapsed - drift).
+    [[nodiscard]] clock::time_point valid_until() const noexcept;
+    /// valid_until() - now, never negative.
+    [[nodiscard]] clock::duration remaining() const noexcept;
+    /// Nodes that granted in the round that acquired the lease (or last extended it).
+    [[nodiscard]] unsigned nodes_granted() const noexcept;
+
+    /// Gives the lease a new ttl on the servers: a token-checked PEXPIRE sent to all N nodes,
+    /// successful when a quorum confirms within the remaining validity; never recreates a key.
+    /// On success valid_until() moves to now + ttl - elapsed - drift.
+    ///
+    /// Handler signature: `void(error_code)`. Errors: not_owner (a majority of nodes no longer
+    /// hold our token: it expired or was taken; the lease is then no longer held), lock_lost (no
+    /// quorum confirmed before the validity ran out; the lease is then no longer held),
+    /// invalid_ttl. Executor: the handler's associated executor, else the client's.
+    /// Cancellation: terminal, partial and total complete it at once with operation_aborted;
+    /// commands already sent still run and the lease keeps whatever validity it had.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_extend(std::chrono::milliseconds ttl, CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            extend_initiation{this}, token, ttl, static_cast<diagnostics*>(nullptr));
+    }
+    /// As above, and fills `diag` (which must live until the handler runs).
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_extend(std::chrono::milliseconds ttl, diagnostics& diag, CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            extend_initiation{this}, token, ttl, &diag);
+    }
+
+    /// Deletes the lock on all N nodes if it still holds our token, and publishes on the
+    /// resource's `released` channel. The lease is no longer held from the call on, whatever
+    /// the outcome.
+    ///
+    /// Handler signature: `void(error_code)`. Errors: not_owner (a majority of nodes no longer
+    /// held our token), quorum_unreachable (too few nodes answered: where the delete did not
+    /// run, our key expires with its ttl). Cancellation: as async_extend.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_release(CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            release_initiation{this}, token, static_cast<diagnostics*>(nullptr));
+    }
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_release(diagnostics& diag, CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            release_initiation{this}, token, &diag);
+    }
+
+private:
+    using void_handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+
+    struct extend_initiation {
+        lease* self;
+        template <class Handler>
+        void operator()(Handler&& h, std::chrono::milliseconds ttl, diagnostics* diag) const {
+            self->async_extend_impl(ttl, diag, void_handler(std::forward<Handler>(h)));
+        }
+    };
+    struct release_initiation {
+        lease* self;
+        template <class Handler>
+        void operator()(Handler&& h, diagnostics* diag) const {
+            self->async_release_impl(diag, void_handler(std::forward<Handler>(h)));
+        }
+    };
+
+    void async_extend_impl(std::chrono::milliseconds ttl, diagnostics* diag, void_handler h);
+    void async_release_impl(diagnostics* diag, void_handler h);
+
+    std::shared_ptr<detail::lease_state> state_;
+};
+
+}  // namespace redlock
+
+#endif

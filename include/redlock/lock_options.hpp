@@ -1,0 +1,28 @@
+#ifndef REDLOCK_LOCK_OPTIONS_HPP
+#define REDLOCK_LOCK_OPTIONS_HPP
+
+#include <redlock/config.hpp>
+
+#include <chrono>
+#include <optional>
+
+namespace redlock {
+
+/// How one acquisition behaves. The defaults take a 10 s lease and try once.
+struct lock_options {
+    /// Lease length on the servers; in (0, client_config::max_ttl].
+    std::chrono::milliseconds ttl{10000};
+    /// 0: one attempt, error::not_acquired if the resource is held. > 0: retry after a random
+    /// delay until this much time has passed since the call, then error::wait_timeout.
+    std::chrono::milliseconds wait{0};
+    /// Overrides client_config::retry for this acquisition.
+    std::optional<retry_config> retry;
+    /// Per-node timeout of each command; zero: min(client_config::node_timeout, ttl / 10).
+    std::chrono::milliseconds node_timeout{0};
+    /// A grant whose validity left is not above this is error::validity_expired.
+    std::chrono::milliseconds min_validity{0};
+};
+
+}  // namespace redlock
+
+#endif

@@ -1,0 +1,60 @@
+#ifndef REDLOCK_METRICS_HPP
+#define REDLOCK_METRICS_HPP
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace redlock {
+
+/// A latency histogram with fixed, roughly logarithmic buckets (microseconds).
+struct latency_histogram {
+    /// Upper bounds (inclusive) of the buckets; the last bucket has no upper bound.
+    static constexpr std::array<std::uint64_t, 20> bucket_upper_us{
+        50,   100,   200,   300,   500,    750,    1000,   2000,    3000,    5000,
+        7500, 10000, 20000, 50000, 100000, 250000, 500000, 1000000, 5000000, UINT64_MAX};
+    std::array<std::uint64_t, 20> counts{};
+    std::uint64_t count = 0;
+    std::uint64_t sum_us = 0;
+    std::uint64_t max_us = 0;
+
+    /// Upper bound of the bucket holding quantile q in [0, 1]; 0 when empty. An estimate:
+    /// use it for dashboards, not for benchmarks.
+    [[nodiscard]] std::chrono::microseconds quantile(double q) const;
+};
+
+/// Per-node counters.
+struct node_metrics {
+    std::string node;            ///< URI without password
+    std::uint64_t timeouts = 0;  ///< commands that ran out of the per-node timeout
+    std::uint64_t errors = 0;    ///< other failures: lost replies, connection errors, error replies
+};
+
+/// A snapshot of a client's counters since it was constructed.
+struct metrics_snapshot {
+    std::uint64_t acquired = 0;   ///< async_acquire calls that returned a lease
+    std::uint64_t attempts = 0;   ///< acquire rounds (an acquire with retries has several)
+    std::uint64_t contended = 0;  ///< rounds in which some node said another owner holds it
+    std::uint64_t failed_not_acquired = 0;
+    std::uint64_t failed_wait_timeout = 0;
+    std::uint64_t failed_quorum_unreachable = 0;
+    std::uint64_t failed_validity_expired = 0;
+    std::uint64_t failed_cancelled = 0;
+    std::uint64_t failed_other = 0;  ///< invalid ttl, closed client, ...
+    std::uint64_t extended = 0;
+    std::uint64_t extend_failed = 0;
+    std::uint64_t released = 0;
+    std::uint64_t release_failed = 0;
+    std::uint64_t leases_dropped = 0;  ///< leases destroyed while held: released in the background
+    std::vector<node_metrics> nodes;
+    latency_histogram acquire_latency;  ///< call to lease, successful acquires only
+
+    /// The snapshot as a JSON object.
+    [[nodiscard]] std::string to_json() const;
+};
+
+}  // namespace redlock
+
+#endif

@@ -1,0 +1,330 @@
+#include "lock/acquire_op.hpp"
+
+#include "detail/completion.hpp"
+#include "lock/lease_state.hpp"
+#include "lock/quorum.hpp"
+#include "lock/resource_keys.hpp"
+#include "lock/retry_delay.hpp"
+#include "lock/round_report.hpp"
+#include "lock/token.hpp"
+#include <redlock/error.hpp>
+#include <redlock/resp/request.hpp>
+
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+error_code check_request(const client_config& cfg, const std::string& resource, const lock_options& o,
+                         std::string& why) {
+    if (resource.empty() || resource.size() > max_resource_length) {
+        why = "acquire: the resource name is empty or longer than " + std::to_string(max_resource_length) +
+              " bytes";
+        return error::invalid_resource;
+    }
+    if (o.ttl <= milliseconds::zero() || o.ttl > cfg.max_ttl) {
+        why = "acquire \"" + resource + "\": ttl " + std::to_string(o.ttl.count()) + " ms is not in (0, " +
+              std::to_string(cfg.max_ttl.count()) + "] ms (client_config::max_ttl)";
+        return error::invalid_ttl;
+    }
+    const auto& retry = o.retry ? *o.retry : cfg.retry;
+    if (o.wait < milliseconds::zero() || o.node_timeout < milliseconds::zero() ||
+        o.min_validity < milliseconds::zero() || retry.min_delay < milliseconds::zero() ||
+        retry.min_delay > retry.max_delay) {
+        why = "acquire \"" + resource +
+              "\": lock_options has a negative duration or retry.min_delay above retry.max_delay";
+        return error::invalid_config;
+    }
+    return {};
+}
+
+class acquire_op : public std::enable_shared_from_this<acquire_op> {
+public:
+    acquire_op(std::shared_ptr<client_state> client, std::string resource, lock_options options,
+               diagnostics* diag, acquire_handler handler)
+        : client_(std::move(client)),
+          resource_(std::move(resource)),
+          options_(std::move(options)),
+          diag_(diag),
+          handler_(std::move(handler)),
+          retry_timer_(client_->strand()),
+          report_(*client_, "acquire", resource_) {}
+
+    // On the initiating thread: a cancellation slot must be connected where the handler lives.
+    void connect_cancellation() {
+        auto slot = asio::get_associated_cancellation_slot(handler_);
+        if (!slot.is_connected()) return;
+        slot.assign([weak = weak_from_this(), strand = client_->strand()](asio::cancellation_type) {
+            asio::post(strand, [weak] {
+                if (auto self = weak.lock()) self->cancel();
+            });
+        });
+    }
+
+    void start() {
+        if (done_) return;  // cancelled before it started
+        std::string why;
+        if (auto ec = check_request(client_->config(), resource_, options_, why)) {
+            finish(ec, lease(), why);
+            return;
+        }
+        try {
+            token_ = make_token();
+        } catch (const std::exception& e) {
+            finish(error::internal, lease(), e.what());
+            return;
+        }
+        keys_ = keys_for(client_->config().key_prefix, resource_);
+        retry_ = options_.retry ? *options_.retry : client_->config().retry;
+        node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
+        // GET makes the reply say who holds the key: nil when we just took it, our own token
+        // when a request of ours already took it, another token when someone else holds it.
+        set_request_.push("SET", keys_.lock, token_, "NX", "PX", std::to_string(options_.ttl.count()), "GET");
+        started_ = clock::now();
+        deadline_ = started_ + options_.wait;
+        start_round();
+    }
+
+private:
+    void start_round() {
+        const std::size_t n = client_->node_count();
+        ++round_;
+        tally_ = vote_tally(n);
+        report_.reset();
+        contended_ = false;
+        client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
+        // t0 before the first send: the validity must not count time the commands spent queued.
+        t0_ = clock::now();
+        for (std::size_t i = 0; i < n; ++i) {
+            client_->node(i).async_exec(
+                set_request_, node_timeout_,
+                asio::bind_executor(client_->strand(), [self = shared_from_this(), r = round_, i](
+                                                           error_code ec, std::vector<resp::value> replies) {
+                    self->on_set_reply(r, i, ec, std::move(replies));
+                }));
+        }
+    }
+
+    [[nodiscard]] bool counting(unsigned round) const {
+        return !done_ && round == round_ && !tally_.decided();
+    }
+
+    void on_set_reply(unsigned round, std::size_t node, error_code ec, std::vector<resp::value> replies) {
+        if (!ec && replies.size() != 1) ec = error::unexpected_reply;
+        if (ec) client_->metrics().node_failure(node, ec);
+        if (!counting(round)) return;
+        if (ec) {
+            count(node, vote::failed, ec, {});
+            return;
+        }
+        const auto& v = replies.front();
+        if (v.is_null()) {
+            count(node, vote::granted, {}, {});
+        } else if (v.is_error()) {
+            client_->metrics().node_failure(node, error::server_error);
+            count(node, vote::failed, error::server_error, v.str);
+        } else if (v.kind == resp::type::bulk_string || v.kind == resp::type::simple_string) {
+            if (v.str == token_) {
+                confirm(node);
+            } else {
+                contended_ = true;
+                count(node, vote::denied, {}, {});
+            }
+        } else {
+            client_->metrics().node_failure(node, error::unexpected_reply);
+            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
+        }
+    }
+
+    // The key already holds our token: a request of ours that this attempt cannot see the reply
+    // of (an earlier attempt whose release did not get through). Its expiry started before t0,
+    // so it only counts once a token-checked PEXPIRE has given it the full ttl from now.
+    void confirm(std::size_t node) {
+        std::vector<bool> only(client_->node_count(), false);
+        only[node] = true;
+        client_->send_extend(
+            keys_, token_, options_.ttl, only, node_timeout_,
+            [self = shared_from_this(), r = round_](std::size_t i, error_code ec, resp::value v) {
+                if (!self->counting(r)) return;
+                if (ec) {
+                    self->count(i, vote::failed, ec, v.str);
+                } else if (v.kind == resp::type::integer && v.integer == 1) {
+                    self->count(i, vote::granted, {}, {});
+                } else {
+                    self->count(i, vote::denied, {}, {});
+                }
+            });
+    }
+
+    void count(std::size_t node, vote v, error_code ec, std::string detail) {
+        report_.record(node, v, ec, std::move(detail));
+        if (tally_.add(v) != round_state::pending) decide();
+    }
+
+    void decide() {
+        if (contended_) client_->metrics().contended.fetch_add(1, std::memory_order_relaxed);
+        const auto now = clock::now();
+        switch (tally_.state()) {
+            case round_state::won: {
+                const auto left = validity_left(options_.ttl, now - t0_, client_->config().drift_factor);
+                if (left > options_.min_validity) {
+                    succeed(now, now + left);
+                } else {
+                    fail_round(error::validity_expired);
+                }
+                return;
+            }
+            case round_state::denied:
+                fail_round(error::not_acquired);
+                return;
+            case round_state::unreachable:
+                fail_round(error::quorum_unreachable);
+                return;
+            case round_state::pending:
+                return;
+        }
+    }
+
+    void succeed(clock::time_point now, clock::time_point valid_until) {
+        auto state = std::make_shared<lease_state>();
+        state->client = client_;
+        state->resource = resource_;
+        state->keys = keys_;
+        state->token = token_;
+        state->node_timeout = node_timeout_;
+        state->set_valid_until(valid_until);
+        state->nodes_granted.store(static_cast<unsigned>(tally_.granted()), std::memory_order_relaxed);
+        client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
+        client_->metrics().acquire_latency(now - started_);
+        finish({}, lease(std::move(state)),
+               report_.summary(
+                   tally_,
+                   "acquired, validity left " +
+                       std::to_string(std::chrono::duration_cast<milliseconds>(valid_until - now).count()) +
+                       " ms"));
+    }
+
+    // Nodes that denied hold another owner's token, so no key of ours; every other node may
+    // (a timed-out SET may have run), so it gets the token-checked release.
+    [[nodiscard]] std::vector<bool> nodes_to_release() const { return report_.not_denied(); }
+
+    void fail_round(error_code cause) {
+        const auto now = clock::now();
+        const bool retry = options_.wait > milliseconds::zero() && now < deadline_;
+        if (!retry) {
+            client_->send_release(keys_, token_, nodes_to_release(), client_->background_timeout(), {});
+            const error_code final = cause == error::not_acquired && options_.wait > milliseconds::zero()
+                                         ? error_code(error::wait_timeout)
+                                         : cause;
+            finish(final, lease(), report_.summary(tally_, describe(final)));
+            return;
+        }
+        // The next attempt waits for this one's releases as well as for the delay: a release
+        // whose EVALSHA met NOSCRIPT is re-sent as EVAL, and must not overtake the next SET.
+        auto mask = nodes_to_release();
+        cleanups_pending_ = 0;
+        for (bool b : mask)
+            cleanups_pending_ += b ? 1 : 0;
+        if (cleanups_pending_ > 0) {
+            client_->send_release(keys_, token_, mask, node_timeout_,
+                                  [self = shared_from_this()](std::size_t, error_code, resp::value) {
+                                      --self->cleanups_pending_;
+                                      self->maybe_next_round();
+                                  });
+        }
+        sleeping_ = true;
+        retry_timer_.expires_after(
+            retry_delay(retry_, std::chrono::ceil<milliseconds>(deadline_ - now), client_->rng()));
+        retry_timer_.async_wait(
+            asio::bind_executor(client_->strand(), [self = shared_from_this()](error_code) {
+                self->sleeping_ = false;
+                self->maybe_next_round();
+            }));
+    }
+
+    void maybe_next_round() {
+        if (!done_ && !sleeping_ && cleanups_pending_ == 0) start_round();
+    }
+
+    void cancel() {
+        if (done_) return;
+        // Mid-attempt, any node may still grant: release wherever that can happen.
+        if (round_ > 0 && !tally_.decided()) {
+            client_->send_release(keys_, token_, nodes_to_release(), client_->background_timeout(), {});
+        }
+        retry_timer_.cancel();
+        finish(asio::error::operation_aborted, lease(),
+               "acquire \"" + resource_ + "\": cancelled after " + std::to_string(round_) + " attempt(s)");
+    }
+
+    static std::string describe(error_code ec) {
+        if (ec == error::not_acquired) return "held by another owner";
+        if (ec == error::wait_timeout) return "still held by another owner when the wait ran out";
+        if (ec == error::quorum_unreachable) return "too many nodes failed or timed out";
+        if (ec == error::validity_expired) return "the quorum came after the validity ran out";
+        return ec.message();
+    }
+
+    void finish(error_code ec, lease l, std::string message) {
+        if (done_) return;
+        done_ = true;
+        if (ec) client_->metrics().acquire_failed(ec);
+        if (diag_) {
+            diag_->message = std::move(message);
+            diag_->nodes = report_.outcomes();
+            diag_->attempts = round_;
+        }
+        complete_on_handler_executor(std::move(handler_), client_->executor(), ec, std::move(l));
+    }
+
+    std::shared_ptr<client_state> client_;
+    std::string resource_;
+    lock_options options_;
+    diagnostics* diag_;
+    acquire_handler handler_;
+    asio::steady_timer retry_timer_;
+    round_report report_;
+
+    std::string token_;
+    resource_keys keys_;
+    retry_config retry_;
+    milliseconds node_timeout_{0};
+    resp::request set_request_;
+    clock::time_point started_;
+    clock::time_point deadline_;
+
+    unsigned round_ = 0;
+    clock::time_point t0_;
+    vote_tally tally_{1};
+    bool contended_ = false;
+    bool sleeping_ = false;
+    int cleanups_pending_ = 0;
+    bool done_ = false;
+};
+
+}  // namespace
+
+void start_acquire(std::shared_ptr<client_state> client, std::string resource, lock_options options,
+                   diagnostics* diag, acquire_handler handler) {
+    auto strand = client->strand();
+    auto op = std::make_shared<acquire_op>(std::move(client), std::move(resource), std::move(options), diag,
+                                           std::move(handler));
+    op->connect_cancellation();
+    asio::post(strand, [op] { op->start(); });
+}
+
+}  // namespace redlock::detail

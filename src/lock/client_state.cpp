@@ -1,0 +1,103 @@
+#include "lock/client_state.hpp"
+
+#include "scripts/scripts_gen.hpp"
+#include <redlock/error.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+
+#include <algorithm>
+#include <random>
+
+namespace redlock::detail {
+
+namespace {
+
+std::vector<std::string> names_of(const client_config& cfg) {
+    std::vector<std::string> names;
+    for (const auto& uri : cfg.nodes) {
+        redis::node_address a;
+        std::string why;
+        names.push_back(redis::parse_node_uri(uri, a, why) ? uri : a.to_string());
+    }
+    return names;
+}
+
+std::uint64_t seed_from_os() {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
+    : ex_(ex),
+      strand_(boost::asio::make_strand(ex)),
+      cfg_(std::move(cfg)),
+      node_names_(names_of(cfg_)),
+      metrics_(node_names_),
+      rng_(seed_from_os()) {
+    for (const auto& uri : cfg_.nodes) {
+        redis::connection_config cc;
+        std::string why;
+        // The client validated the config: a URI that does not parse here is a library bug.
+        if (auto ec = redis::parse_node_uri(uri, cc.address, why)) throw boost::system::system_error(ec, why);
+        cc.client_name = cfg_.client_name;
+        cc.connect_timeout = cfg_.connect_timeout;
+        cc.scripts.assign(scripts::all.begin(), scripts::all.end());
+        nodes_.push_back(std::make_unique<redis::connection>(ex_, std::move(cc)));
+    }
+    // Connect now, so the first acquire does not pay for N handshakes; a node that is down keeps
+    // being retried in the background.
+    for (auto& n : nodes_)
+        n->async_connect([](boost::system::error_code) {});
+}
+
+client_state::~client_state() {
+    for (auto& n : nodes_)
+        n->close();
+}
+
+std::chrono::milliseconds client_state::node_timeout_for(std::chrono::milliseconds ttl,
+                                                         std::chrono::milliseconds requested) const noexcept {
+    if (requested > requested.zero()) return requested;
+    return std::max(std::chrono::milliseconds(1), std::min(cfg_.node_timeout, ttl / 10));
+}
+
+std::chrono::milliseconds client_state::background_timeout() const noexcept {
+    return std::max(cfg_.node_timeout, cfg_.connect_timeout);
+}
+
+void client_state::send_release(const resource_keys& keys, const std::string& token,
+                                const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
+                                node_reply on_reply) {
+    send_script(scripts::release, {keys.lock, keys.released}, {token}, nodes, timeout, std::move(on_reply));
+}
+
+void client_state::send_extend(const resource_keys& keys, const std::string& token,
+                               std::chrono::milliseconds ttl, const std::vector<bool>& nodes,
+                               std::chrono::milliseconds timeout, node_reply on_reply) {
+    const std::string ttl_text = std::to_string(ttl.count());
+    send_script(scripts::extend, {keys.lock}, {token, ttl_text}, nodes, timeout, std::move(on_reply));
+}
+
+void client_state::send_script(const redis::script& s, std::vector<std::string_view> keys,
+                               std::vector<std::string_view> args, const std::vector<bool>& nodes,
+                               std::chrono::milliseconds timeout, node_reply on_reply) {
+    // One shared callback for all nodes: the replies come back on the strand, one at a time.
+    auto shared = std::make_shared<node_reply>(std::move(on_reply));
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        if (i >= nodes.size() || !nodes[i]) continue;
+        nodes_[i]->async_eval(
+            s, keys, args, timeout,
+            boost::asio::bind_executor(
+                strand_, [self = shared_from_this(), shared, i](boost::system::error_code ec, resp::value v) {
+                    if (!ec && v.is_error()) {
+                        ec = error::server_error;
+                    }
+                    if (ec) self->metrics_.node_failure(i, ec);
+                    if (*shared) (*shared)(i, ec, std::move(v));
+                }));
+    }
+}
+
+}  // namespace redlock::detail

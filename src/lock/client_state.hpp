@@ -1,0 +1,83 @@
+#ifndef REDLOCK_LOCK_CLIENT_STATE_HPP
+#define REDLOCK_LOCK_CLIENT_STATE_HPP
+
+#include "lock/metrics_recorder.hpp"
+#include "lock/resource_keys.hpp"
+#include <redlock/config.hpp>
+#include <redlock/redis/connection.hpp>
+#include <redlock/redis/script.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+/// What a client shares with its leases and operations: the node connections, the strand that
+/// serialises every lock operation's state, and the counters. Kept alive by the client, each
+/// lease and each pending operation, so a lease may outlive its client.
+class client_state : public std::enable_shared_from_this<client_state> {
+public:
+    using clock = std::chrono::steady_clock;
+    /// Called on the strand once per node a command was sent to: the node, and the failure or reply.
+    using node_reply = std::function<void(std::size_t node, boost::system::error_code ec, resp::value reply)>;
+
+    client_state(boost::asio::any_io_executor ex, client_config cfg);
+    ~client_state();
+    client_state(const client_state&) = delete;
+    client_state& operator=(const client_state&) = delete;
+
+    [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
+    [[nodiscard]] const std::string& node_name(std::size_t i) const { return node_names_[i]; }
+    [[nodiscard]] redis::connection& node(std::size_t i) { return *nodes_[i]; }
+    [[nodiscard]] const client_config& config() const noexcept { return cfg_; }
+    [[nodiscard]] const boost::asio::any_io_executor& executor() const noexcept { return ex_; }
+    [[nodiscard]] const boost::asio::strand<boost::asio::any_io_executor>& strand() const noexcept {
+        return strand_;
+    }
+    metrics_recorder& metrics() noexcept { return metrics_; }
+
+    /// The per-node timeout for a lease of `ttl`: `requested` if set, else min(config, ttl / 10),
+    /// so that one slow node cannot eat a large part of a short lease.
+    [[nodiscard]] std::chrono::milliseconds node_timeout_for(
+        std::chrono::milliseconds ttl, std::chrono::milliseconds requested) const noexcept;
+
+    /// A uniformly random retry delay; strand only.
+    std::mt19937_64& rng() noexcept { return rng_; }
+
+    /// Runs the token-checked release script on the nodes flagged in `nodes` (PUBLISH on the
+    /// released channel where it deleted). `on_reply` may be empty.
+    void send_release(const resource_keys& keys, const std::string& token, const std::vector<bool>& nodes,
+                      std::chrono::milliseconds timeout, node_reply on_reply);
+    /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes.
+    void send_extend(const resource_keys& keys, const std::string& token, std::chrono::milliseconds ttl,
+                     const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply);
+    /// The timeout of releases nobody waits for (failed attempts, cancelled acquires, dropped
+    /// leases): long enough to ride out a reconnect, since a missed release holds the resource
+    /// until its ttl runs out.
+    [[nodiscard]] std::chrono::milliseconds background_timeout() const noexcept;
+
+private:
+    void send_script(const redis::script& s, std::vector<std::string_view> keys,
+                     std::vector<std::string_view> args, const std::vector<bool>& nodes,
+                     std::chrono::milliseconds timeout, node_reply on_reply);
+
+    boost::asio::any_io_executor ex_;
+    boost::asio::strand<boost::asio::any_io_executor> strand_;
+    client_config cfg_;
+    std::vector<std::unique_ptr<redis::connection>> nodes_;
+    std::vector<std::string> node_names_;
+    metrics_recorder metrics_;
+    std::mt19937_64 rng_;
+};
+
+}  // namespace redlock::detail
+
+#endif

@@ -1,0 +1,237 @@
+#include "lock/lease_ops.hpp"
+
+#include "detail/completion.hpp"
+#include "lock/quorum.hpp"
+#include "lock/round_report.hpp"
+#include <redlock/error.hpp>
+
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+/// The part extend and release share: one round over all N nodes, decided by vote_tally,
+/// completed once, cancellable at any point (the commands already sent still run).
+class lease_round_op : public std::enable_shared_from_this<lease_round_op> {
+public:
+    lease_round_op(std::shared_ptr<lease_state> state, const char* operation, diagnostics* diag,
+                   lease_handler h)
+        : state_(std::move(state)),
+          client_(state_->client),
+          diag_(diag),
+          handler_(std::move(h)),
+          tally_(client_->node_count()),
+          report_(*client_, operation, state_->resource) {}
+    virtual ~lease_round_op() = default;
+
+    void connect_cancellation() {
+        auto slot = asio::get_associated_cancellation_slot(handler_);
+        if (!slot.is_connected()) return;
+        slot.assign([weak = weak_from_this(), strand = client_->strand()](asio::cancellation_type) {
+            asio::post(strand, [weak] {
+                if (auto self = weak.lock()) self->finish(asio::error::operation_aborted, "cancelled");
+            });
+        });
+    }
+
+    virtual void start() = 0;
+
+protected:
+    // Called on the strand for each node's reply.
+    void on_reply(std::size_t node, error_code ec, const resp::value& v) {
+        if (done_ || tally_.decided()) return;
+        vote verdict = vote::failed;
+        if (!ec) {
+            if (v.kind == resp::type::integer && v.integer == 1) {
+                verdict = vote::granted;
+            } else if (v.kind == resp::type::integer && v.integer == 0) {
+                verdict = vote::denied;
+            } else {
+                ec = error::unexpected_reply;
+            }
+        }
+        report_.record(node, verdict, ec, v.is_error() ? v.str : std::string());
+        if (tally_.add(verdict) != round_state::pending) decided(clock::now());
+    }
+
+    virtual void decided(clock::time_point now) = 0;
+
+    void finish(error_code ec, std::string_view outcome) {
+        if (done_) return;
+        done_ = true;
+        if (diag_) {
+            diag_->message = report_.summary(tally_, outcome);
+            diag_->nodes = report_.outcomes();
+            diag_->attempts = 1;
+        }
+        complete_on_handler_executor(std::move(handler_), client_->executor(), ec);
+    }
+
+    client_state::node_reply reply_handler() {
+        return [self = shared_from_this()](std::size_t node, error_code ec, resp::value v) {
+            self->on_reply(node, ec, v);
+        };
+    }
+
+    std::vector<bool> all_nodes() const { return std::vector<bool>(client_->node_count(), true); }
+
+    std::shared_ptr<lease_state> state_;
+    std::shared_ptr<client_state> client_;
+    diagnostics* diag_;
+    lease_handler handler_;
+    vote_tally tally_;
+    round_report report_;
+    bool done_ = false;
+};
+
+class extend_op final : public lease_round_op {
+public:
+    extend_op(std::shared_ptr<lease_state> state, milliseconds ttl, diagnostics* diag, lease_handler h)
+        : lease_round_op(std::move(state), "extend", diag, std::move(h)), ttl_(ttl) {}
+
+    void start() override {
+        if (done_) return;
+        t0_ = clock::now();
+        old_valid_until_ = state_->valid_until_time();
+        if (!state_->held.load()) {
+            finish(error::not_owner, "the lease is no longer held");
+            return;
+        }
+        if (t0_ >= old_valid_until_) {
+            lose(error::lock_lost, "the validity had already run out");
+            return;
+        }
+        client_->send_extend(state_->keys, state_->token, ttl_, all_nodes(), state_->node_timeout,
+                             reply_handler());
+    }
+
+private:
+    void decided(clock::time_point now) override {
+        switch (tally_.state()) {
+            case round_state::won: {
+                const auto left = validity_left(ttl_, now - t0_, client_->config().drift_factor);
+                if (now < old_valid_until_ && left > clock::duration::zero() && state_->held.load()) {
+                    state_->set_valid_until(now + left);
+                    state_->nodes_granted.store(static_cast<unsigned>(tally_.granted()));
+                    client_->metrics().extended.fetch_add(1, std::memory_order_relaxed);
+                    finish({}, "extended, validity left " +
+                                   std::to_string(std::chrono::duration_cast<milliseconds>(left).count()) +
+                                   " ms");
+                } else {
+                    lose(error::lock_lost, "the quorum came after the validity ran out");
+                }
+                return;
+            }
+            case round_state::denied:
+                lose(error::not_owner, "a majority of nodes no longer hold our token");
+                return;
+            case round_state::unreachable:
+                if (now >= old_valid_until_) {
+                    lose(error::lock_lost, "too many nodes failed before the validity ran out");
+                } else {
+                    // The lease keeps the validity it had: the caller may try again before it ends.
+                    client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
+                    finish(error::quorum_unreachable,
+                           "too many nodes failed; the lease keeps its old validity");
+                }
+                return;
+            case round_state::pending:
+                return;
+        }
+    }
+
+    // The lease is gone: clear it, and delete our token wherever it still is so that nobody
+    // waits for a lease its owner has given up.
+    void lose(error_code ec, std::string_view why) {
+        client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
+        if (state_->held.exchange(false)) {
+            client_->send_release(state_->keys, state_->token, all_nodes(), client_->background_timeout(),
+                                  {});
+        }
+        finish(ec, why);
+    }
+
+    milliseconds ttl_;
+    clock::time_point t0_;
+    clock::time_point old_valid_until_;
+};
+
+class release_op final : public lease_round_op {
+public:
+    using lease_round_op::lease_round_op;
+
+    void start() override {
+        if (done_) return;
+        client_->send_release(state_->keys, state_->token, all_nodes(), state_->node_timeout,
+                              reply_handler());
+    }
+
+private:
+    void decided(clock::time_point) override {
+        switch (tally_.state()) {
+            case round_state::won:
+                client_->metrics().released.fetch_add(1, std::memory_order_relaxed);
+                finish({}, "released");
+                return;
+            case round_state::denied:
+                client_->metrics().release_failed.fetch_add(1, std::memory_order_relaxed);
+                finish(error::not_owner, "a majority of nodes no longer held our token");
+                return;
+            case round_state::unreachable:
+                client_->metrics().release_failed.fetch_add(1, std::memory_order_relaxed);
+                finish(error::quorum_unreachable,
+                       "too many nodes failed; our keys there expire with their ttl");
+                return;
+            case round_state::pending:
+                return;
+        }
+    }
+};
+
+template <class Op>
+void launch(std::shared_ptr<Op> op, const client_state& client) {
+    op->connect_cancellation();
+    asio::post(client.strand(), [op] { op->start(); });
+}
+
+}  // namespace
+
+void start_extend(std::shared_ptr<lease_state> state, milliseconds ttl, diagnostics* diag,
+                  lease_handler handler) {
+    auto client = state->client;
+    if (ttl <= milliseconds::zero() || ttl > client->config().max_ttl) {
+        if (diag) {
+            diag->clear();
+            diag->message = "extend \"" + state->resource + "\": ttl " + std::to_string(ttl.count()) +
+                            " ms is not in (0, " + std::to_string(client->config().max_ttl.count()) + "] ms";
+        }
+        complete_refused(client->executor(), std::move(handler), error::invalid_ttl);
+        return;
+    }
+    launch(std::make_shared<extend_op>(std::move(state), ttl, diag, std::move(handler)), *client);
+}
+
+void start_release(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler) {
+    auto client = state->client;
+    launch(std::make_shared<release_op>(std::move(state), "release", diag, std::move(handler)), *client);
+}
+
+void complete_refused(const asio::any_io_executor& ex, lease_handler handler, error_code ec) {
+    // Never complete inside the initiating function: post, then deliver on the handler's executor.
+    asio::post(ex, [h = std::move(handler), ex, ec]() mutable {
+        complete_on_handler_executor(std::move(h), ex, ec);
+    });
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,43 @@
+#ifndef REDLOCK_LOCK_LEASE_STATE_HPP
+#define REDLOCK_LOCK_LEASE_STATE_HPP
+
+#include "lock/client_state.hpp"
+#include "lock/resource_keys.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace redlock::detail {
+
+/// What a lease knows about itself. Shared by the lease and its pending extend or release, so
+/// either may finish after the other is gone. The atomics are read by observers on any thread
+/// and written on the client's strand.
+struct lease_state {
+    using clock = std::chrono::steady_clock;
+
+    std::shared_ptr<client_state> client;
+    std::string resource;
+    resource_keys keys;
+    std::string token;
+    std::chrono::milliseconds node_timeout{0};
+    std::uint64_t fence = 0;
+    std::atomic<clock::rep> valid_until{0};
+    std::atomic<unsigned> nodes_granted{0};
+    /// Cleared by the first of: release, a failed extend that proves the lease gone, the
+    /// destructor. Whoever clears it owns sending the release.
+    std::atomic<bool> held{true};
+
+    [[nodiscard]] clock::time_point valid_until_time() const noexcept {
+        return clock::time_point(clock::duration(valid_until.load(std::memory_order_acquire)));
+    }
+    void set_valid_until(clock::time_point t) noexcept {
+        valid_until.store(t.time_since_epoch().count(), std::memory_order_release);
+    }
+};
+
+}  // namespace redlock::detail
+
+#endif

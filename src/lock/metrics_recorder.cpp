@@ -1,0 +1,84 @@
+#include "lock/metrics_recorder.hpp"
+
+#include <redlock/error.hpp>
+
+#include <boost/asio/error.hpp>
+
+#include <algorithm>
+
+namespace redlock::detail {
+
+namespace {
+constexpr auto relaxed = std::memory_order_relaxed;
+}
+
+metrics_recorder::metrics_recorder(std::vector<std::string> node_names)
+    : node_names_(std::move(node_names)), nodes_(new node_counters[node_names_.size()]) {}
+
+void metrics_recorder::acquire_failed(boost::system::error_code ec) noexcept {
+    if (ec == error::not_acquired) {
+        failed_not_acquired.fetch_add(1, relaxed);
+    } else if (ec == error::wait_timeout) {
+        failed_wait_timeout.fetch_add(1, relaxed);
+    } else if (ec == error::quorum_unreachable) {
+        failed_quorum_unreachable.fetch_add(1, relaxed);
+    } else if (ec == error::validity_expired) {
+        failed_validity_expired.fetch_add(1, relaxed);
+    } else if (ec == boost::asio::error::operation_aborted) {
+        failed_cancelled.fetch_add(1, relaxed);
+    } else {
+        failed_other.fetch_add(1, relaxed);
+    }
+}
+
+void metrics_recorder::acquire_latency(std::chrono::steady_clock::duration d) noexcept {
+    const auto us = static_cast<std::uint64_t>(
+        std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(d).count()));
+    const auto& bounds = latency_histogram::bucket_upper_us;
+    const auto it = std::lower_bound(bounds.begin(), bounds.end(), us);
+    buckets_[static_cast<std::size_t>(it - bounds.begin())].fetch_add(1, relaxed);
+    latency_count_.fetch_add(1, relaxed);
+    latency_sum_us_.fetch_add(us, relaxed);
+    std::uint64_t seen = latency_max_us_.load(relaxed);
+    while (us > seen && !latency_max_us_.compare_exchange_weak(seen, us, relaxed)) {
+    }
+}
+
+void metrics_recorder::node_failure(std::size_t node, boost::system::error_code ec) noexcept {
+    if (node >= node_names_.size()) return;
+    if (ec == error::request_timeout) {
+        nodes_[node].timeouts.fetch_add(1, relaxed);
+    } else {
+        nodes_[node].errors.fetch_add(1, relaxed);
+    }
+}
+
+metrics_snapshot metrics_recorder::snapshot() const {
+    metrics_snapshot s;
+    s.acquired = acquired.load(relaxed);
+    s.attempts = attempts.load(relaxed);
+    s.contended = contended.load(relaxed);
+    s.failed_not_acquired = failed_not_acquired.load(relaxed);
+    s.failed_wait_timeout = failed_wait_timeout.load(relaxed);
+    s.failed_quorum_unreachable = failed_quorum_unreachable.load(relaxed);
+    s.failed_validity_expired = failed_validity_expired.load(relaxed);
+    s.failed_cancelled = failed_cancelled.load(relaxed);
+    s.failed_other = failed_other.load(relaxed);
+    s.extended = extended.load(relaxed);
+    s.extend_failed = extend_failed.load(relaxed);
+    s.released = released.load(relaxed);
+    s.release_failed = release_failed.load(relaxed);
+    s.leases_dropped = leases_dropped.load(relaxed);
+    for (std::size_t i = 0; i < node_names_.size(); ++i) {
+        s.nodes.push_back(
+            node_metrics{node_names_[i], nodes_[i].timeouts.load(relaxed), nodes_[i].errors.load(relaxed)});
+    }
+    for (std::size_t i = 0; i < buckets_.size(); ++i)
+        s.acquire_latency.counts[i] = buckets_[i].load(relaxed);
+    s.acquire_latency.count = latency_count_.load(relaxed);
+    s.acquire_latency.sum_us = latency_sum_us_.load(relaxed);
+    s.acquire_latency.max_us = latency_max_us_.load(relaxed);
+    return s;
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,51 @@
+#ifndef REDLOCK_LOCK_METRICS_RECORDER_HPP
+#define REDLOCK_LOCK_METRICS_RECORDER_HPP
+
+#include <redlock/metrics.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+/// The live counters behind client::metrics(). Relaxed atomics: any thread may record, and a
+/// snapshot is a consistent-enough view for monitoring (each counter exact, not all at one instant).
+class metrics_recorder {
+public:
+    using counter = std::atomic<std::uint64_t>;
+
+    explicit metrics_recorder(std::vector<std::string> node_names);
+
+    counter acquired{0}, attempts{0}, contended{0};
+    counter failed_not_acquired{0}, failed_wait_timeout{0}, failed_quorum_unreachable{0};
+    counter failed_validity_expired{0}, failed_cancelled{0}, failed_other{0};
+    counter extended{0}, extend_failed{0}, released{0}, release_failed{0}, leases_dropped{0};
+
+    /// Counts the final error of a failed acquire under its cause.
+    void acquire_failed(boost::system::error_code ec) noexcept;
+    void acquire_latency(std::chrono::steady_clock::duration d) noexcept;
+    /// Counts a failed command on node i: request_timeout as a timeout, anything else as an error.
+    void node_failure(std::size_t node, boost::system::error_code ec) noexcept;
+
+    [[nodiscard]] metrics_snapshot snapshot() const;
+
+private:
+    struct node_counters {
+        counter timeouts{0};
+        counter errors{0};
+    };
+    std::vector<std::string> node_names_;
+    std::unique_ptr<node_counters[]> nodes_;
+    std::array<counter, latency_histogram::bucket_upper_us.size()> buckets_{};
+    counter latency_count_{0}, latency_sum_us_{0}, latency_max_us_{0};
+};
+
+}  // namespace redlock::detail
+
+#endif

@@ -1,0 +1,23 @@
+#ifndef REDLOCK_LOCK_RESOURCE_KEYS_HPP
+#define REDLOCK_LOCK_RESOURCE_KEYS_HPP
+
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// The Redis names of one resource. They share the hash tag `{<prefix><resource>}` so they live
+/// on one cluster slot and one script may touch them all.
+struct resource_keys {
+    std::string lock;      ///< "{<prefix><resource>}:lock"
+    std::string released;  ///< pub/sub channel "{<prefix><resource>}:released"
+};
+
+[[nodiscard]] resource_keys keys_for(std::string_view prefix, std::string_view resource);
+
+/// Longest resource name accepted: keys stay far below Redis limits and logs stay readable.
+inline constexpr std::size_t max_resource_length = 1024;
+
+}  // namespace redlock::detail
+
+#endif

@@ -1,0 +1,82 @@
+#include "lock/round_report.hpp"
+
+namespace redlock::detail {
+
+round_report::round_report(const client_state& client, std::string_view operation, std::string_view resource)
+    : client_(client), operation_(operation), resource_(resource) {
+    reset();
+}
+
+void round_report::reset() {
+    const auto n = client_.node_count();
+    verdicts_.assign(n, node_outcome::verdict::pending);
+    errors_.assign(n, {});
+    details_.assign(n, {});
+}
+
+void round_report::record(std::size_t node, vote v, boost::system::error_code ec, std::string detail) {
+    if (node >= verdicts_.size()) return;
+    switch (v) {
+        case vote::granted:
+            verdicts_[node] = node_outcome::verdict::granted;
+            break;
+        case vote::denied:
+            verdicts_[node] = node_outcome::verdict::denied;
+            break;
+        case vote::failed:
+            verdicts_[node] = node_outcome::verdict::failed;
+            break;
+    }
+    errors_[node] = ec;
+    details_[node] = std::move(detail);
+}
+
+std::vector<bool> round_report::not_denied() const {
+    std::vector<bool> mask(verdicts_.size());
+    for (std::size_t i = 0; i < verdicts_.size(); ++i)
+        mask[i] = verdicts_[i] != node_outcome::verdict::denied;
+    return mask;
+}
+
+std::vector<node_outcome> round_report::outcomes() const {
+    std::vector<node_outcome> out;
+    out.reserve(verdicts_.size());
+    for (std::size_t i = 0; i < verdicts_.size(); ++i) {
+        out.push_back(node_outcome{client_.node_name(i), verdicts_[i], errors_[i], details_[i]});
+    }
+    return out;
+}
+
+std::string round_report::summary(const vote_tally& tally, std::string_view outcome) const {
+    std::size_t pending = 0;
+    std::string denied, failed;
+    for (std::size_t i = 0; i < verdicts_.size(); ++i) {
+        switch (verdicts_[i]) {
+            case node_outcome::verdict::pending:
+                ++pending;
+                break;
+            case node_outcome::verdict::granted:
+                break;
+            case node_outcome::verdict::denied:
+                if (!denied.empty()) denied += ", ";
+                denied += client_.node_name(i);
+                break;
+            case node_outcome::verdict::failed:
+                if (!failed.empty()) failed += ", ";
+                failed += client_.node_name(i) + " (" + errors_[i].message();
+                if (!details_[i].empty()) failed += ": " + details_[i];
+                failed += ")";
+                break;
+        }
+    }
+    std::string s = operation_ + " \"" + resource_ + "\" on " + std::to_string(verdicts_.size()) + " node" +
+                    (verdicts_.size() == 1 ? "" : "s") + ": " + std::string(outcome) + ": granted " +
+                    std::to_string(tally.granted()) + ", denied " + std::to_string(tally.denied()) +
+                    ", failed " + std::to_string(tally.failed()) + ", pending " + std::to_string(pending) +
+                    " (quorum " + std::to_string(tally.quorum()) + ")";
+    if (!denied.empty()) s += "; denied: " + denied;
+    if (!failed.empty()) s += "; failed: " + failed;
+    return s;
+}
+
+}  // namespace redlock::detail

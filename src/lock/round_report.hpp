@@ -1,0 +1,44 @@
+#ifndef REDLOCK_LOCK_ROUND_REPORT_HPP
+#define REDLOCK_LOCK_ROUND_REPORT_HPP
+
+#include "lock/client_state.hpp"
+#include "lock/quorum.hpp"
+#include <redlock/diagnostics.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+/// What each node answered in the current round of one operation: which nodes may hold our
+/// key, and the text of diagnostics.
+class round_report {
+public:
+    round_report(const client_state& client, std::string_view operation, std::string_view resource);
+
+    void reset();
+    void record(std::size_t node, vote v, boost::system::error_code ec, std::string detail);
+
+    /// True for every node that did not deny: it granted, failed or has not answered, so it may
+    /// hold our token.
+    [[nodiscard]] std::vector<bool> not_denied() const;
+    [[nodiscard]] std::vector<node_outcome> outcomes() const;
+    /// `<operation> "<resource>" on N nodes: <outcome>: granted g, denied d, failed f, pending p
+    /// (quorum q); denied: <nodes>; failed: <node> (<cause>), ...`
+    [[nodiscard]] std::string summary(const vote_tally& tally, std::string_view outcome) const;
+
+private:
+    const client_state& client_;
+    std::string operation_;
+    std::string resource_;
+    std::vector<node_outcome::verdict> verdicts_;
+    std::vector<boost::system::error_code> errors_;
+    std::vector<std::string> details_;
+};
+
+}  // namespace redlock::detail
+
+#endif

@@ -1,0 +1,63 @@
+#ifndef REDLOCK_TEST_SUPPORT_LOCK_HELPERS_HPP
+#define REDLOCK_TEST_SUPPORT_LOCK_HELPERS_HPP
+
+#include "support/redis_server.hpp"
+#include <redlock/config.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::test {
+
+using server_list = std::vector<std::unique_ptr<redis_server>>;
+
+/// A config for the given servers with timeouts that tolerate a loaded 2-core test machine;
+/// tests of timeouts set their own.
+inline client_config lock_config(const server_list& servers) {
+    client_config cfg;
+    for (const auto& s : servers)
+        cfg.nodes.push_back(s->uri());
+    cfg.node_timeout = std::chrono::milliseconds(500);
+    cfg.connect_timeout = std::chrono::milliseconds(1000);
+    cfg.retry = {std::chrono::milliseconds(5), std::chrono::milliseconds(20)};
+    return cfg;
+}
+
+/// The lock key of `resource` with the default prefix.
+inline std::string lock_key(const std::string& resource) {
+    return "{redlock:" + resource + "}:lock";
+}
+
+/// The value of the lock key on one server: empty when there is none.
+inline std::string holder_on(const redis_server& s, const std::string& resource) {
+    return s.command({"GET", lock_key(resource)}).str;
+}
+
+inline boost::asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
+    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, d);
+    co_await t.async_wait(boost::asio::use_awaitable);
+}
+
+/// Polls `condition` every 10 ms while the io_context keeps running, for background work such
+/// as the release of a dropped lease. Returns whether it became true within `limit`.
+inline boost::asio::awaitable<bool> eventually(std::function<bool()> condition,
+                                               std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!condition()) {
+        if (std::chrono::steady_clock::now() >= deadline) co_return false;
+        co_await sleep_for(std::chrono::milliseconds(10));
+    }
+    co_return true;
+}
+
+}  // namespace redlock::test
+
+#endif
