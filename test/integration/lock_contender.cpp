@@ -1,0 +1,163 @@
+// One process of the cross-process mutual exclusion test: `coroutines` coroutines each take the
+// lock `rounds` times and, inside, update a counter on a separate checker server by
+// read-sleep-write, with a `holders` counter that must be 1 while anyone is inside. Overlaps and
+// lost updates are visible on the checker server; the exit status says whether every round ran.
+//
+//   lock_contender --nodes URI[,URI...] --checker URI --resource R --coroutines C --rounds K
+#include <redlock/redis/connection.hpp>
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+struct args {
+    std::vector<std::string> nodes;
+    std::string checker;
+    std::string resource = "contended";
+    int coroutines = 50;
+    int rounds = 100;
+};
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        auto comma = s.find(',', start);
+        if (comma == std::string::npos) comma = s.size();
+        if (comma > start) out.push_back(s.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
+
+bool parse(int argc, char** argv, args& a) {
+    std::map<std::string, std::string> kv;
+    for (int i = 1; i + 1 < argc; i += 2)
+        kv[argv[i]] = argv[i + 1];
+    if (!kv.count("--nodes") || !kv.count("--checker")) return false;
+    a.nodes = split(kv["--nodes"]);
+    a.checker = kv["--checker"];
+    if (kv.count("--resource")) a.resource = kv["--resource"];
+    if (kv.count("--coroutines")) a.coroutines = std::atoi(kv["--coroutines"].c_str());
+    if (kv.count("--rounds")) a.rounds = std::atoi(kv["--rounds"].c_str());
+    return !a.nodes.empty() && a.coroutines > 0 && a.rounds > 0;
+}
+
+struct tally {
+    int done_rounds = 0;
+    int failures = 0;
+    int finished = 0;
+};
+
+asio::awaitable<redlock::resp::value> run(redlock::redis::connection& checker, redlock::resp::request req) {
+    auto [ec, replies] = co_await checker.async_exec(req, 5000ms, tuple_awaitable);
+    if (ec || replies.size() != 1)
+        throw boost::system::system_error(ec ? ec : redlock::error::unexpected_reply);
+    co_return std::move(replies[0]);
+}
+
+asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection& checker, args a, tally& t,
+                             asio::io_context& ioc) {
+    redlock::lock_options o;
+    o.ttl = 10s;
+    o.wait = 60s;
+    asio::steady_timer pause(co_await asio::this_coro::executor);
+    for (int i = 0; i < a.rounds; ++i) {
+        redlock::diagnostics diag;
+        auto [ec, lease] = co_await client.async_acquire(a.resource, o, diag, tuple_awaitable);
+        if (ec) {
+            std::fprintf(stderr, "acquire failed: %s: %s\n", ec.message().c_str(), diag.message.c_str());
+            ++t.failures;
+            continue;
+        }
+        redlock::resp::request enter, read, leave;
+        enter.push("INCR", "holders");
+        read.push("GET", "counter");
+        leave.push("DECR", "holders");
+        auto holders = co_await run(checker, enter);
+        if (holders.integer != 1) {
+            redlock::resp::request overlap;
+            overlap.push("INCR", "overlaps");
+            co_await run(checker, overlap);
+        }
+        auto seen = co_await run(checker, read);
+        const long value = seen.is_null() ? 0 : std::atol(seen.str.c_str());
+        pause.expires_after(200us);
+        co_await pause.async_wait(tuple_awaitable);
+        redlock::resp::request write;
+        write.push("SET", "counter", std::to_string(value + 1));
+        co_await run(checker, write);
+        co_await run(checker, leave);
+        auto [rec] = co_await lease.async_release(tuple_awaitable);
+        if (rec) {
+            std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
+            ++t.failures;
+        }
+        ++t.done_rounds;
+    }
+    if (++t.finished == a.coroutines) ioc.stop();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    args a;
+    if (!parse(argc, argv, a)) {
+        std::fprintf(
+            stderr,
+            "usage: lock_contender --nodes URI[,URI...] --checker URI [--resource R] [--coroutines C] "
+            "[--rounds K]\n");
+        return 2;
+    }
+    try {
+        asio::io_context ioc;
+        redlock::client_config cfg;
+        cfg.nodes = a.nodes;
+        cfg.node_timeout = 500ms;
+        cfg.retry = {5ms, 50ms};
+        redlock::client client(ioc.get_executor(), cfg);
+        redlock::redis::connection_config cc;
+        std::string why;
+        if (auto ec = redlock::redis::parse_node_uri(a.checker, cc.address, why)) {
+            std::fprintf(stderr, "%s\n", why.c_str());
+            return 2;
+        }
+        redlock::redis::connection checker(ioc.get_executor(), cc);
+        checker.async_connect([](error_code) {});
+        tally t;
+        for (int c = 0; c < a.coroutines; ++c) {
+            auto w = worker(client, checker, a, t, ioc);
+            asio::co_spawn(ioc, std::move(w), [](std::exception_ptr ep) {
+                if (ep) std::rethrow_exception(ep);
+            });
+        }
+        ioc.run_for(std::chrono::minutes(5));
+        const auto m = client.metrics();
+        std::printf("rounds %d failures %d attempts %llu contended %llu\n", t.done_rounds, t.failures,
+                    static_cast<unsigned long long>(m.attempts),
+                    static_cast<unsigned long long>(m.contended));
+        return t.done_rounds == a.coroutines * a.rounds && t.failures == 0 ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "lock_contender: %s\n", e.what());
+        return 1;
+    }
+}
