@@ -89,6 +89,70 @@ private:
 
 }  // namespace
 
+const char* error_name(error e) noexcept {
+    switch (e) {
+        case error::not_acquired:
+            return "not_acquired";
+        case error::wait_timeout:
+            return "wait_timeout";
+        case error::quorum_unreachable:
+            return "quorum_unreachable";
+        case error::validity_expired:
+            return "validity_expired";
+        case error::lock_lost:
+            return "lock_lost";
+        case error::not_owner:
+            return "not_owner";
+        case error::invalid_ttl:
+            return "invalid_ttl";
+        case error::invalid_config:
+            return "invalid_config";
+        case error::server_error:
+            return "server_error";
+        case error::invalid_resource:
+            return "invalid_resource";
+        case error::invalid_uri:
+            return "invalid_uri";
+        case error::connect_timeout:
+            return "connect_timeout";
+        case error::auth_failed:
+            return "auth_failed";
+        case error::handshake_failed:
+            return "handshake_failed";
+        case error::request_timeout:
+            return "request_timeout";
+        case error::reply_lost:
+            return "reply_lost";
+        case error::health_check_failed:
+            return "health_check_failed";
+        case error::connection_closed:
+            return "connection_closed";
+        case error::unexpected_reply:
+            return "unexpected_reply";
+        case error::protocol_error:
+            return "protocol_error";
+        case error::resp_invalid_type:
+            return "resp_invalid_type";
+        case error::resp_invalid_number:
+            return "resp_invalid_number";
+        case error::resp_length_overflow:
+            return "resp_length_overflow";
+        case error::resp_line_too_long:
+            return "resp_line_too_long";
+        case error::resp_bulk_too_large:
+            return "resp_bulk_too_large";
+        case error::resp_aggregate_too_large:
+            return "resp_aggregate_too_large";
+        case error::resp_nesting_too_deep:
+            return "resp_nesting_too_deep";
+        case error::resp_missing_crlf:
+            return "resp_missing_crlf";
+        case error::internal:
+            return "internal";
+    }
+    return "unknown";
+}
+
 const boost::system::error_category& error_category() noexcept {
     static const redlock_category instance;
     return instance;

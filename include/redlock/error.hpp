@@ -49,6 +49,9 @@ enum class error {
     internal,  ///< a library invariant failed; please report it
 };
 
+/// The enumerator's name ("quorum_unreachable"), for logs and tools; "unknown" for other values.
+const char* error_name(error e) noexcept;
+
 /// The category of `redlock::error`, named "redlock".
 const boost::system::error_category& error_category() noexcept;
 

@@ -119,8 +119,10 @@ private:
         }
     }
 
+    // Replies of the current round count until it is decided, and after that while the final
+    // round waits for its stragglers to name the right cause.
     [[nodiscard]] bool counting(unsigned round) const {
-        return !done_ && round == round_ && !tally_.decided();
+        return !done_ && round == round_ && (!tally_.decided() || awaiting_stragglers_);
     }
 
     void on_set_reply(unsigned round, std::size_t node, error_code ec, std::vector<resp::value> replies) {
@@ -172,7 +174,13 @@ private:
 
     void count(std::size_t node, vote v, error_code ec, std::string detail) {
         report_.record(node, v, ec, std::move(detail));
-        if (tally_.add(v) != round_state::pending) decide();
+        const bool was_decided = tally_.decided();
+        tally_.add(v);
+        if (!was_decided) {
+            if (tally_.decided()) decide();
+        } else if (awaiting_stragglers_ && tally_.all_answered()) {
+            finish_failed(final_cause_);
+        }
     }
 
     void decide() {
@@ -227,10 +235,15 @@ private:
         const bool retry = options_.wait > milliseconds::zero() && now < deadline_;
         if (!retry) {
             client_->send_release(keys_, token_, nodes_to_release(), client_->background_timeout(), {});
-            const error_code final = cause == error::not_acquired && options_.wait > milliseconds::zero()
-                                         ? error_code(error::wait_timeout)
-                                         : cause;
-            finish(final, lease(), report_.summary(tally_, describe(final)));
+            // A round lost early to denials may still be one in which most nodes are down (the
+            // denials then come from other contenders' doomed attempts). The last round hears
+            // every node out, at most one node timeout, so that the error names the real cause.
+            if (cause == error::not_acquired && !tally_.all_answered()) {
+                awaiting_stragglers_ = true;
+                final_cause_ = cause;
+                return;
+            }
+            finish_failed(cause);
             return;
         }
         // The next attempt waits for this one's releases as well as for the delay: a release
@@ -254,6 +267,14 @@ private:
                 self->sleeping_ = false;
                 self->maybe_next_round();
             }));
+    }
+
+    void finish_failed(error_code cause) {
+        if (cause == error::not_acquired && tally_.failed() > tally_.nodes() - tally_.quorum()) {
+            cause = error::quorum_unreachable;
+        }
+        if (cause == error::not_acquired && options_.wait > milliseconds::zero()) cause = error::wait_timeout;
+        finish(cause, lease(), report_.summary(tally_, describe(cause)));
     }
 
     void maybe_next_round() {
@@ -312,6 +333,8 @@ private:
     vote_tally tally_{1};
     bool contended_ = false;
     bool sleeping_ = false;
+    bool awaiting_stragglers_ = false;
+    error_code final_cause_;
     int cleanups_pending_ = 0;
     bool done_ = false;
 };

@@ -24,4 +24,16 @@ BOOST_AUTO_TEST_CASE(every_error_has_its_own_message_in_the_redlock_category) {
     BOOST_TEST(boost::system::error_code(static_cast<error>(9999)).message() == "unknown redlock error");
 }
 
+BOOST_AUTO_TEST_CASE(every_error_has_its_enumerator_name) {
+    using redlock::error;
+    BOOST_TEST(std::string(redlock::error_name(error::quorum_unreachable)) == "quorum_unreachable");
+    BOOST_TEST(std::string(redlock::error_name(error::internal)) == "internal");
+    std::set<std::string> names;
+    for (int v = static_cast<int>(error::not_acquired); v <= static_cast<int>(error::internal); ++v) {
+        BOOST_TEST(names.insert(redlock::error_name(static_cast<error>(v))).second);
+    }
+    BOOST_TEST(names.count("unknown") == 0u);
+    BOOST_TEST(std::string(redlock::error_name(static_cast<error>(9999))) == "unknown");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,321 @@
+#include "tcp_proxy.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <exception>
+#include <future>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace redlock::test {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using steady = std::chrono::steady_clock;
+using boost::system::error_code;
+
+namespace detail {
+
+// Bytes read from one side, to be written to the other no earlier than `due`. A chunk with
+// `eof` set stands for the end of the stream: once everything before it is written, the
+// session is closed.
+struct tcp_proxy_chunk {
+    steady::time_point due;
+    std::string bytes;
+    bool eof = false;
+};
+
+// One direction of a session: a FIFO drained by a single writer, so delays never reorder bytes.
+// The writer sleeps on `wake` until the front chunk is due, or until something is queued.
+struct tcp_proxy_queue {
+    explicit tcp_proxy_queue(asio::io_context& ioc) : wake(ioc) {}
+    std::deque<tcp_proxy_chunk> chunks;
+    asio::steady_timer wake;
+};
+
+// One client connection and its upstream connection. Touched only on the proxy thread.
+struct tcp_proxy_session {
+    tcp_proxy_session(tcp::socket accepted, asio::io_context& ioc)
+        : client(std::move(accepted)), upstream(ioc), to_server(ioc), to_client(ioc) {}
+    tcp::socket client;
+    tcp::socket upstream;
+    tcp_proxy_queue to_server;
+    tcp_proxy_queue to_client;
+    bool closed = false;
+};
+
+struct tcp_proxy_state {
+    // First member: destroyed last, after every socket and timer bound to it.
+    asio::io_context ioc{1};
+    asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+    tcp::acceptor acceptor{ioc};
+    tcp::endpoint upstream;
+
+    // Written by the test thread, read by the proxy thread.
+    std::atomic<tcp_proxy::mode> mode{tcp_proxy::mode::pass};
+    std::atomic<std::chrono::milliseconds::rep> request_delay_ms{0};
+    std::atomic<std::chrono::milliseconds::rep> reply_delay_ms{0};
+    // Written by the proxy thread, read by the test thread.
+    std::atomic<std::size_t> accepted{0};
+    std::atomic<std::uint64_t> from_clients{0};
+    std::atomic<std::uint64_t> from_server{0};
+
+    // Proxy thread only.
+    bool stopping = false;
+    std::set<std::shared_ptr<tcp_proxy_session>> sessions;
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::tcp_proxy_chunk;
+using detail::tcp_proxy_queue;
+using detail::tcp_proxy_session;
+using detail::tcp_proxy_state;
+using session_ptr = std::shared_ptr<tcp_proxy_session>;
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t read_size = 16 * 1024;
+constexpr auto accept_retry_delay = std::chrono::milliseconds(10);
+
+enum class direction { request, reply };  // client->server, server->client
+
+// Idempotent. `reset`: SO_LINGER 0, so the peers see a RST rather than a FIN.
+void close_session(tcp_proxy_state& st, session_ptr s, bool reset) {
+    if (s->closed) return;
+    s->closed = true;
+    error_code ignored;
+    for (tcp::socket* sock : {&s->client, &s->upstream}) {
+        if (reset && sock->is_open()) sock->set_option(tcp::socket::linger(true, 0), ignored);
+        sock->close(ignored);  // completes its pending reads, writes and connect with operation_aborted
+    }
+    for (tcp_proxy_queue* q : {&s->to_server, &s->to_client}) {
+        q->chunks.clear();
+        q->wake.cancel();
+    }
+    st.sessions.erase(s);
+}
+
+void close_all_sessions(tcp_proxy_state& st, bool reset) {
+    const auto sessions = st.sessions;  // close_session erases from st.sessions
+    for (const auto& s : sessions)
+        close_session(st, s, reset);
+}
+
+void enqueue(tcp_proxy_queue& q, tcp_proxy_chunk c) {
+    const bool was_empty = q.chunks.empty();
+    q.chunks.push_back(std::move(c));
+    // The writer sleeps until the front chunk is due, which a chunk added behind it cannot
+    // change; only an empty queue has it sleeping "forever".
+    if (was_empty) q.wake.cancel();
+}
+
+// Reads one side and queues what it read for the other side (or discards it, by mode).
+asio::awaitable<void> read_side(tcp_proxy_state* st, session_ptr s, direction dir) {
+    const bool is_request = dir == direction::request;
+    tcp::socket& from = is_request ? s->client : s->upstream;
+    tcp_proxy_queue& to = is_request ? s->to_server : s->to_client;
+    auto& delay_ms = is_request ? st->request_delay_ms : st->reply_delay_ms;
+    auto& counter = is_request ? st->from_clients : st->from_server;
+    std::vector<char> buf(read_size);
+    for (;;) {
+        auto [ec, n] = co_await from.async_read_some(asio::buffer(buf), tuple_awaitable);
+        if (s->closed) co_return;
+        if (ec && ec != asio::error::eof) {
+            close_session(*st, s, false);
+            co_return;
+        }
+        // Mode and delay as they are when the chunk is read: a setter affects later chunks only.
+        const auto due =
+            steady::now() + std::chrono::milliseconds(std::max<std::int64_t>(delay_ms.load(), 0));
+        if (n > 0) {
+            counter.fetch_add(n);
+            const auto m = st->mode.load();
+            const bool discard =
+                m == tcp_proxy::mode::blackhole || (m == tcp_proxy::mode::drop_replies && !is_request);
+            if (!discard) enqueue(to, tcp_proxy_chunk{due, std::string(buf.data(), n), false});
+        }
+        if (ec) {  // EOF: close both sides once what is queued has been written
+            enqueue(to, tcp_proxy_chunk{due, std::string(), true});
+            co_return;
+        }
+    }
+}
+
+// The only writer of one side: writes each queued chunk, in order, once it is due.
+asio::awaitable<void> write_side(tcp_proxy_state* st, session_ptr s, direction dir) {
+    const bool is_request = dir == direction::request;
+    tcp::socket& to = is_request ? s->upstream : s->client;
+    tcp_proxy_queue& q = is_request ? s->to_server : s->to_client;
+    for (;;) {
+        if (s->closed) co_return;
+        if (q.chunks.empty()) {
+            q.wake.expires_at(steady::time_point::max());
+            co_await q.wake.async_wait(tuple_awaitable);  // cancelled by enqueue() or close_session()
+            continue;
+        }
+        if (steady::now() < q.chunks.front().due) {
+            q.wake.expires_at(q.chunks.front().due);
+            co_await q.wake.async_wait(tuple_awaitable);
+            continue;  // checks the clock again: never writes early
+        }
+        tcp_proxy_chunk c = std::move(q.chunks.front());
+        q.chunks.pop_front();
+        if (c.eof) {
+            close_session(*st, s, false);
+            co_return;
+        }
+        auto [ec, n] = co_await asio::async_write(to, asio::buffer(c.bytes), tuple_awaitable);
+        if (ec) {
+            close_session(*st, s, false);
+            co_return;
+        }
+    }
+}
+
+asio::awaitable<void> run_session(tcp_proxy_state* st, session_ptr s) {
+    // Reset or shut down before this started: async_connect would open the socket again.
+    if (s->closed) co_return;
+    auto [ec] = co_await s->upstream.async_connect(st->upstream, tuple_awaitable);
+    if (s->closed) co_return;
+    if (ec) {  // upstream down: the client sees its connection closed
+        close_session(*st, s, false);
+        co_return;
+    }
+    error_code ignored;
+    s->client.set_option(tcp::no_delay(true), ignored);
+    s->upstream.set_option(tcp::no_delay(true), ignored);
+    asio::co_spawn(st->ioc, read_side(st, s, direction::request), asio::detached);
+    asio::co_spawn(st->ioc, write_side(st, s, direction::request), asio::detached);
+    asio::co_spawn(st->ioc, read_side(st, s, direction::reply), asio::detached);
+    asio::co_spawn(st->ioc, write_side(st, s, direction::reply), asio::detached);
+}
+
+asio::awaitable<void> accept_loop(tcp_proxy_state* st) {
+    for (;;) {
+        auto [ec, sock] = co_await st->acceptor.async_accept(tuple_awaitable);
+        if (st->stopping || !st->acceptor.is_open()) co_return;
+        if (ec) {  // EMFILE and the like: try again shortly
+            asio::steady_timer pause(st->ioc, accept_retry_delay);
+            co_await pause.async_wait(tuple_awaitable);
+            continue;
+        }
+        st->accepted.fetch_add(1);
+        auto s = std::make_shared<tcp_proxy_session>(std::move(sock), st->ioc);
+        st->sessions.insert(s);
+        asio::co_spawn(st->ioc, run_session(st, s), asio::detached);
+    }
+}
+
+// Runs on the proxy thread: once the listener and the sessions are closed, every coroutine
+// finishes and run() returns.
+void shut_down(tcp_proxy_state& st) {
+    st.stopping = true;
+    error_code ignored;
+    st.acceptor.close(ignored);
+    close_all_sessions(st, false);
+    st.work.reset();
+}
+
+void run_proxy_thread(tcp_proxy_state* st) noexcept {
+    for (;;) {
+        try {
+            st->ioc.run();
+            return;
+        } catch (...) {
+            // A handler threw (say bad_alloc): the proxy keeps running.
+        }
+    }
+}
+
+}  // namespace
+
+tcp_proxy::tcp_proxy(std::uint16_t upstream_port) : state_(std::make_unique<detail::tcp_proxy_state>()) {
+    auto* st = state_.get();
+    st->upstream = tcp::endpoint(asio::ip::address_v4::loopback(), upstream_port);
+    const tcp::endpoint listen_on(asio::ip::address_v4::loopback(), 0);
+    st->acceptor.open(listen_on.protocol());
+    st->acceptor.bind(listen_on);
+    st->acceptor.listen();
+    port_ = st->acceptor.local_endpoint().port();
+    asio::co_spawn(st->ioc, accept_loop(st), asio::detached);
+    thread_ = std::thread(&run_proxy_thread, st);
+}
+
+tcp_proxy::~tcp_proxy() {
+    auto* st = state_.get();
+    try {
+        asio::post(st->ioc, [st] { shut_down(*st); });
+    } catch (...) {
+        st->ioc.stop();  // pending coroutines are destroyed with the io_context
+    }
+    if (thread_.joinable()) {
+        try {
+            thread_.join();
+        } catch (...) {
+        }
+    }
+}
+
+std::string tcp_proxy::uri() const {
+    return "redis://127.0.0.1:" + std::to_string(port_);
+}
+
+void tcp_proxy::set_reply_delay(std::chrono::milliseconds d) {
+    state_->reply_delay_ms.store(d.count());
+}
+
+void tcp_proxy::set_request_delay(std::chrono::milliseconds d) {
+    state_->request_delay_ms.store(d.count());
+}
+
+void tcp_proxy::set_mode(mode m) {
+    state_->mode.store(m);
+}
+
+void tcp_proxy::reset_connections() {
+    auto* st = state_.get();
+    if (st->ioc.get_executor().running_in_this_thread()) {
+        close_all_sessions(*st, true);
+        return;
+    }
+    std::promise<void> done;
+    auto finished = done.get_future();
+    asio::post(st->ioc, [st, &done] {
+        try {
+            close_all_sessions(*st, true);
+            done.set_value();
+        } catch (...) {
+            done.set_exception(std::current_exception());
+        }
+    });
+    finished.get();
+}
+
+std::size_t tcp_proxy::accepted() const {
+    return state_->accepted.load();
+}
+
+std::uint64_t tcp_proxy::bytes_from_clients() const {
+    return state_->from_clients.load();
+}
+
+std::uint64_t tcp_proxy::bytes_from_server() const {
+    return state_->from_server.load();
+}
+
+}  // namespace redlock::test

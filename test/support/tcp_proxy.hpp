@@ -1,0 +1,86 @@
+#ifndef REDLOCK_TEST_SUPPORT_TCP_PROXY_HPP
+#define REDLOCK_TEST_SUPPORT_TCP_PROXY_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace redlock::test {
+
+namespace detail {
+struct tcp_proxy_state;
+}
+
+/// A TCP proxy that injects network faults between a client and one upstream server
+/// (a `redis_server` of the fixture): latency per direction, replies that never arrive, a link
+/// that swallows everything, and connection resets.
+///
+/// It listens on 127.0.0.1 on a free port and forwards every accepted connection to
+/// 127.0.0.1:`upstream_port` over a connection of its own. It runs its own io_context on its own
+/// thread, so it keeps working while the test's io_context is blocked or busy (a blocking client,
+/// a test that runs its io_context only inside run_coro).
+///
+/// Faults apply to every connection, current and future, from the moment each chunk of bytes is
+/// read by the proxy: a setter affects the chunks read after it returns, never those already
+/// read. Bytes are never reordered within a direction.
+///
+/// When one side closes its connection (EOF), what is still queued for the other side is
+/// written, then both connections are closed. A read or write error closes both at once, and a
+/// client whose upstream connection cannot be made is closed.
+///
+/// All members may be called from any thread. The proxy buffers whatever it reads without limit
+/// (it is meant for tests, not bulk transfers).
+class tcp_proxy {
+public:
+    enum class mode {
+        pass,          ///< forward both ways
+        drop_replies,  ///< forward client->server; read and discard server->client (commands run, no replies)
+        blackhole,     ///< read and discard both ways (nothing reaches the server, nothing comes back)
+    };
+
+    /// Binds 127.0.0.1:0 and starts the proxy thread. Throws boost::system::system_error if it
+    /// cannot listen. The upstream is connected to only when a client connects.
+    explicit tcp_proxy(std::uint16_t upstream_port);
+    /// Closes the listener and every connection, and joins the thread. Never throws.
+    ~tcp_proxy();
+
+    tcp_proxy(const tcp_proxy&) = delete;
+    tcp_proxy& operator=(const tcp_proxy&) = delete;
+
+    /// The port the proxy listens on (127.0.0.1).
+    [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+    /// "redis://127.0.0.1:<port>"
+    [[nodiscard]] std::string uri() const;
+
+    /// Delay for every chunk going server->client (replies): a chunk read at time t is written
+    /// no earlier than t + d, and after every chunk read before it. Zero (the default, and what a
+    /// negative delay means): none.
+    void set_reply_delay(std::chrono::milliseconds d);
+    /// The same for client->server (requests).
+    void set_request_delay(std::chrono::milliseconds d);
+    void set_mode(mode m);
+
+    /// Abruptly closes every current client and upstream connection (RST: SO_LINGER 0), dropping
+    /// whatever is queued. Returns once they are closed. The proxy goes on accepting.
+    void reset_connections();
+
+    /// Connections accepted so far.
+    [[nodiscard]] std::size_t accepted() const;
+    /// Bytes read from clients / from the upstream server so far, over all connections, whether
+    /// they were then forwarded or discarded. Lets a test wait until the proxy has seen a request
+    /// (or a reply) before it asserts what became of it.
+    [[nodiscard]] std::uint64_t bytes_from_clients() const;
+    [[nodiscard]] std::uint64_t bytes_from_server() const;
+
+private:
+    std::unique_ptr<detail::tcp_proxy_state> state_;
+    std::uint16_t port_ = 0;
+    std::thread thread_;
+};
+
+}  // namespace redlock::test
+
+#endif
