@@ -107,7 +107,7 @@ private:
         report_.reset();
         contended_ = false;
         client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
-        // t0 before the first send: the validity must not count time the commands spent queued.
+        // t0 before the first send, so time the commands spend queued counts against the validity.
         t0_ = clock::now();
         for (std::size_t i = 0; i < n; ++i) {
             client_->node(i).async_exec(
