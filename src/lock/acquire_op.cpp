@@ -218,12 +218,14 @@ private:
         state->nodes_granted.store(static_cast<unsigned>(tally_.granted()), std::memory_order_relaxed);
         client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
         client_->metrics().acquire_latency(now - started_);
-        finish({}, lease(std::move(state)),
-               report_.summary(
-                   tally_,
-                   "acquired, validity left " +
-                       std::to_string(std::chrono::duration_cast<milliseconds>(valid_until - now).count()) +
-                       " ms"));
+        // The message costs more than the rest of a grant: build it only for a caller who asked.
+        std::string message;
+        if (diag_) {
+            const auto left = std::chrono::duration_cast<milliseconds>(valid_until - now);
+            message =
+                report_.summary(tally_, "acquired, validity left " + std::to_string(left.count()) + " ms");
+        }
+        finish({}, lease(std::move(state)), std::move(message));
     }
 
     // Nodes that denied hold another owner's token, so no key of ours; every other node may
