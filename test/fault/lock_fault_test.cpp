@@ -23,6 +23,7 @@ using namespace std::chrono_literals;
 using boost::system::error_code;
 using redlock::test::eventually;
 using redlock::test::holder_on;
+using redlock::test::key_exists;
 using redlock::test::lock_config;
 using redlock::test::lock_key;
 using redlock::test::run_coro;
@@ -41,10 +42,6 @@ redlock::lock_options options(std::chrono::milliseconds ttl, std::chrono::millis
     o.node_timeout = node_timeout;
     o.wait = wait;
     return o;
-}
-
-bool key_exists(const redlock::test::redis_server& s, const std::string& resource) {
-    return s.command({"EXISTS", lock_key(resource)}).integer != 0;
 }
 
 }  // namespace
@@ -181,12 +178,7 @@ BOOST_AUTO_TEST_CASE(a_quorum_reached_after_the_validity_ran_out_is_validity_exp
         BOOST_TEST(!l.held());
         for (auto& p : proxies)
             p->set_reply_delay(0ms);
-        BOOST_TEST(co_await eventually([&] {
-            for (const auto& s : servers) {
-                if (key_exists(*s, "late")) return false;
-            }
-            return true;
-        }));
+        BOOST_TEST(co_await eventually([&] { return redlock::test::no_key_anywhere(servers, "late"); }));
         BOOST_TEST(client.metrics().failed_validity_expired == 1u);
     }());
 }

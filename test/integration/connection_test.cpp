@@ -271,14 +271,16 @@ BOOST_AUTO_TEST_CASE(noscript_falls_back_to_eval_after_script_flush) {
         BOOST_TEST(first.integer == 1);
 
         server.command({"SCRIPT", "FLUSH"});
-        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(extend.sha1)}).elements.at(0).integer == 0);
+        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(extend.sha1)}).elements.at(0).integer ==
+                   0);
         std::vector<std::string_view> other{"token-2", "30000"};
         auto [ec2, second] = co_await conn.async_eval(extend, keys, other, 1000ms, tuple_awaitable);
         BOOST_TEST_REQUIRE(!ec2, ec2.message());
         BOOST_TEST((second.kind == redlock::resp::type::integer));
         BOOST_TEST(second.integer == 0);  // held by token-1: the script ran via EVAL
         // EVAL cached it again: the next call is an EVALSHA hit.
-        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(extend.sha1)}).elements.at(0).integer == 1);
+        BOOST_TEST(server.command({"SCRIPT", "EXISTS", std::string(extend.sha1)}).elements.at(0).integer ==
+                   1);
 
         // A Lua runtime error is a value, not a transport failure.
         std::vector<std::string_view> bad_args{"token-1", "not-a-number"};

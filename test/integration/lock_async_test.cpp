@@ -35,6 +35,8 @@ using redlock::test::eventually;
 using redlock::test::holder_on;
 using redlock::test::lock_config;
 using redlock::test::lock_key;
+using redlock::test::no_key_anywhere;
+using redlock::test::options;
 using redlock::test::run_coro;
 using redlock::test::sleep_for;
 using redlock::test::start_redis_servers;
@@ -43,20 +45,6 @@ using clock_type = std::chrono::steady_clock;
 namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-
-redlock::lock_options options(std::chrono::milliseconds ttl = 10s, std::chrono::milliseconds wait = 0ms) {
-    redlock::lock_options o;
-    o.ttl = ttl;
-    o.wait = wait;
-    return o;
-}
-
-bool no_key_anywhere(const redlock::test::server_list& servers, const std::string& resource) {
-    for (const auto& s : servers) {
-        if (s->command({"EXISTS", lock_key(resource)}).integer != 0) return false;
-    }
-    return true;
-}
 
 }  // namespace
 

@@ -27,6 +27,8 @@ using redlock::test::eventually;
 using redlock::test::holder_on;
 using redlock::test::lock_config;
 using redlock::test::lock_key;
+using redlock::test::nodes_holding;
+using redlock::test::options;
 using redlock::test::run_coro;
 using redlock::test::sleep_for;
 using redlock::test::start_redis_servers;
@@ -36,21 +38,6 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 const auto node_counts = data::make({1, 5});
-
-redlock::lock_options options(std::chrono::milliseconds ttl = 10s, std::chrono::milliseconds wait = 0ms) {
-    redlock::lock_options o;
-    o.ttl = ttl;
-    o.wait = wait;
-    return o;
-}
-
-std::size_t nodes_holding(const redlock::test::server_list& servers, const std::string& resource,
-                          const std::string& token) {
-    std::size_t n = 0;
-    for (const auto& s : servers)
-        n += holder_on(*s, resource) == token ? 1 : 0;
-    return n;
-}
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 
 #include "support/redis_server.hpp"
 #include <redlock/config.hpp>
+#include <redlock/lock_options.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -39,6 +40,35 @@ inline std::string lock_key(const std::string& resource) {
 /// The value of the lock key on one server: empty when there is none.
 inline std::string holder_on(const redis_server& s, const std::string& resource) {
     return s.command({"GET", lock_key(resource)}).str;
+}
+
+/// Whether the lock key of `resource` exists on one server.
+inline bool key_exists(const redis_server& s, const std::string& resource) {
+    return s.command({"EXISTS", lock_key(resource)}).integer != 0;
+}
+
+inline bool no_key_anywhere(const server_list& servers, const std::string& resource) {
+    for (const auto& s : servers) {
+        if (key_exists(*s, resource)) return false;
+    }
+    return true;
+}
+
+/// How many servers hold `token` in the lock key of `resource`.
+inline std::size_t nodes_holding(const server_list& servers, const std::string& resource,
+                                 const std::string& token) {
+    std::size_t n = 0;
+    for (const auto& s : servers)
+        n += holder_on(*s, resource) == token ? 1 : 0;
+    return n;
+}
+
+inline lock_options options(std::chrono::milliseconds ttl = std::chrono::seconds(10),
+                            std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
+    lock_options o;
+    o.ttl = ttl;
+    o.wait = wait;
+    return o;
 }
 
 inline boost::asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
