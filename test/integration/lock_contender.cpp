@@ -75,8 +75,7 @@ asio::awaitable<redlock::resp::value> run(redlock::redis::connection& checker, r
     co_return std::move(replies[0]);
 }
 
-asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection& checker, args a, tally& t,
-                             asio::io_context& ioc) {
+asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection& checker, args a, tally& t) {
     redlock::lock_options o;
     o.ttl = 10s;
     o.wait = 60s;
@@ -114,7 +113,7 @@ asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection
         }
         ++t.done_rounds;
     }
-    if (++t.finished == a.coroutines) ioc.stop();
+    ++t.finished;
 }
 
 }  // namespace
@@ -145,12 +144,17 @@ int main(int argc, char** argv) {
         checker.async_connect([](error_code) {});
         tally t;
         for (int c = 0; c < a.coroutines; ++c) {
-            auto w = worker(client, checker, a, t, ioc);
+            auto w = worker(client, checker, a, t);
             asio::co_spawn(ioc, std::move(w), [](std::exception_ptr ep) {
                 if (ep) std::rethrow_exception(ep);
             });
         }
-        ioc.run_for(std::chrono::minutes(5));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+        while (t.finished < a.coroutines && std::chrono::steady_clock::now() < deadline)
+            ioc.run_one_for(100ms);
+        // A release completes at a quorum; give the minority nodes' releases time to be sent and
+        // answered before the process exits, or their keys would wait for their ttl.
+        ioc.run_for(500ms);
         const auto m = client.metrics();
         std::printf("rounds %d failures %d attempts %llu contended %llu\n", t.done_rounds, t.failures,
                     static_cast<unsigned long long>(m.attempts),
