@@ -12,13 +12,27 @@ namespace redlock::detail {
 
 namespace {
 
-std::vector<std::string> names_of(const client_config& cfg) {
-    std::vector<std::string> names;
+std::vector<std::unique_ptr<redis::connection>> connections_for(const boost::asio::any_io_executor& ex,
+                                                                const client_config& cfg) {
+    std::vector<std::unique_ptr<redis::connection>> nodes;
     for (const auto& uri : cfg.nodes) {
-        redis::node_address a;
+        redis::connection_config cc;
         std::string why;
-        names.push_back(redis::parse_node_uri(uri, a, why) ? uri : a.to_string());
+        // The client validated the config: a URI that does not parse here is a library bug.
+        if (auto ec = redis::parse_node_uri(uri, cc.address, why)) throw boost::system::system_error(ec, why);
+        cc.client_name = cfg.client_name;
+        cc.connect_timeout = cfg.connect_timeout;
+        cc.scripts.assign(scripts::all.begin(), scripts::all.end());
+        nodes.push_back(std::make_unique<redis::connection>(ex, std::move(cc)));
     }
+    return nodes;
+}
+
+// Node names for messages and metrics: the URIs without their passwords.
+std::vector<std::string> names_of(const std::vector<std::unique_ptr<redis::connection>>& nodes) {
+    std::vector<std::string> names;
+    for (const auto& n : nodes)
+        names.push_back(n->config().address.to_string());
     return names;
 }
 
@@ -33,19 +47,10 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
     : ex_(ex),
       strand_(boost::asio::make_strand(ex)),
       cfg_(std::move(cfg)),
-      node_names_(names_of(cfg_)),
+      nodes_(connections_for(ex_, cfg_)),
+      node_names_(names_of(nodes_)),
       metrics_(node_names_),
       rng_(seed_from_os()) {
-    for (const auto& uri : cfg_.nodes) {
-        redis::connection_config cc;
-        std::string why;
-        // The client validated the config: a URI that does not parse here is a library bug.
-        if (auto ec = redis::parse_node_uri(uri, cc.address, why)) throw boost::system::system_error(ec, why);
-        cc.client_name = cfg_.client_name;
-        cc.connect_timeout = cfg_.connect_timeout;
-        cc.scripts.assign(scripts::all.begin(), scripts::all.end());
-        nodes_.push_back(std::make_unique<redis::connection>(ex_, std::move(cc)));
-    }
     // Connect now, so the first acquire does not pay for N handshakes; a node that is down keeps
     // being retried in the background.
     for (auto& n : nodes_)
