@@ -1,6 +1,7 @@
 #include "lock/acquire_op.hpp"
 
 #include "detail/completion.hpp"
+#include "lock/cancel_on_slot.hpp"
 #include "lock/lease_state.hpp"
 #include "lock/quorum.hpp"
 #include "lock/resource_keys.hpp"
@@ -10,7 +11,6 @@
 #include <redlock/error.hpp>
 #include <redlock/resp/request.hpp>
 
-#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
@@ -64,16 +64,8 @@ public:
           retry_timer_(client_->strand()),
           report_(*client_, "acquire", resource_) {}
 
-    // On the initiating thread: a cancellation slot must be connected where the handler lives.
-    void connect_cancellation() {
-        auto slot = asio::get_associated_cancellation_slot(handler_);
-        if (!slot.is_connected()) return;
-        slot.assign([weak = weak_from_this(), strand = client_->strand()](asio::cancellation_type) {
-            asio::post(strand, [weak] {
-                if (auto self = weak.lock()) self->cancel();
-            });
-        });
-    }
+    // On the initiating thread, before start().
+    void connect_cancellation() { cancel_on_slot(handler_, shared_from_this(), client_->strand()); }
 
     void start() {
         if (done_) return;  // cancelled before it started
@@ -97,6 +89,17 @@ public:
         started_ = clock::now();
         deadline_ = started_ + options_.wait;
         start_round();
+    }
+
+    void cancel() {
+        if (done_) return;
+        // Mid-attempt, any node may still grant: release wherever that can happen.
+        if (round_ > 0 && !tally_.decided()) {
+            client_->send_release(keys_, token_, nodes_to_release(), client_->background_timeout(), {});
+        }
+        retry_timer_.cancel();
+        finish(asio::error::operation_aborted, lease(),
+               "acquire \"" + resource_ + "\": cancelled after " + std::to_string(round_) + " attempt(s)");
     }
 
 private:
@@ -281,17 +284,6 @@ private:
 
     void maybe_next_round() {
         if (!done_ && !sleeping_ && cleanups_pending_ == 0) start_round();
-    }
-
-    void cancel() {
-        if (done_) return;
-        // Mid-attempt, any node may still grant: release wherever that can happen.
-        if (round_ > 0 && !tally_.decided()) {
-            client_->send_release(keys_, token_, nodes_to_release(), client_->background_timeout(), {});
-        }
-        retry_timer_.cancel();
-        finish(asio::error::operation_aborted, lease(),
-               "acquire \"" + resource_ + "\": cancelled after " + std::to_string(round_) + " attempt(s)");
     }
 
     static std::string describe(error_code ec) {

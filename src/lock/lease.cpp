@@ -14,14 +14,8 @@ const std::string empty_string;
 
 // Releases a lease nobody will release any more; never throws (destructors call it).
 void drop(const std::shared_ptr<detail::lease_state>& state) noexcept {
-    if (!state || !state->held.exchange(false)) return;
-    try {
+    if (state && detail::give_up(*state)) {
         state->client->metrics().leases_dropped.fetch_add(1, std::memory_order_relaxed);
-        state->client->send_release(state->keys, state->token,
-                                    std::vector<bool>(state->client->node_count(), true),
-                                    state->client->background_timeout(), {});
-    } catch (...) {
-        // Out of memory while queueing the release: the keys expire with their ttl.
     }
 }
 

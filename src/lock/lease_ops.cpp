@@ -1,11 +1,11 @@
 #include "lock/lease_ops.hpp"
 
 #include "detail/completion.hpp"
+#include "lock/cancel_on_slot.hpp"
 #include "lock/quorum.hpp"
 #include "lock/round_report.hpp"
 #include <redlock/error.hpp>
 
-#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
@@ -35,15 +35,10 @@ public:
           report_(*client_, operation, state_->resource) {}
     virtual ~lease_round_op() = default;
 
-    void connect_cancellation() {
-        auto slot = asio::get_associated_cancellation_slot(handler_);
-        if (!slot.is_connected()) return;
-        slot.assign([weak = weak_from_this(), strand = client_->strand()](asio::cancellation_type) {
-            asio::post(strand, [weak] {
-                if (auto self = weak.lock()) self->finish(asio::error::operation_aborted, "cancelled");
-            });
-        });
-    }
+    // On the initiating thread, before start().
+    void connect_cancellation() { cancel_on_slot(handler_, shared_from_this(), client_->strand()); }
+
+    void cancel() { finish(asio::error::operation_aborted, "cancelled"); }
 
     virtual void start() = 0;
 
@@ -155,10 +150,7 @@ private:
     // waits for a lease its owner has given up.
     void lose(error_code ec, std::string_view why) {
         client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
-        if (state_->held.exchange(false)) {
-            client_->send_release(state_->keys, state_->token, all_nodes(), client_->background_timeout(),
-                                  {});
-        }
+        give_up(*state_);
         finish(ec, why);
     }
 
@@ -225,6 +217,18 @@ void start_extend(std::shared_ptr<lease_state> state, milliseconds ttl, diagnost
 void start_release(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler) {
     auto client = state->client;
     launch(std::make_shared<release_op>(std::move(state), "release", diag, std::move(handler)), *client);
+}
+
+bool give_up(lease_state& state) noexcept {
+    if (!state.held.exchange(false)) return false;
+    try {
+        state.client->send_release(state.keys, state.token,
+                                   std::vector<bool>(state.client->node_count(), true),
+                                   state.client->background_timeout(), {});
+    } catch (...) {
+        // Out of memory while queueing the release: the keys expire with their ttl.
+    }
+    return true;
 }
 
 void complete_refused(const asio::any_io_executor& ex, lease_handler handler, error_code ec) {
