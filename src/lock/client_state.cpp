@@ -47,7 +47,9 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
     : ex_(ex),
       strand_(boost::asio::make_strand(ex)),
       cfg_(std::move(cfg)),
-      nodes_(connections_for(ex_, cfg_)),
+      // The connections share the client's strand: lock operations and their replies then run
+      // without a hop between strands.
+      nodes_(connections_for(strand_, cfg_)),
       node_names_(names_of(nodes_)),
       metrics_(node_names_),
       rng_(seed_from_os()) {

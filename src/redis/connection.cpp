@@ -24,7 +24,8 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
-#include <optional>
+#include <string_view>
+#include <utility>
 #include <random>
 
 namespace redlock::redis {
@@ -66,12 +67,19 @@ public:
         : exec_entry(std::move(payload), commands), handler_(std::move(h)), fallback_(std::move(fallback)) {}
 
     void on_complete(error_code ec) override {
-        if (timer_) timer_->cancel();
         if (!handler_) return;
         complete_on_handler_executor(std::move(handler_), fallback_, ec, std::move(replies()));
     }
 
-    std::optional<asio::steady_timer> timer_;
+    // Completes it later, never inside the caller's initiating function.
+    void complete_later(error_code ec) {
+        if (!handler_) return;
+        auto slot = asio::get_associated_cancellation_slot(handler_);
+        if (slot.is_connected()) slot.clear();
+        asio::post(fallback_, [h = std::move(handler_), ex = fallback_, ec]() mutable {
+            complete_on_handler_executor(std::move(h), ex, ec, std::vector<resp::value>{});
+        });
+    }
 
 private:
     exec_handler handler_;
@@ -93,16 +101,24 @@ struct connect_waiter {
 struct connection::impl : std::enable_shared_from_this<impl> {
     impl(asio::any_io_executor ex, connection_config cfg)
         : ex_(ex),
-          strand_(asio::make_strand(ex)),
+          strand_(strand_for(ex)),
           cfg_(std::move(cfg)),
           socket_(strand_),
           resolver_(strand_),
           writer_cv_(strand_),
+          request_timer_(strand_),
           connect_timer_(strand_),
           backoff_timer_(strand_),
           parser_(cfg_.limits),
           read_buffer_(64 * 1024),
           rng_(std::random_device{}()) {}
+
+    // A caller that hands us a strand already serialises its own work on it: sharing it lets that
+    // caller's requests and our completions run without a hop between two strands.
+    static asio::strand<asio::any_io_executor> strand_for(const asio::any_io_executor& ex) {
+        if (const auto* s = ex.target<asio::strand<asio::any_io_executor>>()) return *s;
+        return asio::make_strand(ex);
+    }
 
     // --- state, touched only on strand_ --------------------------------------------------------
     asio::any_io_executor ex_;
@@ -111,6 +127,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     socket_type socket_;
     asio::ip::tcp::resolver resolver_;
     asio::steady_timer writer_cv_;  // expires at max: a condition variable woken by cancel()
+    asio::steady_timer request_timer_;  // one timer for every request's timeout: see arm_request_timer()
+    clock_type::time_point request_timer_at_ = clock_type::time_point::max();  // max: not armed
     asio::steady_timer connect_timer_;
     asio::steady_timer backoff_timer_;
     multiplexer mux_;
@@ -121,6 +139,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     bool running_ = false;
     bool closed_ = false;
     bool writer_waiting_ = false;
+    bool flush_scheduled_ = false;
+    std::string_view unwritten_;  // what flush() could not write at once: the writer finishes it
+    error_code write_error_;      // flush() failed: the writer ends the connected phase with it
     bool connect_timed_out_ = false;
     bool connecting_ = false;  // a connect attempt is running: only then may its timer close the socket
     clock_type::time_point last_progress_{};
@@ -152,6 +173,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 exec_handler h) {
         auto slot = asio::get_associated_cancellation_slot(h);
         auto op = std::make_shared<exec_op>(std::move(payload), commands, std::move(h), ex_);
+        if (timeout > timeout.zero()) op->set_deadline(clock_type::now() + timeout);
         if (slot.is_connected()) {
             slot.assign([weak_self = weak_from_this(),
                          weak_op = std::weak_ptr<exec_op>(op)](asio::cancellation_type t) {
@@ -162,10 +184,21 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 });
             });
         }
-        asio::post(strand_, [self = shared_from_this(), op = std::move(op), timeout]() mutable {
-            if (timeout > timeout.zero() && !self->closed_) self->start_timer(op, timeout);
-            self->enqueue(std::move(op));
-        });
+        if (strand_.running_in_this_thread()) {
+            admit(std::move(op));
+            return;
+        }
+        asio::post(strand_, [self = shared_from_this(), op = std::move(op)]() mutable { self->admit(std::move(op)); });
+    }
+
+    // On the strand, maybe inside the caller's initiating function: nothing completes inline here.
+    void admit(std::shared_ptr<exec_op> op) {
+        if (closed_) {
+            op->complete_later(error::connection_closed);
+            return;
+        }
+        arm_request_timer(op->deadline());
+        enqueue(std::move(op));
     }
 
     void enqueue(std::shared_ptr<exec_entry> e) {
@@ -174,6 +207,45 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             return;
         }
         mux_.add(std::move(e));
+        // A long turn writes in slices, so the server works on the first requests while we
+        // produce the rest: on few cores that overlap is worth more than fewer writes.
+        if (mux_.staged() >= flush_slice && writer_waiting_ && !closed_) {
+            flush();
+        } else {
+            schedule_flush();
+        }
+    }
+
+    // Requests admitted in one turn of the strand leave in one write, made by flush() once the
+    // handlers queued before it have run; the writer coroutine is only woken when the socket
+    // cannot take everything at once.
+    void schedule_flush() {
+        if (flush_scheduled_ || !writer_waiting_) return;  // a busy writer takes them after its write
+        flush_scheduled_ = true;
+        asio::post(strand_, [self = shared_from_this()] {
+            self->flush_scheduled_ = false;
+            self->flush();
+        });
+    }
+
+    static constexpr std::size_t flush_slice = 16;
+
+    void flush() {
+        if (!writer_waiting_ || closed_ || !mux_.has_staged()) return;
+        if (!mux_.awaiting_replies()) last_progress_ = clock_type::now();
+        std::string_view bytes = mux_.prepare_write();
+        error_code ec;
+        std::size_t n = socket_.write_some(asio::buffer(bytes), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) {
+            ec = {};
+            n = 0;
+        }
+        if (!ec && n == bytes.size()) {
+            update_stats([](connection_stats& s) { ++s.writes; });
+            return;
+        }
+        unwritten_ = bytes.substr(n);
+        write_error_ = ec;
         wake_writer();
     }
 
@@ -184,15 +256,19 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         }
     }
 
-    void start_timer(const std::shared_ptr<exec_op>& op, std::chrono::milliseconds timeout) {
-        op->timer_.emplace(strand_, timeout);
-        op->timer_->async_wait(
-            [self = weak_from_this(), weak_op = std::weak_ptr<exec_op>(op)](error_code ec) {
-                auto s = self.lock();
-                auto o = weak_op.lock();
-                if (ec || !s || !o) return;
-                s->mux_.cancel(o, error::request_timeout);
-            });
+    // The timer is set for the earliest deadline of the queued requests; requests with later
+    // deadlines do not touch it, so a request costs no timer operation of its own.
+    void arm_request_timer(clock_type::time_point deadline) {
+        if (deadline >= request_timer_at_) return;
+        request_timer_at_ = deadline;
+        request_timer_.expires_at(deadline);
+        request_timer_.async_wait([self = weak_from_this()](error_code ec) {
+            auto s = self.lock();
+            if (ec || !s || s->closed_) return;  // re-armed earlier, or closed
+            s->request_timer_at_ = clock_type::time_point::max();
+            auto next = s->mux_.expire(clock_type::now(), error::request_timeout);
+            s->arm_request_timer(next);
+        });
     }
 
     void cancel_exec(const std::shared_ptr<exec_op>& op, asio::cancellation_type t) {
@@ -238,6 +314,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         socket_.close(ignored);
         connect_timer_.cancel();
         backoff_timer_.cancel();
+        request_timer_.cancel();
         writer_cv_.cancel();
         mux_.fail_all(error::connection_closed);
         notify_connect_waiters(error::connection_closed);
@@ -332,6 +409,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             asio::local::stream_protocol::endpoint ep(a.path);
             auto [cec] = co_await socket_.async_connect(socket_type::endpoint_type(ep), use_tuple);
             if (cec) set_last_error(cec, "connecting to " + node() + ": " + cec.message());
+            if (!cec) socket_.non_blocking(true, ec);  // flush() writes without blocking
             co_return cec;
         }
         std::vector<asio::ip::tcp::endpoint> endpoints;
@@ -354,6 +432,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             if (!cec) {
                 socket_.set_option(asio::ip::tcp::no_delay(true), ec);
                 socket_.set_option(asio::socket_base::keep_alive(true), ec);
+                socket_.non_blocking(true, ec);  // flush() writes without blocking
                 co_return error_code{};
             }
             last = cec;
@@ -492,6 +571,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     asio::awaitable<error_code> serve() {
         using namespace asio::experimental;
         last_progress_ = clock_type::now();
+        unwritten_ = {};
+        write_error_ = {};
         auto self = shared_from_this();
         auto reader_op = asio::co_spawn(strand_, reader(self), asio::deferred);
         auto writer_op = asio::co_spawn(strand_, writer(self), asio::deferred);
@@ -526,7 +607,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 if (auto ec = self->parse_buffered()) co_return ec;
                 if (!self->parser_.done()) break;
                 resp::value v = self->parser_.take();
-                switch (self->mux_.on_reply(std::move(v))) {
+                auto outcome = self->mux_.on_reply(std::move(v));
+                // A completion runs inline and may have closed the connection.
+                if (self->closed_) co_return asio::error::operation_aborted;
+                switch (outcome) {
                     case multiplexer::reply_outcome::matched:
                         break;
                     case multiplexer::reply_outcome::push:
@@ -549,6 +633,16 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
     static asio::awaitable<error_code> writer(std::shared_ptr<impl> self) {
         for (;;) {
+            if (self->write_error_) co_return std::exchange(self->write_error_, {});
+            if (!self->unwritten_.empty()) {
+                // The rest of a write that flush() began; the view stays valid until the next prepare_write().
+                auto [ec, n] = co_await asio::async_write(self->socket_, asio::buffer(self->unwritten_), use_tuple);
+                (void)n;
+                self->unwritten_ = {};
+                if (ec) co_return ec;
+                self->update_stats([](connection_stats& s) { ++s.writes; });
+                continue;
+            }
             while (!self->mux_.has_staged()) {
                 self->writer_waiting_ = true;
                 self->writer_cv_.expires_at(clock_type::time_point::max());
@@ -558,7 +652,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 if (cs.cancelled() != asio::cancellation_type::none || self->closed_) {
                     co_return asio::error::operation_aborted;
                 }
+                if (self->write_error_ || !self->unwritten_.empty()) break;
             }
+            if (self->write_error_ || !self->unwritten_.empty()) continue;
             // The health check measures silence from the moment a reply is first owed.
             if (!self->mux_.awaiting_replies()) self->last_progress_ = clock_type::now();
             std::string_view bytes = self->mux_.prepare_write();

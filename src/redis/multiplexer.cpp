@@ -63,6 +63,23 @@ bool multiplexer::cancel(const entry_ptr& e, boost::system::error_code ec) {
     return false;
 }
 
+exec_entry::time_point multiplexer::expire(exec_entry::time_point now, boost::system::error_code ec) {
+    // Completions may add entries (and so reallocate the deque): collect first, cancel after.
+    std::vector<entry_ptr> overdue;
+    auto next = exec_entry::time_point::max();
+    for (const auto& e : queue_) {
+        if (e->state_ != exec_entry::state::staged && e->state_ != exec_entry::state::written) continue;
+        if (e->deadline_ <= now) {
+            overdue.push_back(e);
+        } else {
+            next = std::min(next, e->deadline_);
+        }
+    }
+    for (const auto& e : overdue)
+        cancel(e, ec);
+    return next;
+}
+
 void multiplexer::on_connection_lost(boost::system::error_code lost_ec) {
     std::vector<entry_ptr> lost(
         std::make_move_iterator(queue_.begin()),

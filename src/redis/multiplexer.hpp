@@ -5,6 +5,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -18,6 +19,8 @@ namespace redlock::redis {
 /// The I/O shell derives from it to attach the completion handler and timer.
 class exec_entry {
 public:
+    using time_point = std::chrono::steady_clock::time_point;
+
     enum class state : unsigned char {
         staged,     // queued, not yet handed to a write
         written,    // handed to a write (maybe still in flight), waiting for replies
@@ -36,6 +39,10 @@ public:
     [[nodiscard]] std::size_t expected_replies() const noexcept { return expected_; }
     std::vector<resp::value>& replies() noexcept { return replies_; }
 
+    /// When expire() gives up on it; the default is never.
+    void set_deadline(time_point t) noexcept { deadline_ = t; }
+    [[nodiscard]] time_point deadline() const noexcept { return deadline_; }
+
     /// Called once, by the multiplexer, when the entry leaves the queue with a result.
     virtual void on_complete(boost::system::error_code ec) = 0;
 
@@ -45,6 +52,7 @@ private:
     std::size_t expected_;
     std::vector<resp::value> replies_;
     std::size_t received_ = 0;
+    time_point deadline_ = time_point::max();
     state state_ = state::staged;
 };
 
@@ -87,6 +95,11 @@ public:
     /// writing/written one becomes abandoned and its replies will be discarded. Completes it
     /// with `ec` unless it was already finished. Returns false if it was already finished.
     bool cancel(const entry_ptr& e, boost::system::error_code ec);
+
+    /// Cancels, as cancel() does, every entry whose deadline is at or before `now`, and returns
+    /// the earliest deadline of those still waiting (time_point::max() if none), so that one
+    /// timer per connection serves every request's timeout.
+    exec_entry::time_point expire(exec_entry::time_point now, boost::system::error_code ec);
 
     /// The connection is gone. Entries that were written (or in a write) and not answered are
     /// completed with `lost_ec`: they may have run on the server. Staged entries stay queued

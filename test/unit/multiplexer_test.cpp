@@ -231,4 +231,62 @@ BOOST_AUTO_TEST_CASE(ten_thousand_interleaved_requests_keep_their_order) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(expire_times_out_overdue_entries_only_and_names_the_next_deadline) {
+    using namespace std::chrono_literals;
+    multiplexer m;
+    const exec_entry::time_point t0{};
+    auto written_overdue = entry("A"), written_later = entry("B"), staged_overdue = entry("C"),
+         no_deadline = entry("D");
+    written_overdue->set_deadline(t0 + 10ms);
+    written_later->set_deadline(t0 + 30ms);
+    staged_overdue->set_deadline(t0 + 5ms);
+    m.add(written_overdue);
+    m.add(written_later);
+    m.prepare_write();
+    m.add(staged_overdue);
+    m.add(no_deadline);
+
+    BOOST_TEST((m.expire(t0 + 4ms, redlock::error::request_timeout) == t0 + 5ms));
+    BOOST_TEST(written_overdue->completions + written_later->completions + staged_overdue->completions == 0);
+
+    BOOST_TEST((m.expire(t0 + 10ms, redlock::error::request_timeout) == t0 + 30ms));
+    BOOST_TEST(written_overdue->completions == 1);
+    BOOST_TEST(written_overdue->result == redlock::error::request_timeout);
+    BOOST_TEST(staged_overdue->completions == 1);
+    BOOST_TEST(written_later->completions == 0);
+    BOOST_TEST(no_deadline->completions == 0);
+
+    // The timed-out staged entry is never written; the written one's reply is still consumed.
+    BOOST_TEST(m.prepare_write() == "D");
+    m.on_reply(integer(1));  // A's, dropped
+    m.on_reply(integer(2));  // B's
+    BOOST_TEST(written_later->got.at(0).integer == 2);
+    BOOST_TEST(written_overdue->completions == 1);
+    BOOST_TEST((m.expire(t0 + 1h, redlock::error::request_timeout) == exec_entry::time_point::max()));
+    BOOST_TEST(no_deadline->completions == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_timeout_completion_that_adds_a_request_is_safe) {
+    using namespace std::chrono_literals;
+    multiplexer m;
+    const exec_entry::time_point t0{};
+    std::vector<std::shared_ptr<recording_entry>> added;
+    auto a = entry("A");
+    a->set_deadline(t0 + 1ms);
+    a->then = [&] {
+        for (int i = 0; i < 100; ++i) {
+            added.push_back(entry("x"));
+            added.back()->set_deadline(t0 + 50ms);
+            m.add(added.back());
+        }
+    };
+    m.add(a);
+    m.prepare_write();
+    // The requests added by the completion are not in this expire's answer: their adder arms its own timer.
+    BOOST_TEST((m.expire(t0 + 2ms, redlock::error::request_timeout) == exec_entry::time_point::max()));
+    BOOST_TEST(a->completions == 1);
+    BOOST_TEST(m.staged() == 100u);
+    BOOST_TEST((m.expire(t0 + 2ms, redlock::error::request_timeout) == t0 + 50ms));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
