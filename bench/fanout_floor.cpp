@@ -1,0 +1,164 @@
+// The fastest a Redlock acquire can be on this machine, measured without our library: a client
+// that does nothing but send `SET key token NX PX ttl GET` over blocking sockets and wait for the
+// replies. It times, at concurrency 1:
+//   - one node (the N = 1 acquire),
+//   - N nodes at once, until a quorum replied (the concurrent fan-out Redlock asks for),
+//   - N nodes one after the other, until a quorum replied (a fan-out that is not concurrent),
+// so that bench/run_lock_bench can show how much of the N = 5 / N = 1 latency ratio the machine
+// itself imposes (N redis-servers and the client sharing few cores) and how much is ours.
+//
+//   fanout_floor --ports P1,P2,... [--iterations K]      prints one JSON line
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+[[noreturn]] void die(const std::string& what) {
+    std::fprintf(stderr, "fanout_floor: %s: %s\n", what.c_str(), std::strerror(errno));
+    std::exit(1);
+}
+
+int connect_to(int port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) die("socket");
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) die("connect to port " + std::to_string(port));
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+std::string bulk(const std::string& s) {
+    return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
+}
+
+std::string set_command(const std::string& key) {
+    return "*7\r\n" + bulk("SET") + bulk(key) + bulk("0123456789abcdef0123456789abcdef") + bulk("NX") + bulk("PX") +
+           bulk("10000") + bulk("GET");
+}
+
+void send_all(int fd, const std::string& bytes) {
+    if (::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) die("write");
+}
+
+// Every reply here is one short line ("$-1" or a short bulk string): one read takes it whole.
+void read_reply(int fd) {
+    char buf[512];
+    if (::read(fd, buf, sizeof buf) <= 0) die("read");
+}
+
+// Sends to every node at once, returns when a quorum replied; the other replies are read after.
+double concurrent(const std::vector<int>& fds, const std::string& cmd) {
+    const std::size_t quorum = fds.size() / 2 + 1;
+    auto t0 = clock_type::now();
+    for (int fd : fds)
+        send_all(fd, cmd);
+    std::vector<bool> done(fds.size(), false);
+    std::size_t got = 0;
+    double latency = 0;
+    while (got < fds.size()) {
+        std::vector<pollfd> p(fds.size());
+        for (std::size_t i = 0; i < fds.size(); ++i)
+            p[i] = {fds[i], static_cast<short>(done[i] ? 0 : POLLIN), 0};
+        if (::poll(p.data(), p.size(), 5000) <= 0) die("poll");
+        for (std::size_t i = 0; i < fds.size(); ++i) {
+            if (!(p[i].revents & POLLIN)) continue;
+            read_reply(fds[i]);
+            done[i] = true;
+            if (++got == quorum) latency = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+        }
+    }
+    return latency;
+}
+
+// One node after the other until a quorum replied.
+double sequential(const std::vector<int>& fds, const std::string& cmd) {
+    const std::size_t quorum = fds.size() / 2 + 1;
+    auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < quorum; ++i) {
+        send_all(fds[i], cmd);
+        read_reply(fds[i]);
+    }
+    return std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+}
+
+double p(std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    auto rank = static_cast<std::size_t>(q * static_cast<double>(v.size()));
+    return v[std::min(rank, v.size() - 1)];
+}
+
+template <class F>
+std::vector<double> run(int iterations, const char* tag, F f) {
+    std::vector<double> out;
+    for (int i = 0; i < iterations + iterations / 10; ++i) {
+        double us = f(set_command(std::string("floor:") + tag + ":" + std::to_string(i)));
+        if (i >= iterations / 10) out.push_back(us);  // the first tenth warms up
+    }
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<int> ports;
+    int iterations = 20000;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--ports" && i + 1 < argc) {
+            std::string list = argv[++i];
+            for (std::size_t pos = 0; pos <= list.size();) {
+                auto comma = list.find(',', pos);
+                if (comma == std::string::npos) comma = list.size();
+                ports.push_back(std::atoi(list.substr(pos, comma - pos).c_str()));
+                pos = comma + 1;
+            }
+        } else if (a == "--iterations" && i + 1 < argc) {
+            iterations = std::atoi(argv[++i]);
+        } else {
+            std::fprintf(stderr, "usage: fanout_floor --ports P1,P2,... [--iterations K]\n");
+            return 2;
+        }
+    }
+    if (ports.size() < 2 || iterations < 10) {
+        std::fprintf(stderr, "fanout_floor: give at least 2 ports and 10 iterations\n");
+        return 2;
+    }
+    std::vector<int> all;
+    for (int port : ports)
+        all.push_back(connect_to(port));
+    const std::vector<int> one{all.front()};
+
+    auto single = run(iterations, "one", [&](const std::string& c) { return concurrent(one, c); });
+    auto fan = run(iterations, "fan", [&](const std::string& c) { return concurrent(all, c); });
+    auto seq = run(iterations, "seq", [&](const std::string& c) { return sequential(all, c); });
+    std::printf(
+        "{\"nodes\": %zu, \"iterations\": %d, \"one_p50_us\": %.1f, \"one_p99_us\": %.1f, "
+        "\"concurrent_p50_us\": %.1f, \"concurrent_p99_us\": %.1f, \"sequential_p50_us\": %.1f, "
+        "\"sequential_p99_us\": %.1f}\n",
+        all.size(), iterations, p(single, 0.5), p(single, 0.99), p(fan, 0.5), p(fan, 0.99), p(seq, 0.5),
+        p(seq, 0.99));
+    for (int fd : all)
+        ::close(fd);
+    return 0;
+}
