@@ -100,6 +100,21 @@ public:
             release_initiation{this}, token, &diag);
     }
 
+    /// Completes when the lease ends: with error::lock_lost when it was lost (an extend found
+    /// that a majority of nodes no longer hold our token, its watchdog could not extend it
+    /// before its validity ran out or reached options.max_hold, or, without a watchdog, its
+    /// validity ran out unextended), with success when it was released or dropped. At once if
+    /// it already ended. Any number of waits may be pending on one lease.
+    ///
+    /// Handler signature: `void(error_code)`. Errors: lock_lost; not_owner for an empty lease.
+    /// Cancellation: terminal, partial and total complete it at once with operation_aborted;
+    /// the lease is not affected.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_wait_lost(CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            wait_lost_initiation{this}, token);
+    }
+
 private:
     using void_handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
 
@@ -118,6 +133,14 @@ private:
         }
     };
 
+    struct wait_lost_initiation {
+        lease* self;
+        template <class Handler>
+        void operator()(Handler&& h) const {
+            self->async_wait_lost_impl(void_handler(std::forward<Handler>(h)));
+        }
+    };
+    void async_wait_lost_impl(void_handler h);
     void async_extend_impl(std::chrono::milliseconds ttl, diagnostics* diag, void_handler h);
     void async_release_impl(diagnostics* diag, void_handler h);
 

@@ -21,6 +21,18 @@ struct lock_options {
     std::chrono::milliseconds node_timeout{0};
     /// A grant whose validity left is not above this is error::validity_expired.
     std::chrono::milliseconds min_validity{0};
+
+    /// Keeps the lease alive until it is released or dropped: a watchdog extends it to `ttl`
+    /// every `renew_every`, retries a failed extension quickly, and declares the lease lost
+    /// (lease::async_wait_lost) when no quorum confirmed one before the validity ran out, or as
+    /// soon as a majority of nodes no longer hold our token. async_with_lock always turns it on.
+    bool watchdog = false;
+    /// How often the watchdog extends; zero: ttl / 3. Must be below ttl.
+    std::chrono::milliseconds renew_every{0};
+    /// Caps how long the watchdog keeps the lease alive, counted from the acquire; zero: no cap.
+    /// Past it the lease is released and declared lost (the Redlock spec asks for a bound, or a
+    /// holder stuck in its critical section keeps everybody else out for ever).
+    std::chrono::milliseconds max_hold{0};
 };
 
 }  // namespace redlock

@@ -9,5 +9,6 @@
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
 #include <redlock/metrics.hpp>
+#include <redlock/with_lock.hpp>
 
 #endif

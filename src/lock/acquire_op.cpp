@@ -8,6 +8,7 @@
 #include "lock/retry_delay.hpp"
 #include "lock/round_report.hpp"
 #include "lock/token.hpp"
+#include "lock/watchdog.hpp"
 #include <redlock/error.hpp>
 #include <redlock/resp/request.hpp>
 
@@ -47,6 +48,11 @@ error_code check_request(const client_config& cfg, const std::string& resource, 
         retry.min_delay > retry.max_delay) {
         why = "acquire \"" + resource +
               "\": lock_options has a negative duration or retry.min_delay above retry.max_delay";
+        return error::invalid_config;
+    }
+    if (o.watchdog && (o.renew_every < milliseconds::zero() || o.renew_every >= o.ttl ||
+                       o.max_hold < milliseconds::zero())) {
+        why = "acquire \"" + resource + "\": lock_options::renew_every must be in [0, ttl) and max_hold >= 0";
         return error::invalid_config;
     }
     return {};
@@ -221,6 +227,13 @@ private:
         state->nodes_granted.store(static_cast<unsigned>(tally_.granted()), std::memory_order_relaxed);
         client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
         client_->metrics().acquire_latency(now - started_);
+        if (options_.watchdog) {
+            const auto every = options_.renew_every > milliseconds::zero() ? options_.renew_every : options_.ttl / 3;
+            const auto hold_until =
+                options_.max_hold > milliseconds::zero() ? now + options_.max_hold : clock::time_point::max();
+            state->dog = std::make_shared<watchdog>(state, options_.ttl, std::max(every, milliseconds(1)), hold_until);
+            state->dog->start();
+        }
         // The message costs more than the rest of a grant: build it only for a caller who asked.
         std::string message;
         if (diag_) {

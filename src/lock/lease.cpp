@@ -1,3 +1,4 @@
+#include "lock/lease_end.hpp"
 #include "lock/lease_ops.hpp"
 #include "lock/lease_state.hpp"
 #include <redlock/error.hpp>
@@ -14,7 +15,7 @@ const std::string empty_string;
 
 // Releases a lease nobody will release any more; never throws (destructors call it).
 void drop(const std::shared_ptr<detail::lease_state>& state) noexcept {
-    if (state && detail::give_up(*state)) {
+    if (state && detail::give_up(state, {})) {
         state->client->metrics().leases_dropped.fetch_add(1, std::memory_order_relaxed);
     }
 }
@@ -74,6 +75,14 @@ void lease::async_extend_impl(std::chrono::milliseconds ttl, diagnostics* diag, 
         return;
     }
     detail::start_extend(state_, ttl, diag, std::move(h));
+}
+
+void lease::async_wait_lost_impl(void_handler h) {
+    if (!state_) {
+        detail::complete_refused(boost::asio::system_executor(), std::move(h), error::not_owner);
+        return;
+    }
+    detail::start_wait_lost(state_, std::move(h));
 }
 
 void lease::async_release_impl(diagnostics* diag, void_handler h) {

@@ -2,6 +2,7 @@
 
 #include "detail/completion.hpp"
 #include "lock/cancel_on_slot.hpp"
+#include "lock/lease_end.hpp"
 #include "lock/quorum.hpp"
 #include "lock/round_report.hpp"
 #include <redlock/error.hpp>
@@ -150,7 +151,7 @@ private:
     // waits for a lease its owner has given up.
     void lose(error_code ec, std::string_view why) {
         client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
-        give_up(*state_);
+        give_up(state_, error::lock_lost);
         finish(ec, why);
     }
 
@@ -164,6 +165,7 @@ public:
     using lease_round_op::lease_round_op;
 
     void start() override {
+        end_lease(*state_, {});  // the holder let go: no more renewals, waiters hear it was not lost
         if (done_) return;
         client_->send_release(state_->keys, state_->token, all_nodes(), state_->node_timeout,
                               reply_handler());
@@ -217,18 +219,6 @@ void start_extend(std::shared_ptr<lease_state> state, milliseconds ttl, diagnost
 void start_release(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler) {
     auto client = state->client;
     launch(std::make_shared<release_op>(std::move(state), "release", diag, std::move(handler)), *client);
-}
-
-bool give_up(lease_state& state) noexcept {
-    if (!state.held.exchange(false)) return false;
-    try {
-        state.client->send_release(state.keys, state.token,
-                                   std::vector<bool>(state.client->node_count(), true),
-                                   state.client->background_timeout(), {});
-    } catch (...) {
-        // Out of memory while queueing the release: the keys expire with their ttl.
-    }
-    return true;
 }
 
 void complete_refused(const asio::any_io_executor& ex, lease_handler handler, error_code ec) {

@@ -22,11 +22,6 @@ void start_extend(std::shared_ptr<lease_state> state, std::chrono::milliseconds 
 /// cleared `state->held`.
 void start_release(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler);
 
-/// Gives the lease up if it is still held: clears `held` and queues the token-checked release on
-/// every node, answered by nobody. Returns whether it was held. Never throws (destructors call
-/// it): if the release cannot even be queued, the keys expire with their ttl.
-bool give_up(lease_state& state) noexcept;
-
 /// Completes `handler` with `ec` as if posted: for operations refused before they start.
 void complete_refused(const boost::asio::any_io_executor& ex, lease_handler handler,
                       boost::system::error_code ec);

@@ -9,8 +9,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
+
+class lost_waiter;
+class watchdog;
 
 /// What a lease knows about itself. Shared by the lease and its pending extend or release, so
 /// either may finish after the other is gone. The atomics are read by observers on any thread
@@ -29,6 +33,12 @@ struct lease_state {
     /// Cleared by the first of: release, a failed extend that proves the lease gone, the
     /// destructor. Whoever clears it owns sending the release.
     std::atomic<bool> held{true};
+
+    // --- the end of the lease: on the client's strand only (see lease_end.hpp) -------------------
+    bool ended = false;
+    boost::system::error_code end_reason;  ///< lock_lost, or success for a release or a drop
+    std::vector<std::shared_ptr<lost_waiter>> lost_waiters;
+    std::shared_ptr<watchdog> dog;  ///< while it runs; end_lease() stops it and breaks the cycle
 
     [[nodiscard]] clock::time_point valid_until_time() const noexcept {
         return clock::time_point(clock::duration(valid_until.load(std::memory_order_acquire)));

@@ -42,6 +42,8 @@ std::string metrics_snapshot::to_json() const {
     j["released"] = released;
     j["release_failed"] = release_failed;
     j["leases_dropped"] = leases_dropped;
+    j["leases_lost"] = leases_lost;
+    j["watchdog_renewals"] = watchdog_renewals;
     auto& nodes_json = j["nodes"] = nlohmann::json::array();
     for (const auto& n : nodes)
         nodes_json.push_back({{"node", n.node}, {"timeouts", n.timeouts}, {"errors", n.errors}});

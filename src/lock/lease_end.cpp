@@ -1,0 +1,104 @@
+#include "lock/lease_end.hpp"
+
+#include "detail/completion.hpp"
+#include "lock/cancel_on_slot.hpp"
+#include "lock/watchdog.hpp"
+#include <redlock/error.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using clock = std::chrono::steady_clock;
+
+void end_lease(lease_state& state, error_code reason) {
+    if (state.ended) return;
+    state.ended = true;
+    state.end_reason = reason;
+    if (reason == error::lock_lost) state.client->metrics().leases_lost.fetch_add(1, std::memory_order_relaxed);
+    if (auto dog = std::move(state.dog)) dog->stop();
+    auto waiters = std::move(state.lost_waiters);
+    state.lost_waiters.clear();
+    for (auto& w : waiters)
+        w->complete(reason);
+}
+
+void post_end_lease(const std::shared_ptr<lease_state>& state, error_code reason) noexcept {
+    try {
+        asio::post(state->client->strand(), [state, reason] { end_lease(*state, reason); });
+    } catch (...) {
+        // Out of memory: the watchdog then stops at its next tick, when it finds the lease not held.
+    }
+}
+
+bool give_up(const std::shared_ptr<lease_state>& state, error_code reason) noexcept {
+    if (!state->held.exchange(false)) return false;
+    try {
+        state->client->send_release(state->keys, state->token,
+                                    std::vector<bool>(state->client->node_count(), true),
+                                    state->client->background_timeout(), {});
+    } catch (...) {
+        // Out of memory while queueing the release: the keys expire with their ttl.
+    }
+    post_end_lease(state, reason);
+    return true;
+}
+
+lost_waiter::lost_waiter(std::shared_ptr<lease_state> state, lease_handler handler)
+    : state_(std::move(state)), handler_(std::move(handler)), timer_(state_->client->strand()) {}
+
+void lost_waiter::connect_cancellation() {
+    cancel_on_slot(handler_, shared_from_this(), state_->client->strand());
+}
+
+void lost_waiter::start() {
+    if (done_) return;
+    if (state_->ended) {
+        complete(state_->end_reason);
+        return;
+    }
+    state_->lost_waiters.push_back(shared_from_this());
+    if (!state_->dog) watch_validity();
+}
+
+void lost_waiter::cancel() {
+    if (done_) return;
+    auto& waiters = state_->lost_waiters;
+    waiters.erase(std::remove(waiters.begin(), waiters.end(), shared_from_this()), waiters.end());
+    complete(asio::error::operation_aborted);
+}
+
+void lost_waiter::complete(error_code ec) {
+    if (done_) return;
+    done_ = true;
+    timer_.cancel();
+    complete_on_handler_executor(std::move(handler_), state_->client->executor(), ec);
+}
+
+void lost_waiter::watch_validity() {
+    timer_.expires_at(state_->valid_until_time());
+    timer_.async_wait([self = shared_from_this()](error_code ec) {
+        if (ec || self->done_ || self->state_->ended) return;
+        if (clock::now() < self->state_->valid_until_time()) {
+            self->watch_validity();  // extended meanwhile
+            return;
+        }
+        // Nobody confirmed an extension in time: a quorum may have let our key expire. If the
+        // lease is no longer held, whoever cleared `held` ends it.
+        give_up(self->state_, error::lock_lost);
+    });
+}
+
+void start_wait_lost(std::shared_ptr<lease_state> state, lease_handler handler) {
+    auto strand = state->client->strand();
+    auto waiter = std::make_shared<lost_waiter>(std::move(state), std::move(handler));
+    waiter->connect_cancellation();
+    asio::post(strand, [waiter] { waiter->start(); });
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,52 @@
+#ifndef REDLOCK_LOCK_LEASE_END_HPP
+#define REDLOCK_LOCK_LEASE_END_HPP
+
+#include "lock/lease_ops.hpp"
+#include "lock/lease_state.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <memory>
+
+namespace redlock::detail {
+
+/// Ends a lease, once: stops its watchdog and completes every async_wait_lost with `reason`
+/// (error::lock_lost, or success when its holder released or dropped it). Strand only.
+void end_lease(lease_state& state, boost::system::error_code reason);
+
+/// end_lease() from any thread, later on the strand. Never throws.
+void post_end_lease(const std::shared_ptr<lease_state>& state, boost::system::error_code reason) noexcept;
+
+/// Gives the lease up if it is still held: clears `held`, queues the token-checked release on
+/// every node (answered by nobody) and ends the lease with `reason`. Returns whether it was
+/// held. Never throws (destructors call it): if the release cannot even be queued, the keys
+/// expire with their ttl.
+bool give_up(const std::shared_ptr<lease_state>& state, boost::system::error_code reason) noexcept;
+
+/// One lease::async_wait_lost. Without a watchdog, nothing else watches the lease's validity,
+/// so the waiter does: past valid_until() with no extension the lease is lost.
+class lost_waiter : public std::enable_shared_from_this<lost_waiter> {
+public:
+    lost_waiter(std::shared_ptr<lease_state> state, lease_handler handler);
+
+    /// On the initiating thread, before start().
+    void connect_cancellation();
+    void start();
+    void cancel();
+    void complete(boost::system::error_code ec);
+
+private:
+    void watch_validity();
+
+    std::shared_ptr<lease_state> state_;
+    lease_handler handler_;
+    boost::asio::steady_timer timer_;
+    bool done_ = false;
+};
+
+void start_wait_lost(std::shared_ptr<lease_state> state, lease_handler handler);
+
+}  // namespace redlock::detail
+
+#endif

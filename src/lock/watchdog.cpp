@@ -1,0 +1,84 @@
+#include "lock/watchdog.hpp"
+
+#include "lock/lease_end.hpp"
+#include "lock/lease_ops.hpp"
+#include <redlock/error.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+
+#include <algorithm>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using std::chrono::milliseconds;
+
+watchdog::watchdog(std::shared_ptr<lease_state> state, milliseconds ttl, milliseconds every,
+                   clock::time_point hold_until)
+    : state_(std::move(state)),
+      ttl_(ttl),
+      every_(every),
+      hold_until_(hold_until),
+      tick_(state_->client->strand()),
+      deadline_(state_->client->strand()) {}
+
+void watchdog::start() {
+    watch_deadline();
+    schedule(clock::now() + every_);
+}
+
+void watchdog::stop() {
+    stopped_ = true;
+    tick_.cancel();
+    deadline_.cancel();
+}
+
+void watchdog::schedule(clock::time_point at) {
+    tick_.expires_at(std::min(at, hold_until_));
+    tick_.async_wait([self = shared_from_this()](error_code ec) {
+        if (!ec && !self->stopped_) self->renew();
+    });
+}
+
+void watchdog::renew() {
+    if (clock::now() >= hold_until_) {
+        // max_hold: we stop keeping it, and free it now rather than let it run out.
+        give_up(state_, error::lock_lost);
+        return;
+    }
+    start_extend(state_, ttl_, nullptr,
+                 asio::bind_executor(state_->client->strand(),
+                                     [self = shared_from_this()](error_code ec) { self->on_renewed(ec); }));
+}
+
+void watchdog::on_renewed(error_code ec) {
+    if (stopped_) return;
+    if (!ec) {
+        state_->client->metrics().watchdog_renewals.fetch_add(1, std::memory_order_relaxed);
+        watch_deadline();
+        schedule(clock::now() + every_);
+        return;
+    }
+    // not_owner and lock_lost: the extend gave the lease up, which ends it and stops us.
+    if (ec == error::not_owner || ec == error::lock_lost) return;
+    // Too few nodes answered: try again soon. If none succeeds in time, the deadline ends it.
+    const auto retry = std::clamp(state_->node_timeout, milliseconds(5), every_);
+    schedule(clock::now() + retry);
+}
+
+void watchdog::watch_deadline() {
+    deadline_.expires_at(state_->valid_until_time());
+    deadline_.async_wait([self = shared_from_this()](error_code ec) {
+        if (ec || self->stopped_) return;
+        if (clock::now() < self->state_->valid_until_time()) {
+            self->watch_deadline();
+            return;
+        }
+        // No quorum confirmed an extension before the validity ran out: our keys may have
+        // expired on a majority, so somebody else may hold the resource now.
+        give_up(self->state_, error::lock_lost);
+    });
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,46 @@
+#ifndef REDLOCK_LOCK_WATCHDOG_HPP
+#define REDLOCK_LOCK_WATCHDOG_HPP
+
+#include "lock/lease_state.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <memory>
+
+namespace redlock::detail {
+
+/// Keeps one lease alive: extends it to `ttl` every `every`, retries a failed extension quickly,
+/// and gives the lease up as lost when no quorum confirmed an extension before the validity ran
+/// out, or when `max_hold` is reached. A denial by a majority ends it at once (the extend does
+/// that). Lives on the client's strand from start() until end_lease() calls stop(): after that
+/// it sends nothing.
+class watchdog : public std::enable_shared_from_this<watchdog> {
+public:
+    using clock = std::chrono::steady_clock;
+
+    watchdog(std::shared_ptr<lease_state> state, std::chrono::milliseconds ttl, std::chrono::milliseconds every,
+             clock::time_point hold_until);
+
+    void start();
+    void stop();
+
+private:
+    void schedule(clock::time_point at);
+    void renew();
+    void on_renewed(boost::system::error_code ec);
+    void watch_deadline();
+
+    std::shared_ptr<lease_state> state_;
+    std::chrono::milliseconds ttl_;
+    std::chrono::milliseconds every_;
+    clock::time_point hold_until_;
+    boost::asio::steady_timer tick_;
+    boost::asio::steady_timer deadline_;
+    bool stopped_ = false;
+};
+
+}  // namespace redlock::detail
+
+#endif
