@@ -52,7 +52,8 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
       nodes_(connections_for(strand_, cfg_)),
       node_names_(names_of(nodes_)),
       metrics_(node_names_),
-      rng_(seed_from_os()) {
+      rng_(seed_from_os()),
+      extends_(*this, nodes_.size()) {
     // Connect now, so the first acquire does not pay for N handshakes; a node that is down keeps
     // being retried in the background.
     for (auto& n : nodes_)
@@ -83,8 +84,14 @@ void client_state::send_release(const resource_keys& keys, const std::string& to
 void client_state::send_extend(const resource_keys& keys, const std::string& token,
                                std::chrono::milliseconds ttl, const std::vector<bool>& nodes,
                                std::chrono::milliseconds timeout, node_reply on_reply) {
-    const std::string ttl_text = std::to_string(ttl.count());
-    send_script(scripts::extend, {keys.lock}, {token, ttl_text}, nodes, timeout, std::move(on_reply));
+    auto shared = std::make_shared<node_reply>(std::move(on_reply));
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        if (i >= nodes.size() || !nodes[i]) continue;
+        extends_.add(i, keys.lock, token, std::to_string(ttl.count()), timeout,
+                     [shared, i](boost::system::error_code ec, resp::value v) {
+                         if (*shared) (*shared)(i, ec, std::move(v));
+                     });
+    }
 }
 
 void client_state::send_script(const redis::script& s, std::vector<std::string_view> keys,
@@ -94,17 +101,23 @@ void client_state::send_script(const redis::script& s, std::vector<std::string_v
     auto shared = std::make_shared<node_reply>(std::move(on_reply));
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (i >= nodes.size() || !nodes[i]) continue;
-        nodes_[i]->async_eval(
-            s, keys, args, timeout,
-            boost::asio::bind_executor(
-                strand_, [self = shared_from_this(), shared, i](boost::system::error_code ec, resp::value v) {
-                    if (!ec && v.is_error()) {
-                        ec = error::server_error;
-                    }
-                    if (ec) self->metrics_.node_failure(i, ec);
-                    if (*shared) (*shared)(i, ec, std::move(v));
-                }));
+        eval_on(i, s, keys, args, timeout, [shared, i](boost::system::error_code ec, resp::value v) {
+            if (*shared) (*shared)(i, ec, std::move(v));
+        });
     }
+}
+
+void client_state::eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
+                           std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+                           std::function<void(boost::system::error_code, resp::value)> on_reply) {
+    nodes_[node]->async_eval(
+        s, keys, args, timeout,
+        boost::asio::bind_executor(strand_, [self = shared_from_this(), node, on_reply = std::move(on_reply)](
+                                                boost::system::error_code ec, resp::value v) {
+            if (!ec && v.is_error()) ec = error::server_error;
+            if (ec) self->metrics_.node_failure(node, ec);
+            if (on_reply) on_reply(ec, std::move(v));
+        }));
 }
 
 }  // namespace redlock::detail

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_LOCK_CLIENT_STATE_HPP
 #define REDLOCK_LOCK_CLIENT_STATE_HPP
 
+#include "lock/extend_batcher.hpp"
 #include "lock/metrics_recorder.hpp"
 #include "lock/resource_keys.hpp"
 #include <redlock/config.hpp>
@@ -15,7 +16,9 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::detail {
@@ -56,13 +59,20 @@ public:
     /// released channel where it deleted). `on_reply` may be empty.
     void send_release(const resource_keys& keys, const std::string& token, const std::vector<bool>& nodes,
                       std::chrono::milliseconds timeout, node_reply on_reply);
-    /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes.
+    /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes. Extends of many
+    /// leases queued within a few milliseconds go to each node as one batched script call.
     void send_extend(const resource_keys& keys, const std::string& token, std::chrono::milliseconds ttl,
                      const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply);
     /// The timeout of releases nobody waits for (failed attempts, cancelled acquires, dropped
     /// leases): long enough to ride out a reconnect, since a missed release holds the resource
     /// until its ttl runs out.
     [[nodiscard]] std::chrono::milliseconds background_timeout() const noexcept;
+
+    /// Runs one script on node `node`; `on_reply` runs on the strand with the reply, or with the
+    /// failure (a server error reply is error::server_error, with the reply). Counts node failures.
+    void eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
+                 std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+                 std::function<void(boost::system::error_code, resp::value)> on_reply);
 
 private:
     void send_script(const redis::script& s, std::vector<std::string_view> keys,
@@ -76,6 +86,7 @@ private:
     std::vector<std::string> node_names_;
     metrics_recorder metrics_;
     std::mt19937_64 rng_;
+    extend_batcher extends_;
 };
 
 }  // namespace redlock::detail

@@ -50,12 +50,17 @@ redlock::lock_options short_lease(std::chrono::milliseconds ttl = 1000ms) {
     return o;
 }
 
-// PEXPIREs the servers ran so far (the extend script's, counted in commandstats).
-std::uint64_t pexpire_calls(const redlock::test::redis_server& s) {
+// How often a server ran `command` so far (commandstats counts the calls scripts make too).
+std::uint64_t command_calls(const redlock::test::redis_server& s, const std::string& command) {
     const std::string info = s.command({"INFO", "commandstats"}).str;
-    const std::string tag = "cmdstat_pexpire:calls=";
+    const std::string tag = "cmdstat_" + command + ":calls=";
     auto at = info.find(tag);
     return at == std::string::npos ? 0 : std::stoull(info.substr(at + tag.size()));
+}
+
+// PEXPIREs the servers ran so far: the extend scripts'.
+std::uint64_t pexpire_calls(const redlock::test::redis_server& s) {
+    return command_calls(s, "pexpire");
 }
 
 std::uint64_t pexpire_calls(const redlock::test::server_list& servers) {
@@ -336,6 +341,79 @@ BOOST_DATA_TEST_CASE(wait_lost_on_plain_leases_with_and_without_the_watchdog, no
         auto [empty_ec] = co_await empty.async_wait_lost(tuple_awaitable);
         BOOST_TEST(empty_ec == redlock::error::not_owner);
     }());
+}
+
+BOOST_AUTO_TEST_CASE(one_client_keeps_100000_leases_alive_with_batched_renewals) {
+    auto servers = start_redis_servers(1);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    constexpr std::size_t lease_count = 100000;
+    constexpr std::size_t workers = 100;
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto o = options(4000ms);
+            o.watchdog = true;
+            o.node_timeout = 2000ms;  // a loaded single core must not turn into failed renewals
+            std::vector<redlock::lease> held(lease_count);
+            std::size_t failures = 0;
+            std::size_t finished = 0;
+            auto ex = co_await asio::this_coro::executor;
+            for (std::size_t w = 0; w < workers; ++w) {
+                asio::co_spawn(
+                    ex,
+                    [&, w]() -> asio::awaitable<void> {
+                        for (std::size_t i = w; i < lease_count; i += workers) {
+                            auto [ec, l] = co_await client.async_acquire("s:" + std::to_string(i), o, tuple_awaitable);
+                            if (ec) {
+                                ++failures;
+                            } else {
+                                held[i] = std::move(l);
+                            }
+                        }
+                        ++finished;
+                    },
+                    asio::detached);
+            }
+            BOOST_TEST_REQUIRE(co_await eventually([&] { return finished == workers; }, 60s));
+            BOOST_TEST_REQUIRE(failures == 0u);
+
+            const auto renewals_before = client.metrics().watchdog_renewals;
+            const auto scripts_before = command_calls(*servers[0], "evalsha") + command_calls(*servers[0], "eval");
+            co_await sleep_for(5000ms);  // past the 4 s ttl: without renewals every key would be gone
+            const auto renewals = client.metrics().watchdog_renewals - renewals_before;
+            const auto scripts =
+                command_calls(*servers[0], "evalsha") + command_calls(*servers[0], "eval") - scripts_before;
+            BOOST_TEST_MESSAGE(lease_count << " leases: " << renewals << " renewals in 5 s by " << scripts
+                                           << " script calls");
+            BOOST_TEST(servers[0]->command({"DBSIZE"}).integer == static_cast<std::int64_t>(lease_count));
+            std::size_t still_held = 0;
+            for (const auto& l : held)
+                still_held += l.held() ? 1 : 0;
+            BOOST_TEST(still_held == lease_count);
+            BOOST_TEST(client.metrics().leases_lost == 0u);
+            // Each lease renewed about every 1.33 s, and many per script call.
+            BOOST_TEST(renewals >= 2 * lease_count);
+            BOOST_TEST(scripts * 20 <= renewals, scripts << " script calls for " << renewals << " renewals");
+
+            finished = 0;
+            for (std::size_t w = 0; w < workers; ++w) {
+                asio::co_spawn(
+                    ex,
+                    [&, w]() -> asio::awaitable<void> {
+                        for (std::size_t i = w; i < lease_count; i += workers) {
+                            auto [ec] = co_await held[i].async_release(tuple_awaitable);
+                            if (ec) ++failures;
+                        }
+                        ++finished;
+                    },
+                    asio::detached);
+            }
+            BOOST_TEST_REQUIRE(co_await eventually([&] { return finished == workers; }, 60s));
+            BOOST_TEST(failures == 0u);
+            BOOST_TEST(servers[0]->command({"DBSIZE"}).integer == 0);
+        }(),
+        120s);
 }
 
 BOOST_AUTO_TEST_CASE(bad_watchdog_options_are_refused) {

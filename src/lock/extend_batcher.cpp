@@ -1,0 +1,74 @@
+#include "lock/extend_batcher.hpp"
+
+#include "lock/client_state.hpp"
+#include "scripts/scripts_gen.hpp"
+#include <redlock/error.hpp>
+
+#include <algorithm>
+#include <string_view>
+
+namespace redlock::detail {
+
+using boost::system::error_code;
+
+extend_batcher::extend_batcher(client_state& client, std::size_t nodes)
+    : client_(client), queues_(nodes), timer_(client.strand()) {}
+
+void extend_batcher::add(std::size_t node, std::string key, std::string token, std::string ttl_text,
+                         std::chrono::milliseconds timeout, reply_fn on_reply) {
+    queues_[node].push_back({std::move(key), std::move(token), std::move(ttl_text), timeout, std::move(on_reply)});
+    if (armed_) return;
+    armed_ = true;
+    timer_.expires_after(window);
+    timer_.async_wait([self = client_.shared_from_this(), this](error_code) { flush(); });
+}
+
+void extend_batcher::flush() {
+    armed_ = false;
+    for (std::size_t node = 0; node < queues_.size(); ++node) {
+        auto queue = std::move(queues_[node]);
+        queues_[node].clear();
+        if (queue.size() == 1) {
+            auto& e = queue.front();
+            std::string_view keys[] = {e.key};
+            std::string_view args[] = {e.token, e.ttl_text};
+            client_.eval_on(node, scripts::extend, keys, args, e.timeout, std::move(e.on_reply));
+            continue;
+        }
+        for (std::size_t first = 0; first < queue.size(); first += max_batch) {
+            const auto count = std::min(max_batch, queue.size() - first);
+            send_batch(node, std::span<entry>(queue).subspan(first, count));
+        }
+    }
+}
+
+void extend_batcher::send_batch(std::size_t node, std::span<entry> batch) {
+    std::vector<std::string_view> keys;
+    std::vector<std::string_view> args;
+    keys.reserve(batch.size());
+    args.reserve(2 * batch.size());
+    auto timeout = batch.front().timeout;
+    auto replies = std::make_shared<std::vector<reply_fn>>();
+    replies->reserve(batch.size());
+    for (auto& e : batch) {
+        keys.push_back(e.key);
+        args.push_back(e.token);
+        args.push_back(e.ttl_text);
+        timeout = std::min(timeout, e.timeout);
+        replies->push_back(std::move(e.on_reply));
+    }
+    client_.eval_on(node, scripts::extend_batch, keys, args, timeout, [replies](error_code ec, resp::value v) {
+        const bool well_formed = v.kind == resp::type::array && v.elements.size() == replies->size();
+        if (!ec && !well_formed) ec = error::unexpected_reply;
+        for (std::size_t i = 0; i < replies->size(); ++i) {
+            if (!(*replies)[i]) continue;
+            if (ec) {
+                (*replies)[i](ec, v.is_error() ? v : resp::value{});
+            } else {
+                (*replies)[i](ec, std::move(v.elements[i]));
+            }
+        }
+    });
+}
+
+}  // namespace redlock::detail

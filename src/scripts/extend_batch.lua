@@ -1,0 +1,18 @@
+-- extend_batch.lua: extend.lua for many leases in one call (the watchdog's renewals of one node).
+-- KEYS[i]      lock key of lease i   "{<prefix><resource>}:lock"
+-- ARGV[2i-1]   its owner token
+-- ARGV[2i]     its new ttl in milliseconds
+-- returns      an array with one integer per lease, in KEYS order:
+--                1  extended
+--                0  the key is missing or holds another token: that lease is no longer ours
+-- Needs every key on this server: our nodes are independent masters, not a cluster.
+local result = {}
+for i = 1, #KEYS do
+    if redis.call('GET', KEYS[i]) == ARGV[2 * i - 1] then
+        redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
+        result[i] = 1
+    else
+        result[i] = 0
+    end
+end
+return result
