@@ -12,7 +12,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -22,6 +24,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -414,6 +417,59 @@ BOOST_AUTO_TEST_CASE(one_client_keeps_100000_leases_alive_with_batched_renewals)
             BOOST_TEST(servers[0]->command({"DBSIZE"}).integer == 0);
         }(),
         120s);
+}
+
+BOOST_AUTO_TEST_CASE(with_lock_and_wait_lost_work_with_every_completion_token) {
+    auto servers = start_redis_servers(1);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    auto body = [](redlock::lease& l) -> asio::awaitable<std::string> { co_return l.resource(); };
+
+    // Plain callbacks.
+    std::optional<std::string> got;
+    redlock::async_with_lock(client, "cb", options(), body, [&](std::exception_ptr ep, std::string r) {
+        BOOST_TEST(!ep);
+        got = r;
+    });
+    ioc.restart();
+    for (int i = 0; i < 200 && !got; ++i)
+        ioc.run_one_for(50ms);
+    BOOST_TEST((got == std::optional<std::string>("cb")));
+
+    // use_future, with the io_context on another thread.
+    {
+        auto guard = asio::make_work_guard(ioc);
+        ioc.restart();
+        std::thread runner([&] { ioc.run(); });
+        BOOST_TEST(redlock::async_with_lock(client, "fut", options(), body, asio::use_future).get() == "fut");
+        auto held = client.async_acquire("fut-held", options(), asio::use_future).get();
+        auto fails = redlock::async_with_lock(client, "fut-held", options(), body, asio::use_future);
+        BOOST_CHECK_EXCEPTION(
+            fails.get(), boost::system::system_error,
+            [](const boost::system::system_error& e) { return e.code() == redlock::error::not_acquired; });
+        auto lost = held.async_wait_lost(asio::use_future);
+        held.async_release(asio::use_future).get();
+        lost.get();  // released, not lost: no exception
+        guard.reset();
+        ioc.stop();
+        runner.join();
+    }
+
+    // use_awaitable, deferred, as_tuple.
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        BOOST_TEST(co_await redlock::async_with_lock(client, "aw", options(), body, asio::use_awaitable) == "aw");
+        auto deferred_op = redlock::async_with_lock(client, "def", options(), body);  // deferred by default
+        BOOST_TEST(co_await std::move(deferred_op)(asio::use_awaitable) == "def");
+        auto [ep, r] = co_await redlock::async_with_lock(client, "tup", options(), body, tuple_awaitable);
+        BOOST_TEST(!ep);
+        BOOST_TEST(r == "tup");
+        auto l = co_await client.async_acquire("wl", options(), asio::use_awaitable);
+        auto deferred_wait = l.async_wait_lost();
+        co_await l.async_release(asio::use_awaitable);
+        co_await std::move(deferred_wait)(asio::use_awaitable);
+        for (const char* res : {"cb", "fut", "fut-held", "aw", "def", "tup", "wl"})
+            BOOST_TEST(no_key_anywhere(servers, res));
+    }());
 }
 
 BOOST_AUTO_TEST_CASE(bad_watchdog_options_are_refused) {
