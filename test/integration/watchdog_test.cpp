@@ -128,6 +128,10 @@ BOOST_DATA_TEST_CASE(keeps_a_1s_lease_alive_through_a_4s_body, node_counts, n) {
         auto [ec, taken] = co_await rival.async_acquire("w", options(), tuple_awaitable);
         BOOST_TEST(!ec, ec.message());
         BOOST_TEST(taken.token() != token);
+        // No renewal after the scope: the rival's own commands are SETs and releases.
+        const auto pexpires = pexpire_calls(servers);
+        co_await sleep_for(800ms);
+        BOOST_TEST(pexpire_calls(servers) == pexpires);
         const auto m = holder.metrics();
         BOOST_TEST(m.watchdog_renewals >= 12u);  // 4 s / 250 ms, give or take the edges
         BOOST_TEST(m.leases_lost == 0u);
