@@ -10,8 +10,10 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/cancellation_state.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -49,6 +51,14 @@ boost::asio::awaitable<T> with_lock(client& c, std::string resource, lock_option
     options.watchdog = true;
     auto [acquire_ec, held] = co_await c.async_acquire(resource, options, asio::as_tuple(asio::use_awaitable));
     if (acquire_ec) throw boost::system::system_error(acquire_ec, "async_with_lock \"" + resource + "\"");
+    // A cancellation that came as the acquire completed was not seen by anything: honour it here.
+    auto no_cancel = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable));
+    asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
+    if (cancel_state.cancelled() != asio::cancellation_type::none) {
+        co_await held.async_release(no_cancel);
+        throw boost::system::system_error(asio::error::operation_aborted,
+                                          "async_with_lock \"" + resource + "\": cancelled");
+    }
 
     auto ex = co_await asio::this_coro::executor;
     auto results = co_await asio::experimental::make_parallel_group(asio::co_spawn(ex, body(held), asio::deferred),
@@ -56,7 +66,6 @@ boost::asio::awaitable<T> with_lock(client& c, std::string resource, lock_option
                        .async_wait(with_lock_cancel_condition{}, asio::use_awaitable);
 
     // Not cancellable: whatever happened to the body, the lock is given back.
-    auto no_cancel = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable));
     co_await held.async_release(no_cancel);
 
     const std::exception_ptr& body_error = std::get<1>(results);
