@@ -2,6 +2,7 @@
 #define REDLOCK_LOCK_OPTIONS_HPP
 
 #include <redlock/config.hpp>
+#include <redlock/owner_id.hpp>
 
 #include <chrono>
 #include <optional>
@@ -33,6 +34,13 @@ struct lock_options {
     /// Past it the lease is released and declared lost (the Redlock spec asks for a bound, or a
     /// holder stuck in its critical section keeps everybody else out for ever).
     std::chrono::milliseconds max_hold{0};
+
+    /// A reentrant lock: acquisitions by the same `owner` while it holds the lock succeed at
+    /// once, each giving its own lease; the lock is freed when the last of them is released.
+    /// Another owner, or a plain lock, is refused meanwhile. Extend and the watchdog work on it.
+    bool reentrant = false;
+    /// The owner of a reentrant lock (required with `reentrant`, refused without it).
+    owner_id owner;
 };
 
 }  // namespace redlock

@@ -9,6 +9,7 @@
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
 #include <redlock/metrics.hpp>
+#include <redlock/owner_id.hpp>
 #include <redlock/with_lock.hpp>
 
 #endif

@@ -9,6 +9,7 @@
 #include "lock/round_report.hpp"
 #include "lock/token.hpp"
 #include "lock/watchdog.hpp"
+#include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
 #include <redlock/resp/request.hpp>
 
@@ -48,6 +49,11 @@ error_code check_request(const client_config& cfg, const std::string& resource, 
         retry.min_delay > retry.max_delay) {
         why = "acquire \"" + resource +
               "\": lock_options has a negative duration or retry.min_delay above retry.max_delay";
+        return error::invalid_config;
+    }
+    if (o.reentrant != !o.owner.empty() || o.owner.str().size() > 256) {
+        why = "acquire \"" + resource +
+              "\": lock_options::owner must be set (at most 256 bytes) with reentrant, and only with it";
         return error::invalid_config;
     }
     if (o.watchdog && (o.renew_every < milliseconds::zero() || o.renew_every >= o.ttl ||
@@ -91,7 +97,9 @@ public:
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
         // GET makes the reply say who holds the key: nil when we just took it, our own token
         // when a request of ours already took it, another token when someone else holds it.
-        set_request_.push("SET", keys_.lock, token_, "NX", "PX", std::to_string(options_.ttl.count()), "GET");
+        ttl_text_ = std::to_string(options_.ttl.count());
+        owner_ = options_.owner.str();
+        if (owner_.empty()) set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
         started_ = clock::now();
         deadline_ = started_ + options_.wait;
         start_round();
@@ -101,7 +109,7 @@ public:
         if (done_) return;
         // Mid-attempt, any node may still grant: release wherever that can happen.
         if (round_ > 0 && !tally_.decided()) {
-            client_->send_release(keys_, token_, nodes_to_release(), client_->background_timeout(), {});
+            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(), {});
         }
         retry_timer_.cancel();
         finish(asio::error::operation_aborted, lease(),
@@ -118,6 +126,10 @@ private:
         client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
         // t0 before the first send, so time the commands spend queued counts against the validity.
         t0_ = clock::now();
+        if (!owner_.empty()) {
+            send_reentrant_acquire();
+            return;
+        }
         for (std::size_t i = 0; i < n; ++i) {
             client_->node(i).async_exec(
                 set_request_, node_timeout_,
@@ -125,6 +137,33 @@ private:
                                                            error_code ec, std::vector<resp::value> replies) {
                     self->on_set_reply(r, i, ec, std::move(replies));
                 }));
+        }
+    }
+
+    void send_reentrant_acquire() {
+        std::string_view keys[] = {keys_.lock};
+        std::string_view args[] = {owner_, token_, ttl_text_};
+        for (std::size_t i = 0; i < client_->node_count(); ++i) {
+            client_->eval_on(i, scripts::acquire_reentrant, keys, args, node_timeout_,
+                             [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
+                                 self->on_reentrant_reply(r, i, ec, v);
+                             });
+        }
+    }
+
+    // n >= 1: held by our owner, n deep; 0: another owner or a plain lock holds it.
+    void on_reentrant_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
+        if (!counting(round)) return;
+        if (ec) {
+            count(node, vote::failed, ec, v.is_error() ? v.str : std::string());
+        } else if (v.kind == resp::type::integer && v.integer >= 1) {
+            count(node, vote::granted, {}, {});
+        } else if (v.kind == resp::type::integer && v.integer == 0) {
+            contended_ = true;
+            count(node, vote::denied, {}, {});
+        } else {
+            client_->metrics().node_failure(node, error::unexpected_reply);
+            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
         }
     }
 
@@ -145,6 +184,10 @@ private:
         const auto& v = replies.front();
         if (v.is_null()) {
             count(node, vote::granted, {}, {});
+        } else if (v.is_error() && v.error_code() == "WRONGTYPE") {
+            // A reentrant lock's hash holds the key: another owner.
+            contended_ = true;
+            count(node, vote::denied, {}, {});
         } else if (v.is_error()) {
             client_->metrics().node_failure(node, error::server_error);
             count(node, vote::failed, error::server_error, v.str);
@@ -168,7 +211,7 @@ private:
         std::vector<bool> only(client_->node_count(), false);
         only[node] = true;
         client_->send_extend(
-            keys_, token_, options_.ttl, only, node_timeout_,
+            keys_, token_, owner_, options_.ttl, only, node_timeout_,
             [self = shared_from_this(), r = round_](std::size_t i, error_code ec, resp::value v) {
                 if (!self->counting(r)) return;
                 if (ec) {
@@ -222,6 +265,7 @@ private:
         state->resource = resource_;
         state->keys = keys_;
         state->token = token_;
+        state->owner = owner_;
         state->node_timeout = node_timeout_;
         state->set_valid_until(valid_until);
         state->nodes_granted.store(static_cast<unsigned>(tally_.granted()), std::memory_order_relaxed);
@@ -252,7 +296,7 @@ private:
         const auto now = clock::now();
         const bool retry = options_.wait > milliseconds::zero() && now < deadline_;
         if (!retry) {
-            client_->send_release(keys_, token_, nodes_to_release(), client_->background_timeout(), {});
+            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(), {});
             // A round lost early to denials may still be one in which most nodes are down (the
             // denials then come from other contenders' doomed attempts). The last round hears
             // every node out, at most one node timeout, so that the error names the real cause.
@@ -271,7 +315,7 @@ private:
         for (bool b : mask)
             cleanups_pending_ += b ? 1 : 0;
         if (cleanups_pending_ > 0) {
-            client_->send_release(keys_, token_, mask, node_timeout_,
+            client_->send_release(keys_, token_, owner_, mask, node_timeout_,
                                   [self = shared_from_this()](std::size_t, error_code, resp::value) {
                                       --self->cleanups_pending_;
                                       self->maybe_next_round();
@@ -332,6 +376,8 @@ private:
     retry_config retry_;
     milliseconds node_timeout_{0};
     resp::request set_request_;
+    std::string ttl_text_;
+    std::string owner_;  // empty: a plain lock
     clock::time_point started_;
     clock::time_point deadline_;
 

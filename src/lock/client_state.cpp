@@ -75,19 +75,24 @@ std::chrono::milliseconds client_state::background_timeout() const noexcept {
     return std::max(cfg_.node_timeout, cfg_.connect_timeout);
 }
 
-void client_state::send_release(const resource_keys& keys, const std::string& token,
+void client_state::send_release(const resource_keys& keys, const std::string& token, const std::string& owner,
                                 const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
                                 node_reply on_reply) {
-    send_script(scripts::release, {keys.lock, keys.released}, {token}, nodes, timeout, std::move(on_reply));
+    if (owner.empty()) {
+        send_script(scripts::release, {keys.lock, keys.released}, {token}, nodes, timeout, std::move(on_reply));
+    } else {
+        send_script(scripts::release_reentrant, {keys.lock, keys.released}, {owner, token}, nodes, timeout,
+                    std::move(on_reply));
+    }
 }
 
-void client_state::send_extend(const resource_keys& keys, const std::string& token,
+void client_state::send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,
                                std::chrono::milliseconds ttl, const std::vector<bool>& nodes,
                                std::chrono::milliseconds timeout, node_reply on_reply) {
     auto shared = std::make_shared<node_reply>(std::move(on_reply));
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (i >= nodes.size() || !nodes[i]) continue;
-        extends_.add(i, keys.lock, token, std::to_string(ttl.count()), timeout,
+        extends_.add(i, keys.lock, token, owner, std::to_string(ttl.count()), timeout,
                      [shared, i](boost::system::error_code ec, resp::value v) {
                          if (*shared) (*shared)(i, ec, std::move(v));
                      });

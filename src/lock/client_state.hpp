@@ -57,11 +57,15 @@ public:
 
     /// Runs the token-checked release script on the nodes flagged in `nodes` (PUBLISH on the
     /// released channel where it deleted). `on_reply` may be empty.
-    void send_release(const resource_keys& keys, const std::string& token, const std::vector<bool>& nodes,
+    /// `owner` is empty for a plain lock, the owner id for a reentrant one (then only the
+    /// acquisition `token` ends, and the lock goes with the last one).
+    void send_release(const resource_keys& keys, const std::string& token, const std::string& owner,
+                      const std::vector<bool>& nodes,
                       std::chrono::milliseconds timeout, node_reply on_reply);
     /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes. Extends of many
     /// leases queued within a few milliseconds go to each node as one batched script call.
-    void send_extend(const resource_keys& keys, const std::string& token, std::chrono::milliseconds ttl,
+    void send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,
+                     std::chrono::milliseconds ttl,
                      const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply);
     /// The timeout of releases nobody waits for (failed attempts, cancelled acquires, dropped
     /// leases): long enough to ride out a reconnect, since a missed release holds the resource

@@ -32,13 +32,15 @@ public:
 
     extend_batcher(client_state& client, std::size_t nodes);
 
-    void add(std::size_t node, std::string key, std::string token, std::string ttl_text,
+    /// `owner` empty: a plain lock; else a reentrant lock's owner (those extends go out singly).
+    void add(std::size_t node, std::string key, std::string token, std::string owner, std::string ttl_text,
              std::chrono::milliseconds timeout, reply_fn on_reply);
 
 private:
     struct entry {
         std::string key;
         std::string token;
+        std::string owner;
         std::string ttl_text;
         std::chrono::milliseconds timeout;
         reply_fn on_reply;

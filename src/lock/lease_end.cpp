@@ -39,7 +39,7 @@ void post_end_lease(const std::shared_ptr<lease_state>& state, error_code reason
 bool give_up(const std::shared_ptr<lease_state>& state, error_code reason) noexcept {
     if (!state->held.exchange(false)) return false;
     try {
-        state->client->send_release(state->keys, state->token,
+        state->client->send_release(state->keys, state->token, state->owner,
                                     std::vector<bool>(state->client->node_count(), true),
                                     state->client->background_timeout(), {});
     } catch (...) {

@@ -108,7 +108,7 @@ public:
             lose(error::lock_lost, "the validity had already run out");
             return;
         }
-        client_->send_extend(state_->keys, state_->token, ttl_, all_nodes(), state_->node_timeout,
+        client_->send_extend(state_->keys, state_->token, state_->owner, ttl_, all_nodes(), state_->node_timeout,
                              reply_handler());
     }
 
@@ -167,7 +167,7 @@ public:
     void start() override {
         end_lease(*state_, {});  // the holder let go: no more renewals, waiters hear it was not lost
         if (done_) return;
-        client_->send_release(state_->keys, state_->token, all_nodes(), state_->node_timeout,
+        client_->send_release(state_->keys, state_->token, state_->owner, all_nodes(), state_->node_timeout,
                               reply_handler());
     }
 

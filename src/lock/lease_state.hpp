@@ -26,6 +26,7 @@ struct lease_state {
     std::string resource;
     resource_keys keys;
     std::string token;
+    std::string owner;  ///< empty for a plain lock; the owner id of a reentrant one
     std::chrono::milliseconds node_timeout{0};
     std::uint64_t fence = 0;
     std::atomic<clock::rep> valid_until{0};

@@ -4,7 +4,8 @@
 -- ARGV[2]  new ttl in milliseconds
 -- returns  1  extended
 --          0  the key is missing or holds another token: the lease is no longer ours
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+-- pcall: a reentrant lock's hash at the key answers WRONGTYPE, which means "not ours".
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return 1
 end

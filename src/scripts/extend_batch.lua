@@ -6,9 +6,10 @@
 --                1  extended
 --                0  the key is missing or holds another token: that lease is no longer ours
 -- Needs every key on this server: our nodes are independent masters, not a cluster.
+-- pcall: a reentrant lock's hash at the key answers WRONGTYPE, which means "not ours".
 local result = {}
 for i = 1, #KEYS do
-    if redis.call('GET', KEYS[i]) == ARGV[2 * i - 1] then
+    if redis.pcall('GET', KEYS[i]) == ARGV[2 * i - 1] then
         redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
         result[i] = 1
     else

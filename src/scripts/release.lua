@@ -4,7 +4,8 @@
 -- ARGV[1]  owner token
 -- returns  1  released (and published on KEYS[2])
 --          0  the key is missing or holds another token: nothing was deleted
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+-- pcall: a reentrant lock's hash at the key answers WRONGTYPE, which means "not ours".
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then
     redis.call('DEL', KEYS[1])
     redis.call('PUBLISH', KEYS[2], ARGV[1])
     return 1

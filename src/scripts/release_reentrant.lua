@@ -1,0 +1,19 @@
+-- release_reentrant.lua: end one acquisition of a reentrant lock (see acquire_reentrant.lua);
+-- the last one deletes the lock and tells waiters.
+-- KEYS[1]  lock key          "{<prefix><resource>}:lock"
+-- KEYS[2]  released channel  "{<prefix><resource>}:released"
+-- ARGV[1]  owner id
+-- ARGV[2]  token of the acquisition
+-- returns  1  that acquisition ended (and, if it was the last, the lock was deleted and published)
+--          0  the lock does not hold that acquisition: nothing changed
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then
+    return 0
+end
+if redis.call('HDEL', KEYS[1], 'a:' .. ARGV[2]) == 0 then
+    return 0
+end
+if redis.call('HLEN', KEYS[1]) <= 1 then
+    redis.call('DEL', KEYS[1])
+    redis.call('PUBLISH', KEYS[2], ARGV[1])
+end
+return 1
