@@ -332,6 +332,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 continue;
             }
             failures = 0;
+            if (self->cfg_.on_connect) self->cfg_.on_connect();
             self->connected_ = true;
             self->update_stats([](connection_stats& s) { ++s.connects; });
             self->notify_connect_waiters(ec);
@@ -607,14 +608,18 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 if (auto ec = self->parse_buffered()) co_return ec;
                 if (!self->parser_.done()) break;
                 resp::value v = self->parser_.take();
-                auto outcome = self->mux_.on_reply(std::move(v));
+                auto outcome = self->mux_.on_reply(v);
                 // A completion runs inline and may have closed the connection.
                 if (self->closed_) co_return asio::error::operation_aborted;
                 switch (outcome) {
                     case multiplexer::reply_outcome::matched:
                         break;
                     case multiplexer::reply_outcome::push:
-                        self->update_stats([](connection_stats& s) { ++s.pushes_dropped; });
+                        if (self->cfg_.on_push) {
+                            self->cfg_.on_push(v);
+                        } else {
+                            self->update_stats([](connection_stats& s) { ++s.pushes_dropped; });
+                        }
                         break;
                     case multiplexer::reply_outcome::unexpected:
                         self->set_last_error(error::unexpected_reply, "reply from " + self->node() +
@@ -727,6 +732,13 @@ connection_error connection::last_error() const {
 connection_stats connection::stats() const {
     std::lock_guard lk(impl_->info_mutex_);
     return impl_->stats_;
+}
+
+void connection::send_without_reply(const resp::request& req) {
+    if (req.empty()) return;
+    asio::dispatch(impl_->strand_, [self = impl_, payload = req.payload()]() mutable {
+        self->enqueue(std::make_shared<fire_and_forget>(std::move(payload), 0));
+    });
 }
 
 void connection::async_connect_impl(connect_handler h) {

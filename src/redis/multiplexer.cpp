@@ -20,16 +20,28 @@ std::string_view multiplexer::prepare_write() {
     });
     queue_.erase(live_end, queue_.end());
     first_staged = queue_.begin() + static_cast<std::ptrdiff_t>(written_count_);
+    std::vector<entry_ptr> no_reply;
     for (auto it = first_staged; it != queue_.end(); ++it) {
         write_buffer_.append((*it)->payload_);
-        (*it)->state_ = exec_entry::state::written;
-        ++written_count_;
+        if ((*it)->expected_ == 0) {
+            no_reply.push_back(*it);
+        } else {
+            (*it)->state_ = exec_entry::state::written;
+        }
     }
+    if (!no_reply.empty()) {
+        // Nothing will answer them in the reply stream: they must not take part in the FIFO match.
+        queue_.erase(std::remove_if(first_staged, queue_.end(), [](const entry_ptr& e) { return e->expected_ == 0; }),
+                     queue_.end());
+    }
+    written_count_ = queue_.size();
     staged_count_ = 0;
+    for (auto& e : no_reply)
+        finish(*e, {});
     return write_buffer_;
 }
 
-multiplexer::reply_outcome multiplexer::on_reply(resp::value&& v) {
+multiplexer::reply_outcome multiplexer::on_reply(resp::value& v) {
     if (v.kind == resp::type::push) return reply_outcome::push;
     if (written_count_ == 0) return reply_outcome::unexpected;
 

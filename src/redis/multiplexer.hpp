@@ -80,6 +80,8 @@ public:
 
     /// Coalesces every staged entry into one buffer and marks them `written`: from here on a
     /// lost connection means they may have run. The view stays valid until the next call.
+    /// Entries that expect no reply (commands answered by pushes) leave the queue here and are
+    /// completed once the buffer is built; they must not add entries from on_complete().
     /// A reply may arrive before the write completes, so nothing waits for a commit.
     std::string_view prepare_write();
 
@@ -88,8 +90,9 @@ public:
         push,        // an out-of-band push: the caller routes it
         unexpected,  // a reply nobody asked for: the stream is out of sync
     };
-    /// Hands one parsed reply to the oldest written entry.
-    reply_outcome on_reply(resp::value&& v);
+    /// Hands one parsed reply to the oldest written entry (moved from, unless it is a push).
+    reply_outcome on_reply(resp::value& v);
+    reply_outcome on_reply(resp::value&& v) { return on_reply(v); }
 
     /// Removes the entry with `ec`: a staged one is dropped before it is ever written, a
     /// writing/written one becomes abandoned and its replies will be discarded. Completes it

@@ -289,4 +289,22 @@ BOOST_AUTO_TEST_CASE(a_timeout_completion_that_adds_a_request_is_safe) {
     BOOST_TEST((m.expire(t0 + 2ms, redlock::error::request_timeout) == t0 + 50ms));
 }
 
+BOOST_AUTO_TEST_CASE(entries_expecting_no_reply_are_written_and_never_matched) {
+    multiplexer m;
+    auto a = entry("A"), sub = entry("SUB", 0), b = entry("B");
+    m.add(a);
+    m.add(sub);
+    m.add(b);
+    BOOST_TEST(m.prepare_write() == "ASUBB");
+    BOOST_TEST(sub->completions == 1);
+    BOOST_TEST(!sub->result);
+    BOOST_TEST(m.awaiting() == 2u);
+    m.on_reply(integer(1));
+    m.on_reply(integer(2));
+    BOOST_TEST(a->got.at(0).integer == 1);
+    BOOST_TEST(b->got.at(0).integer == 2);
+    BOOST_TEST(sub->completions == 1);
+    BOOST_TEST(!m.awaiting_replies());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,6 +41,12 @@ struct connection_config {
     std::chrono::milliseconds reconnect_max_delay{2000};
     /// Loaded with SCRIPT LOAD in the setup that runs on every (re)connect.
     std::vector<script> scripts;
+    /// Called on the connection's strand with every RESP3 push (pub/sub messages, subscribe
+    /// confirmations); without it pushes are counted in stats().pushes_dropped.
+    std::function<void(const resp::value&)> on_push;
+    /// Called on the connection's strand after every successful handshake, before queued
+    /// requests are written: the place to subscribe again after a reconnect.
+    std::function<void()> on_connect;
     resp::parser_limits limits;
 };
 
@@ -136,6 +143,11 @@ public:
         return asio::async_initiate<CompletionToken, void(error_code, resp::value)>(
             eval_initiation{this}, token, s, make_evalsha(s, keys, args), timeout);
     }
+
+    /// Queues commands whose answers arrive as RESP3 pushes, not replies (SUBSCRIBE,
+    /// UNSUBSCRIBE): nothing waits for them; the answers go to connection_config::on_push. They
+    /// are written with the next write, or after the next handshake if not connected.
+    void send_without_reply(const resp::request& req);
 
     /// Stops reconnecting, closes the socket and completes every pending operation with
     /// `error::connection_closed`. Idempotent.
