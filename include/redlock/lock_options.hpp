@@ -9,6 +9,16 @@
 
 namespace redlock {
 
+/// How an acquire with `wait > 0` waits between attempts.
+enum class wait_strategy {
+    /// Sleep until a release of the resource is published (one subscriber connection per node
+    /// for the whole client), or at most until the holder's lease would expire or the backoff
+    /// (retry.max_delay, doubling per wait up to 8x) runs out, whichever is first.
+    notify,
+    /// Retry after a random delay in [retry.min_delay, retry.max_delay], as redsync does.
+    spin,
+};
+
 /// How one acquisition behaves. The defaults take a 10 s lease and try once.
 struct lock_options {
     /// Lease length on the servers; in (0, client_config::max_ttl].
@@ -16,6 +26,8 @@ struct lock_options {
     /// 0: one attempt, error::not_acquired if the resource is held. > 0: retry after a random
     /// delay until this much time has passed since the call, then error::wait_timeout.
     std::chrono::milliseconds wait{0};
+    /// How a waiting acquire waits between attempts.
+    wait_strategy waiting = wait_strategy::notify;
     /// Overrides client_config::retry for this acquisition.
     std::optional<retry_config> retry;
     /// Per-node timeout of each command; zero: min(client_config::node_timeout, ttl / 10).

@@ -99,7 +99,12 @@ public:
         // when a request of ours already took it, another token when someone else holds it.
         ttl_text_ = std::to_string(options_.ttl.count());
         owner_ = options_.owner.str();
-        if (owner_.empty()) set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
+        notify_ = options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify;
+        if (owner_.empty()) {
+            set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
+            // A waiter sleeps at most until the holder's key would expire: ask how long that is.
+            if (notify_) set_request_.push("PTTL", keys_.lock);
+        }
         started_ = clock::now();
         deadline_ = started_ + options_.wait;
         start_round();
@@ -121,6 +126,7 @@ private:
         const std::size_t n = client_->node_count();
         ++round_;
         tally_ = vote_tally(n);
+        holder_pttl_ = milliseconds::zero();
         report_.reset();
         contended_ = false;
         client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
@@ -174,7 +180,7 @@ private:
     }
 
     void on_set_reply(unsigned round, std::size_t node, error_code ec, std::vector<resp::value> replies) {
-        if (!ec && replies.size() != 1) ec = error::unexpected_reply;
+        if (!ec && replies.size() != set_request_.size()) ec = error::unexpected_reply;
         if (ec) client_->metrics().node_failure(node, ec);
         if (!counting(round)) return;
         if (ec) {
@@ -196,12 +202,24 @@ private:
                 confirm(node);
             } else {
                 contended_ = true;
+                if (replies.size() == 2) note_holder_pttl(replies[1]);
                 count(node, vote::denied, {}, {});
             }
         } else {
             client_->metrics().node_failure(node, error::unexpected_reply);
             count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
         }
+    }
+
+    void note_holder_pttl(const resp::value& pttl) {
+        if (pttl.kind != resp::type::integer || pttl.integer <= 0) return;
+        const milliseconds left(pttl.integer);
+        if (holder_pttl_ == milliseconds::zero() || left < holder_pttl_) holder_pttl_ = left;
+    }
+
+    // Woken by a release message: try now rather than at the end of the wait.
+    void on_released() {
+        if (!done_ && sleeping_) retry_timer_.cancel();
     }
 
     // The key already holds our token: a request of ours that this attempt cannot see the reply
@@ -322,13 +340,30 @@ private:
                                   });
         }
         sleeping_ = true;
-        retry_timer_.expires_after(
-            retry_delay(retry_, std::chrono::ceil<milliseconds>(deadline_ - now), client_->rng()));
+        const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
+        auto delay = retry_delay(retry_, time_left, client_->rng());
+        if (notify_ && cause == error::not_acquired) delay = notify_wait(time_left);
+        retry_timer_.expires_after(delay);
         retry_timer_.async_wait(
             asio::bind_executor(client_->strand(), [self = shared_from_this()](error_code) {
                 self->sleeping_ = false;
                 self->maybe_next_round();
             }));
+    }
+
+    // Waits for a release message, registered before the next try, capped by the holder's
+    // PTTL, a backoff that doubles per wait (so a lost message costs little at first), and the
+    // time left.
+    milliseconds notify_wait(milliseconds time_left) {
+        auto& listener = client_->listener();
+        const auto previous = waiter_;
+        waiter_ = listener.add(keys_.released, [weak = weak_from_this()] {
+            if (auto self = weak.lock()) self->on_released();
+        });
+        if (previous != 0) listener.remove(keys_.released, previous);
+        auto cap = retry_.max_delay * (1 << std::min(notify_waits_++, 3u));
+        if (holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
+        return std::max(milliseconds(1), std::min(cap, time_left));
     }
 
     void finish_failed(error_code cause) {
@@ -354,6 +389,7 @@ private:
     void finish(error_code ec, lease l, std::string message) {
         if (done_) return;
         done_ = true;
+        if (waiter_ != 0) client_->listener().remove(keys_.released, waiter_);
         if (ec) client_->metrics().acquire_failed(ec);
         if (diag_) {
             diag_->message = std::move(message);
@@ -378,6 +414,10 @@ private:
     resp::request set_request_;
     std::string ttl_text_;
     std::string owner_;  // empty: a plain lock
+    bool notify_ = false;
+    milliseconds holder_pttl_{0};  // 0: unknown
+    release_listener::waiter_id waiter_ = 0;
+    unsigned notify_waits_ = 0;
     clock::time_point started_;
     clock::time_point deadline_;
 

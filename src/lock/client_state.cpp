@@ -53,7 +53,8 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
       node_names_(names_of(nodes_)),
       metrics_(node_names_),
       rng_(seed_from_os()),
-      extends_(*this, nodes_.size()) {
+      extends_(*this, nodes_.size()),
+      listener_(*this) {
     // Connect now, so the first acquire does not pay for N handshakes; a node that is down keeps
     // being retried in the background.
     for (auto& n : nodes_)

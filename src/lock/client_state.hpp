@@ -3,6 +3,7 @@
 
 #include "lock/extend_batcher.hpp"
 #include "lock/metrics_recorder.hpp"
+#include "lock/release_listener.hpp"
 #include "lock/resource_keys.hpp"
 #include <redlock/config.hpp>
 #include <redlock/redis/connection.hpp>
@@ -46,6 +47,8 @@ public:
         return strand_;
     }
     metrics_recorder& metrics() noexcept { return metrics_; }
+    /// The subscriber connections of waiting acquires; strand only.
+    release_listener& listener() noexcept { return listener_; }
 
     /// The per-node timeout for a lease of `ttl`: `requested` if set, else min(config, ttl / 10),
     /// so that one slow node cannot eat a large part of a short lease.
@@ -91,6 +94,7 @@ private:
     metrics_recorder metrics_;
     std::mt19937_64 rng_;
     extend_batcher extends_;
+    release_listener listener_;
 };
 
 }  // namespace redlock::detail

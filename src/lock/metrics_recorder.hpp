@@ -26,7 +26,7 @@ public:
     counter failed_not_acquired{0}, failed_wait_timeout{0}, failed_quorum_unreachable{0};
     counter failed_validity_expired{0}, failed_cancelled{0}, failed_other{0};
     counter extended{0}, extend_failed{0}, released{0}, release_failed{0}, leases_dropped{0};
-    counter leases_lost{0}, watchdog_renewals{0};
+    counter leases_lost{0}, watchdog_renewals{0}, release_wakeups{0};
 
     /// Counts the final error of a failed acquire under its cause.
     void acquire_failed(boost::system::error_code ec) noexcept;

@@ -1,0 +1,103 @@
+#include "lock/release_listener.hpp"
+
+#include "lock/client_state.hpp"
+#include <redlock/resp/request.hpp>
+
+#include <algorithm>
+
+namespace redlock::detail {
+
+namespace {
+// A Redlock release publishes once per node that deleted our key, all within the release's
+// round trip; a second is far more than that and far less than any lock's hold time.
+constexpr auto duplicate_window = std::chrono::seconds(1);
+}  // namespace
+
+release_listener::release_listener(client_state& client) : client_(client) {}
+
+release_listener::~release_listener() {
+    for (auto& c : connections_)
+        c->close();
+}
+
+void release_listener::open() {
+    std::weak_ptr<client_state> weak = client_.weak_from_this();
+    for (std::size_t i = 0; i < client_.node_count(); ++i) {
+        redis::connection_config cc = client_.node(i).config();
+        cc.scripts.clear();
+        if (!cc.client_name.empty()) cc.client_name += ":sub";
+        cc.on_push = [weak](const resp::value& v) {
+            if (auto c = weak.lock()) c->listener().on_push(v);
+        };
+        // After a reconnect the server has forgotten our subscriptions: make them again.
+        cc.on_connect = [weak, i] {
+            auto c = weak.lock();
+            if (!c) return;
+            auto& self = c->listener();
+            std::vector<std::string> all;
+            for (const auto& [name, state] : self.channels_)
+                all.push_back(name);
+            if (all.empty() || i >= self.connections_.size()) return;
+            resp::request req;
+            req.push_range("SUBSCRIBE", all);
+            self.connections_[i]->send_without_reply(req);
+        };
+        connections_.push_back(std::make_unique<redis::connection>(client_.strand(), std::move(cc)));
+        connections_.back()->async_connect([](boost::system::error_code) {});
+    }
+}
+
+void release_listener::send_to_all(const char* command, const std::vector<std::string>& channels) {
+    resp::request req;
+    req.push_range(command, channels);
+    for (auto& c : connections_)
+        c->send_without_reply(req);
+}
+
+release_listener::waiter_id release_listener::add(const std::string& channel, std::function<void()> wake) {
+    if (connections_.empty()) open();
+    auto [it, inserted] = channels_.try_emplace(channel);
+    const auto id = next_id_++;
+    it->second.waiters.push_back({id, std::move(wake)});
+    if (inserted) send_to_all("SUBSCRIBE", {channel});
+    return id;
+}
+
+void release_listener::remove(const std::string& channel, waiter_id id) {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    auto& waiters = it->second.waiters;
+    waiters.erase(std::remove_if(waiters.begin(), waiters.end(), [id](const waiter& w) { return w.id == id; }),
+                  waiters.end());
+    if (waiters.empty()) {
+        channels_.erase(it);
+        send_to_all("UNSUBSCRIBE", {channel});
+    }
+}
+
+void release_listener::on_push(const resp::value& v) {
+    // ["message", channel, payload]; subscribe and unsubscribe confirmations are not for us.
+    if (v.elements.size() != 3 || v.elements[0].str != "message") return;
+    auto it = channels_.find(v.elements[1].str);
+    if (it == channels_.end()) return;
+    auto& state = it->second;
+    const auto now = std::chrono::steady_clock::now();
+    while (!state.recent.empty() && now - state.recent.front().second > duplicate_window)
+        state.recent.pop_front();
+    const auto& payload = v.elements[2].str;
+    for (const auto& [seen, at] : state.recent)
+        if (seen == payload) return;
+    state.recent.emplace_back(payload, now);
+    // The oldest waiter not yet woken. It stays registered (and the channel subscribed) until it
+    // leaves: if its try fails it waits again, with no gap in the subscription.
+    for (auto& w : state.waiters) {
+        if (!w.wake) continue;
+        auto wake = std::move(w.wake);
+        w.wake = nullptr;
+        client_.metrics().release_wakeups.fetch_add(1, std::memory_order_relaxed);
+        wake();
+        return;
+    }
+}
+
+}  // namespace redlock::detail
