@@ -212,8 +212,10 @@ private:
     }
 
     void note_holder_pttl(const resp::value& pttl) {
-        if (pttl.kind != resp::type::integer || pttl.integer <= 0) return;
-        const milliseconds left(pttl.integer);
+        // -1: a key without expiry (not a lock of ours): no bound. -2 or 0: it expired between
+        // our SET and the PTTL: try again almost at once.
+        if (pttl.kind != resp::type::integer || pttl.integer == -1) return;
+        const milliseconds left(std::max<std::int64_t>(pttl.integer, 1));
         if (holder_pttl_ == milliseconds::zero() || left < holder_pttl_) holder_pttl_ = left;
     }
 

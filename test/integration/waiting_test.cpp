@@ -1,0 +1,206 @@
+// Waiting acquires (lock_options::wait > 0) woken by release messages, on real servers.
+#include "support/lock_helpers.hpp"
+#include "support/printing.hpp"
+#include "support/redis_server.hpp"
+#include "support/run_coro.hpp"
+#include "support/tcp_proxy.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace data = boost::unit_test::data;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using redlock::test::eventually;
+using redlock::test::lock_config;
+using redlock::test::no_key_anywhere;
+using redlock::test::options;
+using redlock::test::run_coro;
+using redlock::test::sleep_for;
+using redlock::test::start_redis_servers;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+const auto node_counts = data::make({1, 5});
+
+// Waiting that leans on release messages: the timed retries are seconds apart.
+redlock::lock_options waiting(std::chrono::milliseconds wait, std::chrono::milliseconds ttl = 10s) {
+    auto o = options(ttl, wait);
+    o.retry = redlock::retry_config{500ms, 1000ms};
+    return o;
+}
+
+// Subscribers of the resource's released channel on one server.
+std::int64_t subscribers(const redlock::test::redis_server& s, const std::string& resource) {
+    auto v = s.command({"PUBSUB", "NUMSUB", "{redlock:" + resource + "}:released"});
+    return v.elements.size() == 2 ? v.elements[1].integer : -1;
+}
+
+bool subscribers_everywhere(const redlock::test::server_list& servers, const std::string& resource,
+                            std::int64_t n) {
+    for (const auto& s : servers)
+        if (subscribers(*s, resource) != n) return false;
+    return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(waiting_test)
+
+BOOST_DATA_TEST_CASE(fifty_waiters_one_subscription_and_a_release_wakes_one, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    constexpr int waiters = 50;
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto first = co_await holder.async_acquire("q", options(), asio::use_awaitable);
+            int acquired = 0;
+            int failed = 0;
+            int inside = 0;
+            int max_inside = 0;
+            auto ex = co_await asio::this_coro::executor;
+            for (int i = 0; i < waiters; ++i) {
+                asio::co_spawn(
+                    ex,
+                    [&]() -> asio::awaitable<void> {
+                        auto [ec, l] = co_await client.async_acquire("q", waiting(30s), tuple_awaitable);
+                        if (ec) {
+                            ++failed;
+                            co_return;
+                        }
+                        max_inside = std::max(max_inside, ++inside);
+                        co_await sleep_for(10ms);
+                        --inside;
+                        co_await l.async_release(asio::use_awaitable);
+                        ++acquired;
+                    },
+                    asio::detached);
+            }
+            // Every waiter tried once and sleeps: one subscription per node for all of them.
+            co_await sleep_for(300ms);
+            BOOST_TEST(subscribers_everywhere(servers, "q", 1));
+            const auto attempts_before = client.metrics().attempts;
+            BOOST_TEST(attempts_before == static_cast<std::uint64_t>(waiters));
+
+            co_await first.async_release(asio::use_awaitable);
+            BOOST_TEST(co_await eventually([&] { return acquired + failed == waiters; }, 30s));
+            BOOST_TEST(acquired == waiters);
+            BOOST_TEST(max_inside == 1);
+            const auto m = client.metrics();
+            BOOST_TEST_MESSAGE("N=" << n << ": " << m.release_wakeups << " wake-ups, "
+                                    << m.attempts - attempts_before << " attempts after the first release for "
+                                    << waiters << " hand-offs");
+            // One release, one wake-up: never the whole herd (that would be about waiters^2 / 2).
+            BOOST_TEST(m.release_wakeups <= static_cast<std::uint64_t>(waiters));
+            BOOST_TEST(m.release_wakeups >= static_cast<std::uint64_t>(waiters * 3 / 4));
+            BOOST_TEST(m.attempts - attempts_before <= static_cast<std::uint64_t>(4 * waiters));
+            // Nobody waits any more: nothing stays subscribed.
+            BOOST_TEST(co_await eventually([&] { return subscribers_everywhere(servers, "q", 0); }));
+            BOOST_TEST(co_await eventually([&] { return no_key_anywhere(servers, "q"); }));
+        }(),
+        60s);
+}
+
+BOOST_DATA_TEST_CASE(wait_timeout_and_cancellation_leave_no_subscription, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto held = co_await holder.async_acquire("x", options(), asio::use_awaitable);
+        const auto start = clock_type::now();
+        auto [ec, l] = co_await client.async_acquire("x", waiting(700ms), tuple_awaitable);
+        BOOST_TEST(ec == redlock::error::wait_timeout);
+        BOOST_TEST((clock_type::now() - start >= 700ms));
+        BOOST_TEST(co_await eventually([&] { return subscribers_everywhere(servers, "x", 0); }));
+
+        asio::cancellation_signal cancel;
+        std::optional<error_code> result;
+        client.async_acquire("x", waiting(30s), asio::bind_cancellation_slot(cancel.slot(), [&](error_code e, redlock::lease) {
+                                 result = e;
+                             }));
+        BOOST_TEST(co_await eventually([&] { return subscribers_everywhere(servers, "x", 1); }));
+        cancel.emit(asio::cancellation_type::terminal);
+        BOOST_TEST(co_await eventually([&] { return result.has_value(); }, 1s));
+        BOOST_TEST((result == error_code(asio::error::operation_aborted)));
+        BOOST_TEST(co_await eventually([&] { return subscribers_everywhere(servers, "x", 0); }));
+        BOOST_TEST(held.held());
+        co_await held.async_release(asio::use_awaitable);
+    }());
+}
+
+BOOST_DATA_TEST_CASE(without_a_release_message_the_waiter_wakes_when_the_holder_expires, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // The holder never releases: its key expires, and nothing is published.
+        auto held = co_await holder.async_acquire("e", options(1000ms), asio::use_awaitable);
+        const auto expires = held.valid_until() + 50ms;  // the servers' expiry, give or take the drift
+        auto o = waiting(10s);
+        o.retry = redlock::retry_config{3000ms, 3000ms};  // the backoff alone would sleep 3 s
+        auto got = co_await client.async_acquire("e", o, asio::use_awaitable);
+        BOOST_TEST(got.held());
+        BOOST_TEST((clock_type::now() < expires + 300ms));
+        co_await got.async_release(asio::use_awaitable);
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_cut_subscriber_connection_costs_at_most_the_holders_pttl) {
+    auto servers = start_redis_servers(1);
+    redlock::test::tcp_proxy proxy(servers[0]->port());
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client_config through;
+    through.nodes = {proxy.uri()};
+    through.retry = {5ms, 20ms};
+    redlock::client client(ioc.get_executor(), through);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto held = co_await holder.async_acquire("cut", options(1500ms), asio::use_awaitable);
+        std::optional<clock_type::time_point> got_at;
+        std::optional<redlock::lease> got;
+        auto o = waiting(10s);
+        o.retry = redlock::retry_config{5000ms, 5000ms};
+        client.async_acquire("cut", o, [&](error_code ec, redlock::lease l) {
+            BOOST_TEST(!ec, ec.message());
+            got_at = clock_type::now();
+            got.emplace(std::move(l));
+        });
+        BOOST_TEST(co_await eventually([&] { return subscribers(*servers[0], "cut") == 1; }));
+        // Cut every connection through the proxy, and refuse the subscriber's way back until the
+        // release has been published: the message is lost for good.
+        proxy.set_mode(redlock::test::tcp_proxy::mode::blackhole);
+        proxy.reset_connections();
+        const auto released_at = clock_type::now();
+        co_await held.async_release(asio::use_awaitable);
+        co_await sleep_for(100ms);
+        proxy.set_mode(redlock::test::tcp_proxy::mode::pass);
+        BOOST_TEST(co_await eventually([&] { return got_at.has_value(); }, 5s));
+        BOOST_TEST_REQUIRE(got_at.has_value());
+        BOOST_TEST((*got_at - released_at < 1500ms + 300ms));
+        co_await got->async_release(asio::use_awaitable);
+    }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
