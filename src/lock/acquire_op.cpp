@@ -19,6 +19,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <exception>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -114,7 +115,8 @@ public:
         if (done_) return;
         // Mid-attempt, any node may still grant: release wherever that can happen.
         if (round_ > 0 && !tally_.decided()) {
-            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(), {});
+            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(), {},
+                                  false);
         }
         retry_timer_.cancel();
         finish(asio::error::operation_aborted, lease(),
@@ -219,9 +221,31 @@ private:
         if (holder_pttl_ == milliseconds::zero() || left < holder_pttl_) holder_pttl_ = left;
     }
 
-    // Woken by a release message: try now rather than at the end of the wait.
+    // Woken by a release message: try now rather than at the end of the wait. With N > 1, the
+    // waiters other processes woke with the same message would split the nodes between them if
+    // all tried at once: a random delay of up to retry.min_delay (at least 1 ms) sets them apart.
     void on_released() {
-        if (!done_ && sleeping_) retry_timer_.cancel();
+        if (done_ || !sleeping_) return;
+        if (client_->node_count() == 1) {
+            retry_timer_.cancel();
+            return;
+        }
+        const auto spread = std::max<milliseconds::rep>(retry_.min_delay.count(), 1);
+        std::uniform_int_distribution<milliseconds::rep> pick(0, spread * 1000);
+        const auto at = clock::now() + std::chrono::microseconds(pick(client_->rng()));
+        if (at >= retry_timer_.expiry()) return;
+        retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
+        wait_for_retry_timer();
+    }
+
+    // Each wait has a generation: a handler of an earlier wait (cancelled by a re-arm) does nothing.
+    void wait_for_retry_timer() {
+        retry_timer_.async_wait(
+            asio::bind_executor(client_->strand(), [self = shared_from_this(), gen = ++wait_generation_](error_code) {
+                if (gen != self->wait_generation_) return;
+                self->sleeping_ = false;
+                self->maybe_next_round();
+            }));
     }
 
     // The key already holds our token: a request of ours that this attempt cannot see the reply
@@ -316,7 +340,8 @@ private:
         const auto now = clock::now();
         const bool retry = options_.wait > milliseconds::zero() && now < deadline_;
         if (!retry) {
-            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(), {});
+            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(), {},
+                                  false);
             // A round lost early to denials may still be one in which most nodes are down (the
             // denials then come from other contenders' doomed attempts). The last round hears
             // every node out, at most one node timeout, so that the error names the real cause.
@@ -335,22 +360,20 @@ private:
         for (bool b : mask)
             cleanups_pending_ += b ? 1 : 0;
         if (cleanups_pending_ > 0) {
-            client_->send_release(keys_, token_, owner_, mask, node_timeout_,
-                                  [self = shared_from_this()](std::size_t, error_code, resp::value) {
-                                      --self->cleanups_pending_;
-                                      self->maybe_next_round();
-                                  });
+            client_->send_release(
+                keys_, token_, owner_, mask, node_timeout_,
+                [self = shared_from_this()](std::size_t, error_code, resp::value) {
+                    --self->cleanups_pending_;
+                    self->maybe_next_round();
+                },
+                false);
         }
         sleeping_ = true;
         const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
         auto delay = retry_delay(retry_, time_left, client_->rng());
         if (notify_ && cause == error::not_acquired) delay = notify_wait(time_left);
         retry_timer_.expires_after(delay);
-        retry_timer_.async_wait(
-            asio::bind_executor(client_->strand(), [self = shared_from_this()](error_code) {
-                self->sleeping_ = false;
-                self->maybe_next_round();
-            }));
+        wait_for_retry_timer();
     }
 
     // Waits for a release message, registered before the next try, capped by the holder's
@@ -420,6 +443,7 @@ private:
     milliseconds holder_pttl_{0};  // 0: unknown
     release_listener::waiter_id waiter_ = 0;
     unsigned notify_waits_ = 0;
+    unsigned wait_generation_ = 0;
     clock::time_point started_;
     clock::time_point deadline_;
 

@@ -78,13 +78,13 @@ std::chrono::milliseconds client_state::background_timeout() const noexcept {
 
 void client_state::send_release(const resource_keys& keys, const std::string& token, const std::string& owner,
                                 const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
-                                node_reply on_reply) {
-    if (owner.empty()) {
-        send_script(scripts::release, {keys.lock, keys.released}, {token}, nodes, timeout, std::move(on_reply));
-    } else {
-        send_script(scripts::release_reentrant, {keys.lock, keys.released}, {owner, token}, nodes, timeout,
-                    std::move(on_reply));
-    }
+                                node_reply on_reply, bool announce) {
+    std::vector<std::string_view> args;
+    if (!owner.empty()) args.push_back(owner);
+    args.push_back(token);
+    if (!announce) args.push_back("quiet");
+    send_script(owner.empty() ? scripts::release : scripts::release_reentrant, {keys.lock, keys.released},
+                std::move(args), nodes, timeout, std::move(on_reply));
 }
 
 void client_state::send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,

@@ -62,9 +62,10 @@ public:
     /// released channel where it deleted). `on_reply` may be empty.
     /// `owner` is empty for a plain lock, the owner id for a reentrant one (then only the
     /// acquisition `token` ends, and the lock goes with the last one).
+    /// `announce` false: no message on the released channel (a failed attempt cleaning up).
     void send_release(const resource_keys& keys, const std::string& token, const std::string& owner,
-                      const std::vector<bool>& nodes,
-                      std::chrono::milliseconds timeout, node_reply on_reply);
+                      const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply,
+                      bool announce = true);
     /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes. Extends of many
     /// leases queued within a few milliseconds go to each node as one batched script call.
     void send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,

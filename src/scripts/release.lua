@@ -2,12 +2,16 @@
 -- KEYS[1]  lock key          "{<prefix><resource>}:lock"
 -- KEYS[2]  released channel  "{<prefix><resource>}:released"
 -- ARGV[1]  owner token
+-- ARGV[2]  optional: "quiet" deletes without publishing (a failed acquire cleaning up: nobody
+--          held the lock, so no waiter should be woken by it)
 -- returns  1  released (and published on KEYS[2])
 --          0  the key is missing or holds another token: nothing was deleted
 -- pcall: a reentrant lock's hash at the key answers WRONGTYPE, which means "not ours".
 if redis.pcall('GET', KEYS[1]) == ARGV[1] then
     redis.call('DEL', KEYS[1])
-    redis.call('PUBLISH', KEYS[2], ARGV[1])
+    if ARGV[2] ~= 'quiet' then
+        redis.call('PUBLISH', KEYS[2], ARGV[1])
+    end
     return 1
 end
 return 0

@@ -4,6 +4,7 @@
 -- KEYS[2]  released channel  "{<prefix><resource>}:released"
 -- ARGV[1]  owner id
 -- ARGV[2]  token of the acquisition
+-- ARGV[3]  optional: "quiet" does not publish (see release.lua)
 -- returns  1  that acquisition ended (and, if it was the last, the lock was deleted and published)
 --          0  the lock does not hold that acquisition: nothing changed
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then
@@ -14,6 +15,8 @@ if redis.call('HDEL', KEYS[1], 'a:' .. ARGV[2]) == 0 then
 end
 if redis.call('HLEN', KEYS[1]) <= 1 then
     redis.call('DEL', KEYS[1])
-    redis.call('PUBLISH', KEYS[2], ARGV[1])
+    if ARGV[3] ~= 'quiet' then
+        redis.call('PUBLISH', KEYS[2], ARGV[1])
+    end
 end
 return 1

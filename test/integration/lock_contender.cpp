@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +36,7 @@ struct args {
     std::string resource = "contended";
     int coroutines = 50;
     int rounds = 100;
+    int retry_max_ms = 50;  // the timed retries; release messages wake waiters before them
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -59,6 +61,7 @@ bool parse(int argc, char** argv, args& a) {
     if (kv.count("--resource")) a.resource = kv["--resource"];
     if (kv.count("--coroutines")) a.coroutines = std::atoi(kv["--coroutines"].c_str());
     if (kv.count("--rounds")) a.rounds = std::atoi(kv["--rounds"].c_str());
+    if (kv.count("--retry-max-ms")) a.retry_max_ms = std::atoi(kv["--retry-max-ms"].c_str());
     return !a.nodes.empty() && a.coroutines > 0 && a.rounds > 0;
 }
 
@@ -124,7 +127,7 @@ int main(int argc, char** argv) {
         std::fprintf(
             stderr,
             "usage: lock_contender --nodes URI[,URI...] --checker URI [--resource R] [--coroutines C] "
-            "[--rounds K]\n");
+            "[--rounds K] [--retry-max-ms M]\n");
         return 2;
     }
     try {
@@ -132,7 +135,8 @@ int main(int argc, char** argv) {
         redlock::client_config cfg;
         cfg.nodes = a.nodes;
         cfg.node_timeout = 500ms;
-        cfg.retry = {5ms, 50ms};
+        cfg.retry = {std::min(5ms, std::chrono::milliseconds(a.retry_max_ms)),
+                     std::chrono::milliseconds(a.retry_max_ms)};
         redlock::client client(ioc.get_executor(), cfg);
         redlock::redis::connection_config cc;
         std::string why;
@@ -156,6 +160,20 @@ int main(int argc, char** argv) {
         // answered before the process exits, or their keys would wait for their ttl.
         ioc.run_for(500ms);
         const auto m = client.metrics();
+        // The test sums every process's counters on the checker server.
+        bool reported = false;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                redlock::resp::request req;
+                req.push("INCRBY", "attempts", m.attempts);
+                req.push("INCRBY", "wakeups", m.release_wakeups);
+                co_await checker.async_exec(req, 5000ms, tuple_awaitable);
+                reported = true;
+            },
+            asio::detached);
+        for (int i = 0; i < 100 && !reported; ++i)
+            ioc.run_one_for(50ms);
         std::printf("rounds %d failures %d attempts %llu contended %llu\n", t.done_rounds, t.failures,
                     static_cast<unsigned long long>(m.attempts),
                     static_cast<unsigned long long>(m.contended));

@@ -1,5 +1,5 @@
 // Mutual exclusion across processes: 3 processes x 50 coroutines x 100 acquisitions of one
-// resource, N = 1 and N = 5. Inside the critical section each updates a counter on a separate
+// resource, N = 1 and N = 5; and 200 waiters in 4 processes woken by release messages. Inside the critical section each updates a counter on a separate
 // checker server by read-sleep-write and counts holders; a lost update or a second holder shows.
 #include "support/redis_server.hpp"
 
@@ -85,6 +85,40 @@ BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::ma
     BOOST_TEST(checker.command({"GET", "holders"}).str == "0");
     for (const auto& s : nodes)
         BOOST_TEST(s->command({"EXISTS", "{redlock:contended}:lock"}).integer == 0);
+}
+
+// 200 waiters on one lock in 4 processes, woken by release messages: each release wakes at most
+// one waiter per process (the herd would be every waiter of every process).
+BOOST_DATA_TEST_CASE(two_hundred_waiters_in_four_processes_each_get_the_lock_without_a_herd, data::make({1, 5}),
+                     n) {
+    auto nodes = start_redis_servers(static_cast<std::size_t>(n));
+    redis_server checker;
+    std::string uris;
+    for (const auto& s : nodes)
+        uris += (uris.empty() ? "" : ",") + s->uri();
+    constexpr int processes = 4, coroutines = 50;
+    std::vector<pid_t> pids;
+    for (int p = 0; p < processes; ++p) {
+        pids.push_back(spawn_contender({"--nodes", uris, "--checker", checker.uri(), "--resource", "herd",
+                                        "--coroutines", std::to_string(coroutines), "--rounds", "1",
+                                        "--retry-max-ms", "1000"}));
+    }
+    for (auto pid : pids)
+        BOOST_TEST(wait_for(pid, 120s) == 0);
+    constexpr int holds = processes * coroutines;
+    BOOST_TEST(checker.command({"GET", "counter"}).str == std::to_string(holds));
+    BOOST_TEST(checker.command({"GET", "overlaps"}).is_null());
+    const long wakeups = std::atol(checker.command({"GET", "wakeups"}).str.c_str());
+    const long attempts = std::atol(checker.command({"GET", "attempts"}).str.c_str());
+    BOOST_TEST_MESSAGE("N = " << n << ": " << holds << " holds, " << wakeups << " wake-ups, " << attempts
+                              << " attempts");
+    BOOST_TEST(wakeups >= holds / 2);  // most hand-offs came by message
+    BOOST_TEST(wakeups <= processes * holds);
+    for (const auto& s : nodes) {
+        BOOST_TEST(s->command({"EXISTS", "{redlock:herd}:lock"}).integer == 0);
+        auto numsub = s->command({"PUBSUB", "NUMSUB", "{redlock:herd}:released"});
+        BOOST_TEST(numsub.elements.at(1).integer == 0);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

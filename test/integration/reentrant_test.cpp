@@ -109,6 +109,8 @@ BOOST_DATA_TEST_CASE(a_stranger_cannot_release_a_reentrant_lock, node_counts, n)
     redlock::client client(ioc.get_executor(), lock_config(servers));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto first = co_await client.async_acquire("s", reentrant(redlock::owner_id("alice")), asio::use_awaitable);
+        // The acquire completed at a quorum: let the other nodes' acquisitions land first.
+        BOOST_TEST(co_await eventually([&] { return depth_everywhere(servers, "s", 1); }));
         // The key is taken over behind alice's back (e.g. it expired and bob took it).
         for (const auto& s : servers)
             s->command({"DEL", lock_key("s")});
