@@ -18,6 +18,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <random>
 #include <string>
@@ -223,15 +225,17 @@ private:
 
     // Woken by a release message: try now rather than at the end of the wait. With N > 1, the
     // waiters other processes woke with the same message would split the nodes between them if
-    // all tried at once: a random delay of up to retry.min_delay (at least 1 ms) sets them apart.
+    // all tried at once: a random delay of up to two of our own rounds (at most 2 ms) sets them
+    // apart, and costs the hand-off about one round.
     void on_released() {
         if (done_ || !sleeping_) return;
         if (client_->node_count() == 1) {
             retry_timer_.cancel();
             return;
         }
-        const auto spread = std::max<milliseconds::rep>(retry_.min_delay.count(), 1);
-        std::uniform_int_distribution<milliseconds::rep> pick(0, spread * 1000);
+        const auto two_rounds = std::chrono::duration_cast<std::chrono::microseconds>(2 * last_round_).count();
+        const auto spread_us = std::clamp<std::int64_t>(two_rounds, 100, 2000);
+        std::uniform_int_distribution<std::int64_t> pick(0, spread_us);
         const auto at = clock::now() + std::chrono::microseconds(pick(client_->rng()));
         if (at >= retry_timer_.expiry()) return;
         retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
@@ -282,6 +286,7 @@ private:
     void decide() {
         if (contended_) client_->metrics().contended.fetch_add(1, std::memory_order_relaxed);
         const auto now = clock::now();
+        last_round_ = now - t0_;
         switch (tally_.state()) {
             case round_state::won: {
                 const auto left = validity_left(options_.ttl, now - t0_, client_->config().drift_factor);
@@ -444,6 +449,7 @@ private:
     release_listener::waiter_id waiter_ = 0;
     unsigned notify_waits_ = 0;
     unsigned wait_generation_ = 0;
+    clock::duration last_round_{};
     clock::time_point started_;
     clock::time_point deadline_;
 

@@ -1,0 +1,189 @@
+// Hand-off of a contended lock: how long from the holder's release until the next waiter holds
+// it, and how many holds per second C waiters get out of one lock.
+//
+//   handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] [--handoffs K]
+//                 [--contenders C] [--seconds S]
+//
+// Prints one JSON line. Hand-off: a holder client acquires, a waiter client starts a waiting
+// acquire, 2 ms later the holder releases; latency = from just before the release is sent until
+// the waiter's acquire completes, K times. Contended: C coroutines of one client loop
+// acquire (waiting) -> release for S seconds. Spinning waiters retry every R ms (retry.min =
+// retry.max = R), the way redsync and node-redlock poll.
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+struct settings {
+    std::vector<std::string> nodes;
+    redlock::wait_strategy waiting = redlock::wait_strategy::notify;
+    int retry_ms = 10;
+    int handoffs = 2000;
+    int contenders = 50;
+    double seconds = 5.0;
+};
+
+struct results {
+    std::vector<double> handoff_us;
+    std::uint64_t holds = 0;
+    std::uint64_t failures = 0;
+    double contended_seconds = 0;
+    bool done = false;
+};
+
+double quantile(std::vector<double> v, double q) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    auto rank = static_cast<std::size_t>(q * static_cast<double>(v.size()));
+    return v[std::min(rank, v.size() - 1)];
+}
+
+asio::awaitable<void> sleep_for(clock_type::duration d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(tuple_awaitable);
+}
+
+asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter, const settings& s, results& r) {
+    redlock::lock_options plain;
+    redlock::lock_options waiting;
+    waiting.wait = 10s;
+    waiting.waiting = s.waiting;
+    waiting.retry = redlock::retry_config{std::chrono::milliseconds(s.retry_ms), std::chrono::milliseconds(s.retry_ms)};
+
+    for (int i = 0; i < s.handoffs; ++i) {
+        auto [ec, held] = co_await holder.async_acquire("bench:handoff", plain, tuple_awaitable);
+        if (ec) {
+            ++r.failures;
+            continue;
+        }
+        std::optional<clock_type::time_point> got_at;
+        redlock::lease got;
+        waiter.async_acquire("bench:handoff", waiting, [&](boost::system::error_code e, redlock::lease l) {
+            if (e) ++r.failures;
+            got_at = clock_type::now();
+            got = std::move(l);
+        });
+        co_await sleep_for(2ms);  // the waiter's first attempt has failed: it waits
+        const auto released_at = clock_type::now();
+        co_await held.async_release(tuple_awaitable);
+        while (!got_at)
+            co_await sleep_for(50us);
+        if (got.held()) {
+            r.handoff_us.push_back(std::chrono::duration<double, std::micro>(*got_at - released_at).count());
+            co_await got.async_release(tuple_awaitable);
+        }
+    }
+
+    // Contended throughput: C waiters on one lock.
+    const auto start = clock_type::now();
+    const auto end = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(s.seconds));
+    int running = s.contenders;
+    auto ex = co_await asio::this_coro::executor;
+    for (int c = 0; c < s.contenders; ++c) {
+        asio::co_spawn(
+            ex,
+            [&]() -> asio::awaitable<void> {
+                while (clock_type::now() < end) {
+                    auto [ec, l] = co_await waiter.async_acquire("bench:contended", waiting, tuple_awaitable);
+                    if (ec) {
+                        ++r.failures;
+                        continue;
+                    }
+                    ++r.holds;
+                    co_await l.async_release(tuple_awaitable);
+                }
+                --running;
+            },
+            asio::detached);
+    }
+    while (running > 0)
+        co_await sleep_for(1ms);
+    r.contended_seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+    r.done = true;
+}
+
+int usage() {
+    std::fprintf(stderr,
+                 "usage: handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] "
+                 "[--handoffs K] [--contenders C] [--seconds S]\n");
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    settings s;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string flag = argv[i], value = argv[i + 1];
+        if (flag == "--nodes") {
+            for (std::size_t start = 0; start <= value.size();) {
+                auto comma = std::min(value.find(',', start), value.size());
+                s.nodes.push_back(value.substr(start, comma - start));
+                start = comma + 1;
+            }
+        } else if (flag == "--waiting" && (value == "notify" || value == "spin")) {
+            s.waiting = value == "spin" ? redlock::wait_strategy::spin : redlock::wait_strategy::notify;
+        } else if (flag == "--retry-ms") {
+            s.retry_ms = std::atoi(value.c_str());
+        } else if (flag == "--handoffs") {
+            s.handoffs = std::atoi(value.c_str());
+        } else if (flag == "--contenders") {
+            s.contenders = std::atoi(value.c_str());
+        } else if (flag == "--seconds") {
+            s.seconds = std::strtod(value.c_str(), nullptr);
+        } else {
+            return usage();
+        }
+    }
+    if (argc % 2 == 0 || s.nodes.empty() || s.retry_ms <= 0 || s.handoffs <= 0 || s.contenders <= 0 ||
+        !(s.seconds > 0) || s.seconds > 600) {
+        return usage();
+    }
+    try {
+        asio::io_context ioc(1);
+        redlock::client_config cfg;
+        cfg.nodes = s.nodes;
+        cfg.node_timeout = 1000ms;
+        redlock::client holder(ioc.get_executor(), cfg);
+        redlock::client waiter(ioc.get_executor(), cfg);
+        results r;
+        asio::co_spawn(ioc, run(holder, waiter, s, r), [&](std::exception_ptr ep) {
+            if (ep) std::rethrow_exception(ep);
+        });
+        while (!r.done)
+            ioc.run_one_for(100ms);
+        const auto m = waiter.metrics();
+        std::printf(
+            "{\"nodes\": %zu, \"waiting\": \"%s\", \"retry_ms\": %d, \"handoffs\": %zu, \"handoff_p50_us\": %.1f, "
+            "\"handoff_p99_us\": %.1f, \"contenders\": %d, \"holds_per_s\": %.1f, \"failures\": %llu, "
+            "\"release_wakeups\": %llu, \"attempts\": %llu}\n",
+            s.nodes.size(), s.waiting == redlock::wait_strategy::spin ? "spin" : "notify", s.retry_ms,
+            r.handoff_us.size(), quantile(r.handoff_us, 0.5), quantile(r.handoff_us, 0.99), s.contenders,
+            static_cast<double>(r.holds) / r.contended_seconds, static_cast<unsigned long long>(r.failures),
+            static_cast<unsigned long long>(m.release_wakeups), static_cast<unsigned long long>(m.attempts));
+        return r.failures == 0 ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "handoff_bench: %s\n", e.what());
+        return 1;
+    }
+}
