@@ -78,16 +78,18 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter, cons
         }
         std::optional<clock_type::time_point> got_at;
         redlock::lease got;
+        // Woken by a cancel when the waiter gets the lock: no polling that would compete with it.
+        asio::steady_timer acquired(co_await asio::this_coro::executor, clock_type::time_point::max());
         waiter.async_acquire("bench:handoff", waiting, [&](boost::system::error_code e, redlock::lease l) {
             if (e) ++r.failures;
             got_at = clock_type::now();
             got = std::move(l);
+            acquired.cancel();
         });
         co_await sleep_for(2ms);  // the waiter's first attempt has failed: it waits
         const auto released_at = clock_type::now();
         co_await held.async_release(tuple_awaitable);
-        while (!got_at)
-            co_await sleep_for(50us);
+        if (!got_at) co_await acquired.async_wait(tuple_awaitable);
         if (got.held()) {
             r.handoff_us.push_back(std::chrono::duration<double, std::micro>(*got_at - released_at).count());
             co_await got.async_release(tuple_awaitable);
