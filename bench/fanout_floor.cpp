@@ -9,22 +9,22 @@
 //
 //   fanout_floor --ports P1,P2,... [--iterations K]      prints one JSON line
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cerrno>
-#include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
 
 namespace {
 
@@ -42,7 +42,8 @@ int connect_to(int port) {
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<std::uint16_t>(port));
     ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) die("connect to port " + std::to_string(port));
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+        die("connect to port " + std::to_string(port));
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
@@ -53,8 +54,8 @@ std::string bulk(const std::string& s) {
 }
 
 std::string set_command(const std::string& key) {
-    return "*7\r\n" + bulk("SET") + bulk(key) + bulk("0123456789abcdef0123456789abcdef") + bulk("NX") + bulk("PX") +
-           bulk("10000") + bulk("GET");
+    return "*7\r\n" + bulk("SET") + bulk(key) + bulk("0123456789abcdef0123456789abcdef") + bulk("NX") +
+           bulk("PX") + bulk("10000") + bulk("GET");
 }
 
 void send_all(int fd, const std::string& bytes) {
@@ -85,7 +86,8 @@ double concurrent(const std::vector<int>& fds, const std::string& cmd) {
             if (!(p[i].revents & POLLIN)) continue;
             read_reply(fds[i]);
             done[i] = true;
-            if (++got == quorum) latency = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+            if (++got == quorum)
+                latency = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
         }
     }
     return latency;

@@ -68,7 +68,8 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter, cons
     redlock::lock_options waiting;
     waiting.wait = 10s;
     waiting.waiting = s.waiting;
-    waiting.retry = redlock::retry_config{std::chrono::milliseconds(s.retry_ms), std::chrono::milliseconds(s.retry_ms)};
+    waiting.retry =
+        redlock::retry_config{std::chrono::milliseconds(s.retry_ms), std::chrono::milliseconds(s.retry_ms)};
 
     for (int i = 0; i < s.handoffs; ++i) {
         auto [ec, held] = co_await holder.async_acquire("bench:handoff", plain, tuple_awaitable);
@@ -98,7 +99,8 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter, cons
 
     // Contended throughput: C waiters on one lock.
     const auto start = clock_type::now();
-    const auto end = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(s.seconds));
+    const auto end =
+        start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(s.seconds));
     int running = s.contenders;
     auto ex = co_await asio::this_coro::executor;
     for (int c = 0; c < s.contenders; ++c) {
@@ -176,7 +178,8 @@ int main(int argc, char** argv) {
             ioc.run_one_for(100ms);
         const auto m = waiter.metrics();
         std::printf(
-            "{\"nodes\": %zu, \"waiting\": \"%s\", \"retry_ms\": %d, \"handoffs\": %zu, \"handoff_p50_us\": %.1f, "
+            "{\"nodes\": %zu, \"waiting\": \"%s\", \"retry_ms\": %d, \"handoffs\": %zu, \"handoff_p50_us\": "
+            "%.1f, "
             "\"handoff_p99_us\": %.1f, \"contenders\": %d, \"holds_per_s\": %.1f, \"failures\": %llu, "
             "\"release_wakeups\": %llu, \"attempts\": %llu}\n",
             s.nodes.size(), s.waiting == redlock::wait_strategy::spin ? "spin" : "notify", s.retry_ms,

@@ -48,7 +48,8 @@ struct metrics_snapshot {
     std::uint64_t released = 0;
     std::uint64_t release_failed = 0;
     std::uint64_t leases_dropped = 0;  ///< leases destroyed while held: released in the background
-    std::uint64_t leases_lost = 0;     ///< leases found lost: by an extend, the watchdog, or their validity running out
+    std::uint64_t leases_lost =
+        0;  ///< leases found lost: by an extend, the watchdog, or their validity running out
     std::uint64_t watchdog_renewals = 0;  ///< extends made by watchdogs (also counted in `extended`)
     std::uint64_t release_wakeups = 0;    ///< waiting acquires woken by a release message
     std::vector<node_metrics> nodes;

@@ -49,10 +49,12 @@ boost::asio::awaitable<T> with_lock(client& c, std::string resource, lock_option
     // After the caller cancelled, the release below must still run.
     co_await asio::this_coro::throw_if_cancelled(false);
     options.watchdog = true;
-    auto [acquire_ec, held] = co_await c.async_acquire(resource, options, asio::as_tuple(asio::use_awaitable));
+    auto [acquire_ec, held] =
+        co_await c.async_acquire(resource, options, asio::as_tuple(asio::use_awaitable));
     if (acquire_ec) throw boost::system::system_error(acquire_ec, "async_with_lock \"" + resource + "\"");
     // A cancellation that came as the acquire completed was not seen by anything: honour it here.
-    auto no_cancel = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable));
+    auto no_cancel =
+        asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable));
     asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
     if (cancel_state.cancelled() != asio::cancellation_type::none) {
         co_await held.async_release(no_cancel);
@@ -61,8 +63,8 @@ boost::asio::awaitable<T> with_lock(client& c, std::string resource, lock_option
     }
 
     auto ex = co_await asio::this_coro::executor;
-    auto results = co_await asio::experimental::make_parallel_group(asio::co_spawn(ex, body(held), asio::deferred),
-                                                                    held.async_wait_lost(asio::deferred))
+    auto results = co_await asio::experimental::make_parallel_group(
+                       asio::co_spawn(ex, body(held), asio::deferred), held.async_wait_lost(asio::deferred))
                        .async_wait(with_lock_cancel_condition{}, asio::use_awaitable);
 
     // Not cancellable: whatever happened to the body, the lock is given back.
@@ -71,8 +73,8 @@ boost::asio::awaitable<T> with_lock(client& c, std::string resource, lock_option
     const std::exception_ptr& body_error = std::get<1>(results);
     const boost::system::error_code& end = std::get<std::tuple_size_v<decltype(results)> - 1>(results);
     if (end == error::lock_lost) {
-        throw boost::system::system_error(error::lock_lost,
-                                          "async_with_lock \"" + resource + "\": the lease was lost while the body ran");
+        throw boost::system::system_error(
+            error::lock_lost, "async_with_lock \"" + resource + "\": the lease was lost while the body ran");
     }
     if (body_error) std::rethrow_exception(body_error);
     if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(results));

@@ -117,8 +117,8 @@ public:
         if (done_) return;
         // Mid-attempt, any node may still grant: release wherever that can happen.
         if (round_ > 0 && !tally_.decided()) {
-            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(), {},
-                                  false);
+            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(),
+                                  {}, false);
         }
         retry_timer_.cancel();
         finish(asio::error::operation_aborted, lease(),
@@ -233,7 +233,8 @@ private:
             retry_timer_.cancel();
             return;
         }
-        const auto two_rounds = std::chrono::duration_cast<std::chrono::microseconds>(2 * last_round_).count();
+        const auto two_rounds =
+            std::chrono::duration_cast<std::chrono::microseconds>(2 * last_round_).count();
         const auto spread_us = std::clamp<std::int64_t>(two_rounds, 100, 2000);
         std::uniform_int_distribution<std::int64_t> pick(0, spread_us);
         const auto at = clock::now() + std::chrono::microseconds(pick(client_->rng()));
@@ -244,8 +245,8 @@ private:
 
     // Each wait has a generation: a handler of an earlier wait (cancelled by a re-arm) does nothing.
     void wait_for_retry_timer() {
-        retry_timer_.async_wait(
-            asio::bind_executor(client_->strand(), [self = shared_from_this(), gen = ++wait_generation_](error_code) {
+        retry_timer_.async_wait(asio::bind_executor(
+            client_->strand(), [self = shared_from_this(), gen = ++wait_generation_](error_code) {
                 if (gen != self->wait_generation_) return;
                 self->sleeping_ = false;
                 self->maybe_next_round();
@@ -321,10 +322,12 @@ private:
         client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
         client_->metrics().acquire_latency(now - started_);
         if (options_.watchdog) {
-            const auto every = options_.renew_every > milliseconds::zero() ? options_.renew_every : options_.ttl / 3;
+            const auto every =
+                options_.renew_every > milliseconds::zero() ? options_.renew_every : options_.ttl / 3;
             const auto hold_until =
                 options_.max_hold > milliseconds::zero() ? now + options_.max_hold : clock::time_point::max();
-            state->dog = std::make_shared<watchdog>(state, options_.ttl, std::max(every, milliseconds(1)), hold_until);
+            state->dog =
+                std::make_shared<watchdog>(state, options_.ttl, std::max(every, milliseconds(1)), hold_until);
             state->dog->start();
         }
         // The message costs more than the rest of a grant: build it only for a caller who asked.
@@ -345,8 +348,8 @@ private:
         const auto now = clock::now();
         const bool retry = options_.wait > milliseconds::zero() && now < deadline_;
         if (!retry) {
-            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(), {},
-                                  false);
+            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(),
+                                  {}, false);
             // A round lost early to denials may still be one in which most nodes are down (the
             // denials then come from other contenders' doomed attempts). The last round hears
             // every node out, at most one node timeout, so that the error names the real cause.

@@ -69,8 +69,8 @@ public:
     /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes. Extends of many
     /// leases queued within a few milliseconds go to each node as one batched script call.
     void send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,
-                     std::chrono::milliseconds ttl,
-                     const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply);
+                     std::chrono::milliseconds ttl, const std::vector<bool>& nodes,
+                     std::chrono::milliseconds timeout, node_reply on_reply);
     /// The timeout of releases nobody waits for (failed attempts, cancelled acquires, dropped
     /// leases): long enough to ride out a reconnect, since a missed release holds the resource
     /// until its ttl runs out.

@@ -64,18 +64,19 @@ void extend_batcher::send_batch(std::size_t node, std::span<entry> batch) {
         timeout = std::min(timeout, e.timeout);
         replies->push_back(std::move(e.on_reply));
     }
-    client_.eval_on(node, scripts::extend_batch, keys, args, timeout, [replies](error_code ec, resp::value v) {
-        const bool well_formed = v.kind == resp::type::array && v.elements.size() == replies->size();
-        if (!ec && !well_formed) ec = error::unexpected_reply;
-        for (std::size_t i = 0; i < replies->size(); ++i) {
-            if (!(*replies)[i]) continue;
-            if (ec) {
-                (*replies)[i](ec, v.is_error() ? v : resp::value{});
-            } else {
-                (*replies)[i](ec, std::move(v.elements[i]));
+    client_.eval_on(
+        node, scripts::extend_batch, keys, args, timeout, [replies](error_code ec, resp::value v) {
+            const bool well_formed = v.kind == resp::type::array && v.elements.size() == replies->size();
+            if (!ec && !well_formed) ec = error::unexpected_reply;
+            for (std::size_t i = 0; i < replies->size(); ++i) {
+                if (!(*replies)[i]) continue;
+                if (ec) {
+                    (*replies)[i](ec, v.is_error() ? v : resp::value{});
+                } else {
+                    (*replies)[i](ec, std::move(v.elements[i]));
+                }
             }
-        }
-    });
+        });
 }
 
 }  // namespace redlock::detail

@@ -20,7 +20,8 @@ void end_lease(lease_state& state, error_code reason) {
     if (state.ended) return;
     state.ended = true;
     state.end_reason = reason;
-    if (reason == error::lock_lost) state.client->metrics().leases_lost.fetch_add(1, std::memory_order_relaxed);
+    if (reason == error::lock_lost)
+        state.client->metrics().leases_lost.fetch_add(1, std::memory_order_relaxed);
     if (auto dog = std::move(state.dog)) dog->stop();
     auto waiters = std::move(state.lost_waiters);
     state.lost_waiters.clear();

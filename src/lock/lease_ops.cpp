@@ -108,8 +108,8 @@ public:
             lose(error::lock_lost, "the validity had already run out");
             return;
         }
-        client_->send_extend(state_->keys, state_->token, state_->owner, ttl_, all_nodes(), state_->node_timeout,
-                             reply_handler());
+        client_->send_extend(state_->keys, state_->token, state_->owner, ttl_, all_nodes(),
+                             state_->node_timeout, reply_handler());
     }
 
 private:

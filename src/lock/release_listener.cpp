@@ -67,8 +67,9 @@ void release_listener::remove(const std::string& channel, waiter_id id) {
     auto it = channels_.find(channel);
     if (it == channels_.end()) return;
     auto& waiters = it->second.waiters;
-    waiters.erase(std::remove_if(waiters.begin(), waiters.end(), [id](const waiter& w) { return w.id == id; }),
-                  waiters.end());
+    waiters.erase(
+        std::remove_if(waiters.begin(), waiters.end(), [id](const waiter& w) { return w.id == id; }),
+        waiters.end());
     if (waiters.empty()) {
         channels_.erase(it);
         send_to_all("UNSUBSCRIBE", {channel});

@@ -47,7 +47,8 @@ std::int64_t depth_on(const redlock::test::redis_server& s, const std::string& r
     return n > 0 ? n - 1 : 0;
 }
 
-bool depth_everywhere(const redlock::test::server_list& servers, const std::string& resource, std::int64_t d) {
+bool depth_everywhere(const redlock::test::server_list& servers, const std::string& resource,
+                      std::int64_t d) {
     for (const auto& s : servers)
         if (depth_on(*s, resource) != d) return false;
     return true;
@@ -57,7 +58,8 @@ bool depth_everywhere(const redlock::test::server_list& servers, const std::stri
 
 BOOST_AUTO_TEST_SUITE(reentrant_test)
 
-BOOST_DATA_TEST_CASE(three_acquisitions_three_releases_and_other_owners_are_refused_throughout, node_counts, n) {
+BOOST_DATA_TEST_CASE(three_acquisitions_three_releases_and_other_owners_are_refused_throughout, node_counts,
+                     n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
@@ -67,7 +69,7 @@ BOOST_DATA_TEST_CASE(three_acquisitions_three_releases_and_other_owners_are_refu
         auto refused = [&]() -> asio::awaitable<bool> {
             auto [e1, l1] = co_await client.async_acquire("r", reentrant(other), tuple_awaitable);
             auto [e2, l2] = co_await client.async_acquire("r", options(), tuple_awaitable);  // a plain lock
-            co_return e1 == redlock::error::not_acquired && e2 == redlock::error::not_acquired;
+            co_return e1 == redlock::error::not_acquired&& e2 == redlock::error::not_acquired;
         };
 
         std::vector<redlock::lease> held;
@@ -108,13 +110,15 @@ BOOST_DATA_TEST_CASE(a_stranger_cannot_release_a_reentrant_lock, node_counts, n)
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto first = co_await client.async_acquire("s", reentrant(redlock::owner_id("alice")), asio::use_awaitable);
+        auto first =
+            co_await client.async_acquire("s", reentrant(redlock::owner_id("alice")), asio::use_awaitable);
         // The acquire completed at a quorum: let the other nodes' acquisitions land first.
         BOOST_TEST(co_await eventually([&] { return depth_everywhere(servers, "s", 1); }));
         // The key is taken over behind alice's back (e.g. it expired and bob took it).
         for (const auto& s : servers)
             s->command({"DEL", lock_key("s")});
-        auto bob = co_await client.async_acquire("s", reentrant(redlock::owner_id("bob")), asio::use_awaitable);
+        auto bob =
+            co_await client.async_acquire("s", reentrant(redlock::owner_id("bob")), asio::use_awaitable);
         auto [ec] = co_await first.async_release(tuple_awaitable);
         BOOST_TEST(ec == redlock::error::not_owner);
         BOOST_TEST(co_await eventually([&] { return depth_everywhere(servers, "s", 1); }));
@@ -125,7 +129,8 @@ BOOST_DATA_TEST_CASE(a_stranger_cannot_release_a_reentrant_lock, node_counts, n)
     }());
 }
 
-BOOST_DATA_TEST_CASE(reentering_never_shortens_the_lease_and_the_watchdog_keeps_nested_scopes, node_counts, n) {
+BOOST_DATA_TEST_CASE(reentering_never_shortens_the_lease_and_the_watchdog_keeps_nested_scopes, node_counts,
+                     n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));

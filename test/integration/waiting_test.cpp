@@ -108,8 +108,8 @@ BOOST_DATA_TEST_CASE(fifty_waiters_one_subscription_and_a_release_wakes_one, nod
             BOOST_TEST(max_inside == 1);
             const auto m = client.metrics();
             BOOST_TEST_MESSAGE("N=" << n << ": " << m.release_wakeups << " wake-ups, "
-                                    << m.attempts - attempts_before << " attempts after the first release for "
-                                    << waiters << " hand-offs");
+                                    << m.attempts - attempts_before
+                                    << " attempts after the first release for " << waiters << " hand-offs");
             // One release, one wake-up: never the whole herd (that would be about waiters^2 / 2).
             BOOST_TEST(m.release_wakeups <= static_cast<std::uint64_t>(waiters));
             BOOST_TEST(m.release_wakeups >= static_cast<std::uint64_t>(waiters * 3 / 4));
@@ -136,9 +136,9 @@ BOOST_DATA_TEST_CASE(wait_timeout_and_cancellation_leave_no_subscription, node_c
 
         asio::cancellation_signal cancel;
         std::optional<error_code> result;
-        client.async_acquire("x", waiting(30s), asio::bind_cancellation_slot(cancel.slot(), [&](error_code e, redlock::lease) {
-                                 result = e;
-                             }));
+        client.async_acquire(
+            "x", waiting(30s),
+            asio::bind_cancellation_slot(cancel.slot(), [&](error_code e, redlock::lease) { result = e; }));
         BOOST_TEST(co_await eventually([&] { return subscribers_everywhere(servers, "x", 1); }));
         cancel.emit(asio::cancellation_type::terminal);
         BOOST_TEST(co_await eventually([&] { return result.has_value(); }, 1s));

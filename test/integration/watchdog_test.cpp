@@ -11,8 +11,8 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/test/data/monomorphic.hpp>
@@ -179,8 +179,9 @@ BOOST_DATA_TEST_CASE(cancelling_the_caller_cancels_the_body_then_releases, node_
             }
         };
         std::optional<std::exception_ptr> outcome;
-        redlock::async_with_lock(client, "c", short_lease(), body,
-                                 asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr ep) { outcome = ep; }));
+        redlock::async_with_lock(
+            client, "c", short_lease(), body,
+            asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr ep) { outcome = ep; }));
         co_await sleep_for(400ms);
         BOOST_TEST(redlock::test::nodes_holding(servers, "c", holder_on(*servers[0], "c")) == servers.size());
         cancel.emit(asio::cancellation_type::terminal);
@@ -209,7 +210,8 @@ BOOST_DATA_TEST_CASE(deleting_the_key_behind_the_holder_loses_the_lease_at_the_n
             co_return 7;  // swallows the cancellation: the result must still be lock_lost
         };
         std::optional<std::exception_ptr> outcome;
-        redlock::async_with_lock(client, "d", short_lease(), body, [&](std::exception_ptr ep, int) { outcome = ep; });
+        redlock::async_with_lock(client, "d", short_lease(), body,
+                                 [&](std::exception_ptr ep, int) { outcome = ep; });
         BOOST_TEST(co_await eventually([&] { return held != nullptr; }));
         co_await sleep_for(300ms);
         for (const auto& s : servers)
@@ -248,7 +250,8 @@ BOOST_DATA_TEST_CASE(a_frozen_majority_loses_the_lease_at_the_validity_deadline,
             }
         };
         std::optional<std::exception_ptr> outcome;
-        redlock::async_with_lock(client, "f", short_lease(), body, [&](std::exception_ptr ep) { outcome = ep; });
+        redlock::async_with_lock(client, "f", short_lease(), body,
+                                 [&](std::exception_ptr ep) { outcome = ep; });
         BOOST_TEST(co_await eventually([&] { return held != nullptr; }));
         co_await sleep_for(600ms);  // a few renewals first
         const std::size_t majority = servers.size() / 2 + 1;
@@ -262,9 +265,11 @@ BOOST_DATA_TEST_CASE(a_frozen_majority_loses_the_lease_at_the_validity_deadline,
             servers[i]->resume();
         BOOST_TEST_REQUIRE(cancelled_at.has_value());
         BOOST_TEST((*cancelled_at >= deadline));
-        BOOST_TEST((*cancelled_at <= deadline + 50ms),
-                   "cancelled " << std::chrono::duration_cast<std::chrono::milliseconds>(*cancelled_at - deadline).count()
-                                << " ms after the deadline");
+        BOOST_TEST(
+            (*cancelled_at <= deadline + 50ms),
+            "cancelled "
+                << std::chrono::duration_cast<std::chrono::milliseconds>(*cancelled_at - deadline).count()
+                << " ms after the deadline");
         BOOST_TEST_REQUIRE(outcome.has_value());
         BOOST_TEST(code_of(*outcome) == redlock::error::lock_lost);
         // Once the nodes are back, the release queued at the loss clears what is left.
@@ -335,7 +340,8 @@ BOOST_DATA_TEST_CASE(wait_lost_on_plain_leases_with_and_without_the_watchdog, no
         auto third = co_await client.async_acquire("p4", o, asio::use_awaitable);
         asio::cancellation_signal cancel;
         std::optional<error_code> cancelled;
-        third.async_wait_lost(asio::bind_cancellation_slot(cancel.slot(), [&](error_code e) { cancelled = e; }));
+        third.async_wait_lost(
+            asio::bind_cancellation_slot(cancel.slot(), [&](error_code e) { cancelled = e; }));
         co_await sleep_for(50ms);
         cancel.emit(asio::cancellation_type::terminal);
         BOOST_TEST(co_await eventually([&] { return cancelled.has_value(); }, 1s));
@@ -371,7 +377,8 @@ BOOST_AUTO_TEST_CASE(one_client_keeps_100000_leases_alive_with_batched_renewals)
                     ex,
                     [&, w]() -> asio::awaitable<void> {
                         for (std::size_t i = w; i < lease_count; i += workers) {
-                            auto [ec, l] = co_await client.async_acquire("s:" + std::to_string(i), o, tuple_awaitable);
+                            auto [ec, l] =
+                                co_await client.async_acquire("s:" + std::to_string(i), o, tuple_awaitable);
                             if (ec) {
                                 ++failures;
                             } else {
@@ -386,7 +393,8 @@ BOOST_AUTO_TEST_CASE(one_client_keeps_100000_leases_alive_with_batched_renewals)
             BOOST_TEST_REQUIRE(failures == 0u);
 
             const auto renewals_before = client.metrics().watchdog_renewals;
-            const auto scripts_before = command_calls(*servers[0], "evalsha") + command_calls(*servers[0], "eval");
+            const auto scripts_before =
+                command_calls(*servers[0], "evalsha") + command_calls(*servers[0], "eval");
             co_await sleep_for(5000ms);  // past the 4 s ttl: without renewals every key would be gone
             const auto renewals = client.metrics().watchdog_renewals - renewals_before;
             const auto scripts =
@@ -461,7 +469,8 @@ BOOST_AUTO_TEST_CASE(with_lock_and_wait_lost_work_with_every_completion_token) {
 
     // use_awaitable, deferred, as_tuple.
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        BOOST_TEST(co_await redlock::async_with_lock(client, "aw", options(), body, asio::use_awaitable) == "aw");
+        BOOST_TEST(co_await redlock::async_with_lock(client, "aw", options(), body, asio::use_awaitable) ==
+                   "aw");
         auto deferred_op = redlock::async_with_lock(client, "def", options(), body);  // deferred by default
         BOOST_TEST(co_await std::move(deferred_op)(asio::use_awaitable) == "def");
         auto [ep, r] = co_await redlock::async_with_lock(client, "tup", options(), body, tuple_awaitable);
