@@ -23,7 +23,7 @@ void extend_batcher::add(std::size_t node, std::string key, std::string token, s
         return;
     }
     queues_[node].push_back(
-        {std::move(key), std::move(token), std::string(), std::move(ttl_text), timeout, std::move(on_reply)});
+        {std::move(key), std::move(token), std::move(ttl_text), timeout, std::move(on_reply)});
     if (armed_) return;
     armed_ = true;
     timer_.expires_after(window);

@@ -40,7 +40,6 @@ private:
     struct entry {
         std::string key;
         std::string token;
-        std::string owner;
         std::string ttl_text;
         std::chrono::milliseconds timeout;
         reply_fn on_reply;

@@ -39,8 +39,7 @@ public:
     /// Forgets a waiter (it acquired, gave up or was cancelled); unsubscribes an empty channel.
     void remove(const std::string& channel, waiter_id id);
 
-    /// Channels subscribed now.
-    [[nodiscard]] std::size_t channels() const noexcept { return channels_.size(); }
+    /// A push from a subscriber connection (a message, or a (un)subscribe confirmation).
     void on_push(const resp::value& v);
 
 private:
