@@ -161,15 +161,17 @@ private:
         }
     }
 
-    // n >= 1: held by our owner, n deep; 0: another owner or a plain lock holds it.
+    // n >= 1: held by our owner, n deep; -p: another owner or a plain lock holds it for p ms
+    // more; 0: held with no expiry.
     void on_reentrant_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
         if (!counting(round)) return;
         if (ec) {
             count(node, vote::failed, ec, v.is_error() ? v.str : std::string());
         } else if (v.kind == resp::type::integer && v.integer >= 1) {
             count(node, vote::granted, {}, {});
-        } else if (v.kind == resp::type::integer && v.integer == 0) {
+        } else if (v.kind == resp::type::integer && v.integer <= 0) {
             contended_ = true;
+            if (v.integer < 0) note_holder_pttl(-v.integer);
             count(node, vote::denied, {}, {});
         } else {
             client_->metrics().node_failure(node, error::unexpected_reply);
@@ -206,7 +208,9 @@ private:
                 confirm(node);
             } else {
                 contended_ = true;
-                if (replies.size() == 2) note_holder_pttl(replies[1]);
+                if (replies.size() == 2 && replies[1].kind == resp::type::integer) {
+                    note_holder_pttl(replies[1].integer);
+                }
                 count(node, vote::denied, {}, {});
             }
         } else {
@@ -215,11 +219,11 @@ private:
         }
     }
 
-    void note_holder_pttl(const resp::value& pttl) {
-        // -1: a key without expiry (not a lock of ours): no bound. -2 or 0: it expired between
-        // our SET and the PTTL: try again almost at once.
-        if (pttl.kind != resp::type::integer || pttl.integer == -1) return;
-        const milliseconds left(std::max<std::int64_t>(pttl.integer, 1));
+    // A PTTL reply about the holder's key. -1: a key without expiry (not a lock of ours): no
+    // bound. -2 or 0: it expired between our SET and the PTTL: try again almost at once.
+    void note_holder_pttl(std::int64_t pttl) {
+        if (pttl == -1) return;
+        const milliseconds left(std::max<std::int64_t>(pttl, 1));
         if (holder_pttl_ == milliseconds::zero() || left < holder_pttl_) holder_pttl_ = left;
     }
 

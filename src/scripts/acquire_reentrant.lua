@@ -8,7 +8,9 @@
 -- ARGV[2]  token of this acquisition
 -- ARGV[3]  ttl in milliseconds
 -- returns  n >= 1  held by this owner, n acquisitions deep (this one included)
---          0       held by another owner, or by a plain (non-reentrant) lock
+--          -p      held by another owner, or by a plain (non-reentrant) lock, for p more ms
+--                  (at least 1; a waiter sleeps at most that long)
+--          0       held by another owner, with no expiry
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'none' then
     redis.call('HSET', KEYS[1], 'o', ARGV[1], 'a:' .. ARGV[2], 1)
@@ -16,7 +18,11 @@ if kind == 'none' then
     return 1
 end
 if kind ~= 'hash' or redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then
-    return 0
+    local left = redis.call('PTTL', KEYS[1])
+    if left == -1 then
+        return 0
+    end
+    return -math.max(left, 1)
 end
 redis.call('HSETNX', KEYS[1], 'a:' .. ARGV[2], 1)
 -- Re-entering never shortens what the outer acquisitions were promised.

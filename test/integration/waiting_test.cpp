@@ -164,6 +164,20 @@ BOOST_DATA_TEST_CASE(without_a_release_message_the_waiter_wakes_when_the_holder_
         BOOST_TEST(got.held());
         BOOST_TEST((clock_type::now() < expires + 300ms));
         co_await got.async_release(asio::use_awaitable);
+
+        // The same with reentrant locks of two owners: the acquire script reports the PTTL.
+        auto mine = options(1000ms);
+        mine.reentrant = true;
+        mine.owner = redlock::owner_id("holder");
+        auto held_r = co_await holder.async_acquire("e2", mine, asio::use_awaitable);
+        const auto expires_r = held_r.valid_until() + 50ms;
+        auto theirs = o;
+        theirs.reentrant = true;
+        theirs.owner = redlock::owner_id("waiter");
+        auto got_r = co_await client.async_acquire("e2", theirs, asio::use_awaitable);
+        BOOST_TEST(got_r.held());
+        BOOST_TEST((clock_type::now() < expires_r + 300ms));
+        co_await got_r.async_release(asio::use_awaitable);
     }());
 }
 
