@@ -20,8 +20,8 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
 public:
     using clock = std::chrono::steady_clock;
 
-    watchdog(std::shared_ptr<lease_state> state, std::chrono::milliseconds ttl, std::chrono::milliseconds every,
-             clock::time_point hold_until);
+    watchdog(std::shared_ptr<lease_state> state, std::chrono::milliseconds ttl,
+             std::chrono::milliseconds every, clock::time_point hold_until);
 
     void start();
     void stop();

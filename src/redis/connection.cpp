@@ -24,9 +24,9 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <random>
 #include <string_view>
 #include <utility>
-#include <random>
 
 namespace redlock::redis {
 
@@ -126,7 +126,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     connection_config cfg_;
     socket_type socket_;
     asio::ip::tcp::resolver resolver_;
-    asio::steady_timer writer_cv_;  // expires at max: a condition variable woken by cancel()
+    asio::steady_timer writer_cv_;      // expires at max: a condition variable woken by cancel()
     asio::steady_timer request_timer_;  // one timer for every request's timeout: see arm_request_timer()
     clock_type::time_point request_timer_at_ = clock_type::time_point::max();  // max: not armed
     asio::steady_timer connect_timer_;
@@ -188,7 +188,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             admit(std::move(op));
             return;
         }
-        asio::post(strand_, [self = shared_from_this(), op = std::move(op)]() mutable { self->admit(std::move(op)); });
+        asio::post(strand_,
+                   [self = shared_from_this(), op = std::move(op)]() mutable { self->admit(std::move(op)); });
     }
 
     // On the strand, maybe inside the caller's initiating function: nothing completes inline here.
@@ -640,8 +641,10 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         for (;;) {
             if (self->write_error_) co_return std::exchange(self->write_error_, {});
             if (!self->unwritten_.empty()) {
-                // The rest of a write that flush() began; the view stays valid until the next prepare_write().
-                auto [ec, n] = co_await asio::async_write(self->socket_, asio::buffer(self->unwritten_), use_tuple);
+                // The rest of a write that flush() began; the view stays valid until the next
+                // prepare_write().
+                auto [ec, n] =
+                    co_await asio::async_write(self->socket_, asio::buffer(self->unwritten_), use_tuple);
                 (void)n;
                 self->unwritten_ = {};
                 if (ec) co_return ec;

@@ -31,8 +31,9 @@ std::string_view multiplexer::prepare_write() {
     }
     if (!no_reply.empty()) {
         // Nothing will answer them in the reply stream: they must not take part in the FIFO match.
-        queue_.erase(std::remove_if(first_staged, queue_.end(), [](const entry_ptr& e) { return e->expected_ == 0; }),
-                     queue_.end());
+        queue_.erase(
+            std::remove_if(first_staged, queue_.end(), [](const entry_ptr& e) { return e->expected_ == 0; }),
+            queue_.end());
     }
     written_count_ = queue_.size();
     staged_count_ = 0;

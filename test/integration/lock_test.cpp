@@ -201,7 +201,8 @@ BOOST_DATA_TEST_CASE(extend_never_recreates_a_missing_key, node_counts, n) {
         auto lease = co_await client.async_acquire("m", options(), asio::use_awaitable);
         // The acquire completed at a quorum: let the other SETs land, so that what we delete
         // stays deleted unless extend recreates it.
-        BOOST_TEST(co_await eventually([&] { return nodes_holding(servers, "m", lease.token()) == servers.size(); }));
+        BOOST_TEST(co_await eventually(
+            [&] { return nodes_holding(servers, "m", lease.token()) == servers.size(); }));
         for (const auto& s : servers)
             s->command({"DEL", lock_key("m")});
         auto [ec] = co_await lease.async_extend(10s, tuple_awaitable);

@@ -1,6 +1,7 @@
 // Mutual exclusion across processes: 3 processes x 50 coroutines x 100 acquisitions of one
-// resource, N = 1 and N = 5; and 200 waiters in 4 processes woken by release messages. Inside the critical section each updates a counter on a separate
-// checker server by read-sleep-write and counts holders; a lost update or a second holder shows.
+// resource, N = 1 and N = 5; and 200 waiters in 4 processes woken by release messages. Inside the critical
+// section each updates a counter on a separate checker server by read-sleep-write and counts holders; a lost
+// update or a second holder shows.
 #include "support/redis_server.hpp"
 
 #include <boost/test/data/monomorphic.hpp>
@@ -89,8 +90,8 @@ BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::ma
 
 // 200 waiters on one lock in 4 processes, woken by release messages: each release wakes at most
 // one waiter per process (the herd would be every waiter of every process).
-BOOST_DATA_TEST_CASE(two_hundred_waiters_in_four_processes_each_get_the_lock_without_a_herd, data::make({1, 5}),
-                     n) {
+BOOST_DATA_TEST_CASE(two_hundred_waiters_in_four_processes_each_get_the_lock_without_a_herd,
+                     data::make({1, 5}), n) {
     auto nodes = start_redis_servers(static_cast<std::size_t>(n));
     redis_server checker;
     std::string uris;
