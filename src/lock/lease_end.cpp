@@ -23,6 +23,7 @@ void end_lease(lease_state& state, error_code reason) {
     if (reason == error::lock_lost)
         state.client->metrics().leases_lost.fetch_add(1, std::memory_order_relaxed);
     if (auto dog = std::move(state.dog)) dog->stop();
+    if (state.validity_timer) state.validity_timer->cancel();
     auto waiters = std::move(state.lost_waiters);
     state.lost_waiters.clear();
     for (auto& w : waiters)
@@ -50,8 +51,25 @@ bool give_up(const std::shared_ptr<lease_state>& state, error_code reason) noexc
     return true;
 }
 
+void watch_validity(const std::shared_ptr<lease_state>& state) {
+    if (state->ended) return;
+    if (!state->validity_timer) state->validity_timer.emplace(state->client->strand());
+    state->validity_timer->expires_at(state->valid_until_time());
+    state->validity_timer->async_wait([state](error_code ec) {
+        if (ec || state->ended) return;  // re-armed, or the lease ended
+        if (clock::now() < state->valid_until_time()) {
+            watch_validity(state);  // extended meanwhile
+            return;
+        }
+        // No quorum confirmed an extension in time: our keys may have expired on a majority,
+        // so somebody else may hold the resource now. If the lease is no longer held, whoever
+        // cleared `held` ends it.
+        give_up(state, error::lock_lost);
+    });
+}
+
 lost_waiter::lost_waiter(std::shared_ptr<lease_state> state, lease_handler handler)
-    : state_(std::move(state)), handler_(std::move(handler)), timer_(state_->client->strand()) {}
+    : state_(std::move(state)), handler_(std::move(handler)) {}
 
 void lost_waiter::connect_cancellation() {
     cancel_on_slot(handler_, shared_from_this(), state_->client->strand());
@@ -64,7 +82,7 @@ void lost_waiter::start() {
         return;
     }
     state_->lost_waiters.push_back(shared_from_this());
-    if (!state_->dog) watch_validity();
+    watch_validity(state_);
 }
 
 void lost_waiter::cancel() {
@@ -77,22 +95,7 @@ void lost_waiter::cancel() {
 void lost_waiter::complete(error_code ec) {
     if (done_) return;
     done_ = true;
-    timer_.cancel();
     complete_on_handler_executor(std::move(handler_), state_->client->executor(), ec);
-}
-
-void lost_waiter::watch_validity() {
-    timer_.expires_at(state_->valid_until_time());
-    timer_.async_wait([self = shared_from_this()](error_code ec) {
-        if (ec || self->done_ || self->state_->ended) return;
-        if (clock::now() < self->state_->valid_until_time()) {
-            self->watch_validity();  // extended meanwhile
-            return;
-        }
-        // Nobody confirmed an extension in time: a quorum may have let our key expire. If the
-        // lease is no longer held, whoever cleared `held` ends it.
-        give_up(self->state_, error::lock_lost);
-    });
 }
 
 void start_wait_lost(std::shared_ptr<lease_state> state, lease_handler handler) {

@@ -4,7 +4,6 @@
 #include "lock/lease_ops.hpp"
 #include "lock/lease_state.hpp"
 
-#include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <memory>
@@ -24,8 +23,13 @@ void post_end_lease(const std::shared_ptr<lease_state>& state, boost::system::er
 /// expire with their ttl.
 bool give_up(const std::shared_ptr<lease_state>& state, boost::system::error_code reason) noexcept;
 
-/// One lease::async_wait_lost. Without a watchdog, nothing else watches the lease's validity,
-/// so the waiter does: past valid_until() with no extension the lease is lost.
+/// Gives the lease up as lost (lock_lost) when valid_until() passes without an extension; an
+/// extension in the meantime moves the watch to the new deadline. One watch per lease, shared by
+/// its watchdog and its async_wait_lost waiters; starting it again only re-arms it, and
+/// end_lease() stops it. Strand only.
+void watch_validity(const std::shared_ptr<lease_state>& state);
+
+/// One lease::async_wait_lost.
 class lost_waiter : public std::enable_shared_from_this<lost_waiter> {
 public:
     lost_waiter(std::shared_ptr<lease_state> state, lease_handler handler);
@@ -37,11 +41,8 @@ public:
     void complete(boost::system::error_code ec);
 
 private:
-    void watch_validity();
-
     std::shared_ptr<lease_state> state_;
     lease_handler handler_;
-    boost::asio::steady_timer timer_;
     bool done_ = false;
 };
 

@@ -4,10 +4,13 @@
 #include "lock/client_state.hpp"
 #include "lock/resource_keys.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,7 @@ struct lease_state {
     boost::system::error_code end_reason;  ///< lock_lost, or success for a release or a drop
     std::vector<std::shared_ptr<lost_waiter>> lost_waiters;
     std::shared_ptr<watchdog> dog;  ///< while it runs; end_lease() stops it and breaks the cycle
+    std::optional<boost::asio::steady_timer> validity_timer;  ///< see watch_validity()
 
     [[nodiscard]] clock::time_point valid_until_time() const noexcept {
         return clock::time_point(clock::duration(valid_until.load(std::memory_order_acquire)));

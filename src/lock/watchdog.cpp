@@ -20,18 +20,16 @@ watchdog::watchdog(std::shared_ptr<lease_state> state, milliseconds ttl, millise
       ttl_(ttl),
       every_(every),
       hold_until_(hold_until),
-      tick_(state_->client->strand()),
-      deadline_(state_->client->strand()) {}
+      tick_(state_->client->strand()) {}
 
 void watchdog::start() {
-    watch_deadline();
+    watch_validity(state_);
     schedule(clock::now() + every_);
 }
 
 void watchdog::stop() {
     stopped_ = true;
     tick_.cancel();
-    deadline_.cancel();
 }
 
 void watchdog::schedule(clock::time_point at) {
@@ -56,7 +54,6 @@ void watchdog::on_renewed(error_code ec) {
     if (stopped_) return;
     if (!ec) {
         state_->client->metrics().watchdog_renewals.fetch_add(1, std::memory_order_relaxed);
-        watch_deadline();
         schedule(clock::now() + every_);
         return;
     }
@@ -65,20 +62,6 @@ void watchdog::on_renewed(error_code ec) {
     // Too few nodes answered: try again soon. If none succeeds in time, the deadline ends it.
     const auto retry = std::clamp(state_->node_timeout, milliseconds(5), every_);
     schedule(clock::now() + retry);
-}
-
-void watchdog::watch_deadline() {
-    deadline_.expires_at(state_->valid_until_time());
-    deadline_.async_wait([self = shared_from_this()](error_code ec) {
-        if (ec || self->stopped_) return;
-        if (clock::now() < self->state_->valid_until_time()) {
-            self->watch_deadline();
-            return;
-        }
-        // No quorum confirmed an extension before the validity ran out: our keys may have
-        // expired on a majority, so somebody else may hold the resource now.
-        give_up(self->state_, error::lock_lost);
-    });
 }
 
 }  // namespace redlock::detail

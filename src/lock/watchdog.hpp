@@ -13,7 +13,8 @@ namespace redlock::detail {
 
 /// Keeps one lease alive: extends it to `ttl` every `every`, retries a failed extension quickly,
 /// and gives the lease up as lost when no quorum confirmed an extension before the validity ran
-/// out, or when `max_hold` is reached. A denial by a majority ends it at once (the extend does
+/// out (through the lease's watch_validity(), shared with its async_wait_lost waiters), or when
+/// `max_hold` is reached. A denial by a majority ends it at once (the extend does
 /// that). Lives on the client's strand from start() until end_lease() calls stop(): after that
 /// it sends nothing.
 class watchdog : public std::enable_shared_from_this<watchdog> {
@@ -30,14 +31,12 @@ private:
     void schedule(clock::time_point at);
     void renew();
     void on_renewed(boost::system::error_code ec);
-    void watch_deadline();
 
     std::shared_ptr<lease_state> state_;
     std::chrono::milliseconds ttl_;
     std::chrono::milliseconds every_;
     clock::time_point hold_until_;
     boost::asio::steady_timer tick_;
-    boost::asio::steady_timer deadline_;
     bool stopped_ = false;
 };
 
