@@ -53,6 +53,17 @@ struct lock_options {
     bool reentrant = false;
     /// The owner of a reentrant lock (required with `reentrant`, refused without it).
     owner_id owner;
+
+    /// A fair lock: waiters queue by ticket and get the lock in the order they came (first in,
+    /// first out); a release wakes only the next waiter, on its own channel. A free lock is
+    /// refused to newcomers while others queue for it. Not with `reentrant`. With N > 1 the
+    /// tickets come from a quorum of nodes, so every node orders the waiters the same way.
+    /// Use it for every acquisition of a resource: a plain acquire does not look at the queue.
+    bool fair = false;
+    /// A fair waiter refreshes its place in the queue every third of this; a waiter that stops
+    /// (crashed, paused, cut off) loses its place this long after its last refresh, measured
+    /// by the server's clock, and no longer holds up the waiters behind it.
+    std::chrono::milliseconds queue_timeout{5000};
 };
 
 }  // namespace redlock

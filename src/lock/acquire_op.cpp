@@ -59,6 +59,11 @@ error_code check_request(const client_config& cfg, const std::string& resource, 
               "\": lock_options::owner must be set (at most 256 bytes) with reentrant, and only with it";
         return error::invalid_config;
     }
+    if (o.fair && (o.reentrant || o.queue_timeout < milliseconds(3))) {
+        why = "acquire \"" + resource +
+              "\": a fair lock cannot be reentrant, and its queue_timeout must be at least 3 ms";
+        return error::invalid_config;
+    }
     if (o.watchdog && (o.renew_every < milliseconds::zero() || o.renew_every >= o.ttl ||
                        o.max_hold < milliseconds::zero())) {
         why = "acquire \"" + resource + "\": lock_options::renew_every must be in [0, ttl) and max_hold >= 0";
@@ -103,22 +108,30 @@ public:
         ttl_text_ = std::to_string(options_.ttl.count());
         owner_ = options_.owner.str();
         notify_ = options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify;
-        if (owner_.empty()) {
+        fair_ = options_.fair;
+        if (fair_) {
+            fair_keys_ = fair_keys_for(keys_);
+            wake_channel_ = fair_keys_.wake_prefix + token_;
+            place_text_ = std::to_string(options_.queue_timeout.count());
+        } else if (owner_.empty()) {
             set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
             // A waiter sleeps at most until the holder's key would expire: ask how long that is.
             if (notify_) set_request_.push("PTTL", keys_.lock);
         }
         started_ = clock::now();
         deadline_ = started_ + options_.wait;
+        // Only a queued waiter is ever woken on this channel: subscribed before the round
+        // that queues us, it misses no wake-up.
+        if (fair_ && notify_) listen_on(wake_channel_);
         start_round();
     }
 
     void cancel() {
         if (done_) return;
-        // Mid-attempt, any node may still grant: release wherever that can happen.
-        if (round_ > 0 && !tally_.decided()) {
-            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(),
-                                  {}, false);
+        // Mid-attempt, any node may still grant: release wherever that can happen. A fair
+        // waiter also holds a place in the queue between attempts.
+        if (round_ > 0 && (!tally_.decided() || (fair_ && options_.wait > milliseconds::zero()))) {
+            leave();
         }
         retry_timer_.cancel();
         finish(asio::error::operation_aborted, lease(),
@@ -131,11 +144,16 @@ private:
         ++round_;
         tally_ = vote_tally(n);
         holder_pttl_ = milliseconds::zero();
+        woken_early_ = false;
         report_.reset();
         contended_ = false;
         client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
         // t0 before the first send, so time the commands spend queued counts against the validity.
         t0_ = clock::now();
+        if (fair_) {
+            send_fair_acquire();
+            return;
+        }
         if (!owner_.empty()) {
             send_reentrant_acquire();
             return;
@@ -158,6 +176,66 @@ private:
                              [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
                                  self->on_reentrant_reply(r, i, ec, v);
                              });
+        }
+    }
+
+    // fair.lua: take the lock if it is free and we are the head of its queue (or nobody
+    // queues), else keep our place in the queue. Without a ticket yet, a single node numbers us
+    // itself ("local"); N > 1 nodes each hand out a number ("none"), and we take the largest of
+    // a quorum before we queue.
+    void send_fair_acquire() {
+        round_heard_ = 0;
+        round_ticket_max_ = 0;
+        fair_head_ = false;
+        const bool wait = options_.wait > milliseconds::zero();
+        const std::string ticket = ticket_ != 0           ? std::to_string(ticket_)
+                                   : tally_.quorum() == 1 ? std::string("local")
+                                                          : std::string("none");
+        queued_this_round_ = wait && ticket != "none";
+        std::string_view keys[] = {keys_.lock, fair_keys_.queue, fair_keys_.deadlines, fair_keys_.tickets};
+        std::string_view args[] = {"acquire",   token_,    fair_keys_.wake_prefix, ticket,
+                                   place_text_, ttl_text_, wait ? "wait" : "once"};
+        for (std::size_t i = 0; i < client_->node_count(); ++i) {
+            client_->eval_on(i, scripts::fair, keys, args, node_timeout_,
+                             [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
+                                 self->on_fair_reply(r, i, ec, v);
+                             });
+        }
+    }
+
+    // {granted, holder's PTTL (0: free or no expiry), ticket, rank (-1: not queued)}
+    void on_fair_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
+        if (done_ || round != round_) return;
+        const bool well_formed = !ec && v.kind == resp::type::array && v.elements.size() == 4 &&
+                                 std::all_of(v.elements.begin(), v.elements.end(), [](const resp::value& e) {
+                                     return e.kind == resp::type::integer;
+                                 });
+        // Even after the round is decided: a straggler's ticket may still complete the quorum.
+        if (well_formed) note_place(v.elements[2].integer, v.elements[3].integer);
+        if (!counting(round)) return;
+        if (ec) {
+            count(node, vote::failed, ec, v.is_error() ? v.str : std::string());
+        } else if (!well_formed) {
+            client_->metrics().node_failure(node, error::unexpected_reply);
+            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
+        } else if (v.elements[0].integer == 1) {
+            count(node, vote::granted, {}, {});
+        } else {
+            contended_ = true;
+            if (v.elements[1].integer > 0) note_holder_pttl(v.elements[1].integer);
+            count(node, vote::denied, {}, {});
+        }
+    }
+
+    // Once a quorum of nodes has answered, the largest ticket among them is ours for good: a
+    // waiter queued before we asked is queued on a quorum too, which shares a node with ours,
+    // and that node numbered us above it.
+    void note_place(std::int64_t ticket, std::int64_t rank) {
+        ++round_heard_;
+        if (rank == 0) fair_head_ = true;
+        if (ticket > 0) round_ticket_max_ = std::max(round_ticket_max_, static_cast<std::uint64_t>(ticket));
+        if (ticket_ == 0 && options_.wait > milliseconds::zero() && round_heard_ >= tally_.quorum()) {
+            ticket_ = round_ticket_max_;
         }
     }
 
@@ -232,8 +310,15 @@ private:
     // all tried at once: a random delay of up to two of our own rounds (at most 2 ms) sets them
     // apart, and costs the hand-off about one round.
     void on_released() {
-        if (done_ || !sleeping_) return;
-        if (client_->node_count() == 1) {
+        if (done_) return;
+        if (!sleeping_) {
+            // The release came while our try was on its way: if the try fails, it may have
+            // been refused before the release; try once more at once.
+            woken_early_ = true;
+            return;
+        }
+        // A fair waiter is woken alone, on its own channel: no herd to spread.
+        if (client_->node_count() == 1 || fair_) {
             retry_timer_.cancel();
             return;
         }
@@ -320,6 +405,13 @@ private:
         state->keys = keys_;
         state->token = token_;
         state->owner = owner_;
+        state->fair = fair_;
+        if (fair_ && ticket_ != 0 && tally_.granted() < client_->node_count()) {
+            // Nodes that did not grant may still queue us: we no longer wait there.
+            client_->send_fair(keys_, token_, "dequeue", 0, milliseconds::zero(),
+                               std::vector<bool>(client_->node_count(), true), client_->background_timeout(),
+                               {});
+        }
         state->node_timeout = node_timeout_;
         state->set_valid_until(valid_until);
         state->nodes_granted.store(static_cast<unsigned>(tally_.granted()), std::memory_order_relaxed);
@@ -352,8 +444,7 @@ private:
         const auto now = clock::now();
         const bool retry = options_.wait > milliseconds::zero() && now < deadline_;
         if (!retry) {
-            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(),
-                                  {}, false);
+            leave();
             // A round lost early to denials may still be one in which most nodes are down (the
             // denials then come from other contenders' doomed attempts). The last round hears
             // every node out, at most one node timeout, so that the error names the real cause.
@@ -372,18 +463,27 @@ private:
         for (bool b : mask)
             cleanups_pending_ += b ? 1 : 0;
         if (cleanups_pending_ > 0) {
-            client_->send_release(
-                keys_, token_, owner_, mask, node_timeout_,
-                [self = shared_from_this()](std::size_t, error_code, resp::value) {
-                    --self->cleanups_pending_;
-                    self->maybe_next_round();
-                },
-                false);
+            auto cleaned = [self = shared_from_this()](std::size_t, error_code, resp::value) {
+                --self->cleanups_pending_;
+                self->maybe_next_round();
+            };
+            if (fair_) {
+                // A node that granted took us out of its queue: put us back at our ticket.
+                client_->send_fair(keys_, token_, ticket_ != 0 ? "requeue" : "quiet", ticket_,
+                                   options_.queue_timeout, mask, node_timeout_, std::move(cleaned));
+            } else {
+                client_->send_release(keys_, token_, owner_, mask, node_timeout_, std::move(cleaned), false);
+            }
         }
         sleeping_ = true;
         const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
         auto delay = retry_delay(retry_, time_left, client_->rng());
-        if (notify_ && cause == error::not_acquired) delay = notify_wait(time_left);
+        if (fair_) {
+            delay = fair_wait(delay, time_left, cause);
+        } else if (notify_ && cause == error::not_acquired) {
+            delay = notify_wait(time_left);
+        }
+        if (woken_early_ && notify_ && cause == error::not_acquired) delay = milliseconds::zero();
         retry_timer_.expires_after(delay);
         wait_for_retry_timer();
     }
@@ -392,15 +492,52 @@ private:
     // PTTL, a backoff that doubles per wait (so a lost message costs little at first), and the
     // time left.
     milliseconds notify_wait(milliseconds time_left) {
-        auto& listener = client_->listener();
-        const auto previous = waiter_;
-        waiter_ = listener.add(keys_.released, [weak = weak_from_this()] {
-            if (auto self = weak.lock()) self->on_released();
-        });
-        if (previous != 0) listener.remove(keys_.released, previous);
+        listen_on(keys_.released);
         auto cap = retry_.max_delay * (1 << std::min(notify_waits_++, 3u));
         if (holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
         return std::max(milliseconds(1), std::min(cap, time_left));
+    }
+
+    // Registers for the next wake-up on `channel` before the next try, then drops the last
+    // registration: the channel stays subscribed throughout.
+    void listen_on(const std::string& channel) {
+        auto& listener = client_->listener();
+        const auto previous = waiter_;
+        waiter_ = listener.add(channel, [weak = weak_from_this()] {
+            if (auto self = weak.lock()) self->on_released();
+        });
+        if (previous != 0) listener.remove(channel, previous);
+        waiter_channel_ = &channel;
+    }
+
+    // A fair waiter is woken on its own channel when its turn comes, and otherwise tries again
+    // (which refreshes its place) every third of queue_timeout; at the head of the queue also
+    // when the holder's lease would expire. A round that could not queue us yet (no ticket)
+    // is followed at once by one that does.
+    milliseconds fair_wait(milliseconds backoff, milliseconds time_left, error_code cause) {
+        if (!queued_this_round_) return ticket_ != 0 ? milliseconds::zero() : backoff;
+        auto cap = std::max(milliseconds(1), options_.queue_timeout / 3);
+        if (fair_head_ && holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
+        if (cause != error::not_acquired || !notify_) {
+            cap = std::min(cap, backoff);
+        } else {
+            listen_on(wake_channel_);
+        }
+        return std::max(milliseconds(1), std::min(cap, time_left));
+    }
+
+    // Releases whatever this attempt may hold; a fair waiter also leaves the queue, on every
+    // node, and wakes the next waiter if the lock is free.
+    void leave() {
+        if (fair_) {
+            const bool queued = options_.wait > milliseconds::zero();
+            client_->send_fair(keys_, token_, "release", 0, milliseconds::zero(),
+                               queued ? std::vector<bool>(client_->node_count(), true) : nodes_to_release(),
+                               client_->background_timeout(), {});
+        } else {
+            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(),
+                                  {}, false);
+        }
     }
 
     void finish_failed(error_code cause) {
@@ -426,7 +563,7 @@ private:
     void finish(error_code ec, lease l, std::string message) {
         if (done_) return;
         done_ = true;
-        if (waiter_ != 0) client_->listener().remove(keys_.released, waiter_);
+        if (waiter_ != 0) client_->listener().remove(*waiter_channel_, waiter_);
         if (ec) client_->metrics().acquire_failed(ec);
         if (diag_) {
             diag_->message = std::move(message);
@@ -452,8 +589,20 @@ private:
     std::string ttl_text_;
     std::string owner_;  // empty: a plain lock
     bool notify_ = false;
+    // A fair lock (fair.lua): our place in its queue.
+    bool fair_ = false;
+    fair_queue_keys fair_keys_;
+    std::string wake_channel_;
+    std::string place_text_;
+    std::uint64_t ticket_ = 0;  // 0: none yet
+    std::uint64_t round_ticket_max_ = 0;
+    std::size_t round_heard_ = 0;
+    bool queued_this_round_ = false;
+    bool fair_head_ = false;
+    bool woken_early_ = false;     // a wake-up came during the current round
     milliseconds holder_pttl_{0};  // 0: unknown
     release_listener::waiter_id waiter_ = 0;
+    const std::string* waiter_channel_ = nullptr;  // keys_.released or wake_channel_
     unsigned notify_waits_ = 0;
     unsigned wait_generation_ = 0;
     clock::duration last_round_{};

@@ -87,6 +87,17 @@ void client_state::send_release(const resource_keys& keys, const std::string& to
                 std::move(args), nodes, timeout, std::move(on_reply));
 }
 
+void client_state::send_fair(const resource_keys& keys, const std::string& token, std::string_view op,
+                             std::uint64_t ticket, std::chrono::milliseconds place,
+                             const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
+                             node_reply on_reply) {
+    const auto fair = fair_keys_for(keys);
+    const auto ticket_text = std::to_string(ticket);
+    const auto place_text = std::to_string(place.count());
+    send_script(scripts::fair, {keys.lock, fair.queue, fair.deadlines, fair.tickets},
+                {op, token, fair.wake_prefix, ticket_text, place_text}, nodes, timeout, std::move(on_reply));
+}
+
 void client_state::send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,
                                std::chrono::milliseconds ttl, const std::vector<bool>& nodes,
                                std::chrono::milliseconds timeout, node_reply on_reply) {

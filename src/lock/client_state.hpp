@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <random>
@@ -66,6 +67,12 @@ public:
     void send_release(const resource_keys& keys, const std::string& token, const std::string& owner,
                       const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply,
                       bool announce = true);
+    /// Runs fair.lua's `op` for `token` on the flagged nodes: "release" (delete the lock if ours,
+    /// leave the queue, wake the next waiter), "quiet" (the same, waking nobody), "requeue"
+    /// (delete the lock if ours, keep our place at `ticket`), "dequeue" (leave the queue only).
+    void send_fair(const resource_keys& keys, const std::string& token, std::string_view op,
+                   std::uint64_t ticket, std::chrono::milliseconds place, const std::vector<bool>& nodes,
+                   std::chrono::milliseconds timeout, node_reply on_reply);
     /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes. Extends of many
     /// leases queued within a few milliseconds go to each node as one batched script call.
     void send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,

@@ -41,9 +41,7 @@ void post_end_lease(const std::shared_ptr<lease_state>& state, error_code reason
 bool give_up(const std::shared_ptr<lease_state>& state, error_code reason) noexcept {
     if (!state->held.exchange(false)) return false;
     try {
-        state->client->send_release(state->keys, state->token, state->owner,
-                                    std::vector<bool>(state->client->node_count(), true),
-                                    state->client->background_timeout(), {});
+        state->send_release(state->client->background_timeout(), {});
     } catch (...) {
         // Out of memory while queueing the release: the keys expire with their ttl.
     }

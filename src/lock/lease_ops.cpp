@@ -167,8 +167,7 @@ public:
     void start() override {
         end_lease(*state_, {});  // the holder let go: no more renewals, waiters hear it was not lost
         if (done_) return;
-        client_->send_release(state_->keys, state_->token, state_->owner, all_nodes(), state_->node_timeout,
-                              reply_handler());
+        state_->send_release(state_->node_timeout, reply_handler());
     }
 
 private:

@@ -30,6 +30,7 @@ struct lease_state {
     resource_keys keys;
     std::string token;
     std::string owner;  ///< empty for a plain lock; the owner id of a reentrant one
+    bool fair = false;  ///< taken through a fair lock's queue: its release wakes the next waiter
     std::chrono::milliseconds node_timeout{0};
     std::uint64_t fence = 0;
     std::atomic<clock::rep> valid_until{0};
@@ -44,6 +45,17 @@ struct lease_state {
     std::vector<std::shared_ptr<lost_waiter>> lost_waiters;
     std::shared_ptr<watchdog> dog;  ///< while it runs; end_lease() stops it and breaks the cycle
     std::optional<boost::asio::steady_timer> validity_timer;  ///< see watch_validity()
+
+    /// The token-checked release on every node, by the script of this kind of lock.
+    void send_release(std::chrono::milliseconds timeout, client_state::node_reply on_reply) const {
+        const std::vector<bool> all(client->node_count(), true);
+        if (fair) {
+            client->send_fair(keys, token, "release", 0, std::chrono::milliseconds::zero(), all, timeout,
+                              std::move(on_reply));
+        } else {
+            client->send_release(keys, token, owner, all, timeout, std::move(on_reply));
+        }
+    }
 
     [[nodiscard]] clock::time_point valid_until_time() const noexcept {
         return clock::time_point(clock::duration(valid_until.load(std::memory_order_acquire)));

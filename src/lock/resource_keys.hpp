@@ -15,6 +15,16 @@ struct resource_keys {
 
 [[nodiscard]] resource_keys keys_for(std::string_view prefix, std::string_view resource);
 
+/// The extra names of a fair lock (fair.lua), beside its lock key.
+struct fair_queue_keys {
+    std::string queue;        ///< "{...}:queue", zset of waiting tokens by ticket
+    std::string deadlines;    ///< "{...}:queue:deadlines", zset of the same tokens by server time
+    std::string tickets;      ///< "{...}:queue:tickets", the ticket counter
+    std::string wake_prefix;  ///< a waiter's channel is "{...}:wake:<token>"
+};
+
+[[nodiscard]] fair_queue_keys fair_keys_for(const resource_keys& keys);
+
 /// Longest resource name accepted: keys stay far below Redis limits and logs stay readable.
 inline constexpr std::size_t max_resource_length = 1024;
 

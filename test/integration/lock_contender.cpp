@@ -4,6 +4,7 @@
 // lost updates are visible on the checker server; the exit status says whether every round ran.
 //
 //   lock_contender --nodes URI[,URI...] --checker URI --resource R --coroutines C --rounds K
+//                  [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q]
 #include <redlock/redis/connection.hpp>
 #include <redlock/redlock.hpp>
 
@@ -37,6 +38,8 @@ struct args {
     int coroutines = 50;
     int rounds = 100;
     int retry_max_ms = 50;  // the timed retries; release messages wake waiters before them
+    bool fair = false;
+    int queue_timeout_ms = 5000;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -62,6 +65,8 @@ bool parse(int argc, char** argv, args& a) {
     if (kv.count("--coroutines")) a.coroutines = std::atoi(kv["--coroutines"].c_str());
     if (kv.count("--rounds")) a.rounds = std::atoi(kv["--rounds"].c_str());
     if (kv.count("--retry-max-ms")) a.retry_max_ms = std::atoi(kv["--retry-max-ms"].c_str());
+    if (kv.count("--fair")) a.fair = kv["--fair"] == "1";
+    if (kv.count("--queue-timeout-ms")) a.queue_timeout_ms = std::atoi(kv["--queue-timeout-ms"].c_str());
     return !a.nodes.empty() && a.coroutines > 0 && a.rounds > 0;
 }
 
@@ -82,6 +87,8 @@ asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection
     redlock::lock_options o;
     o.ttl = 10s;
     o.wait = 60s;
+    o.fair = a.fair;
+    o.queue_timeout = std::chrono::milliseconds(a.queue_timeout_ms);
     asio::steady_timer pause(co_await asio::this_coro::executor);
     for (int i = 0; i < a.rounds; ++i) {
         redlock::diagnostics diag;
@@ -127,7 +134,7 @@ int main(int argc, char** argv) {
         std::fprintf(
             stderr,
             "usage: lock_contender --nodes URI[,URI...] --checker URI [--resource R] [--coroutines C] "
-            "[--rounds K] [--retry-max-ms M]\n");
+            "[--rounds K] [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q]\n");
         return 2;
     }
     try {

@@ -2,6 +2,7 @@
 // resource, N = 1 and N = 5; and 200 waiters in 4 processes woken by release messages. Inside the critical
 // section each updates a counter on a separate checker server by read-sleep-write and counts holders; a lost
 // update or a second holder shows.
+#include "support/child_process.hpp"
 #include "support/redis_server.hpp"
 
 #include <boost/test/data/monomorphic.hpp>
@@ -9,51 +10,19 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
-#include <csignal>
 #include <string>
-#include <thread>
 #include <vector>
-
-#include <spawn.h>
-#include <sys/wait.h>
-
-extern char** environ;
 
 namespace data = boost::unit_test::data;
 using namespace std::chrono_literals;
 using redlock::test::redis_server;
 using redlock::test::start_redis_servers;
+using redlock::test::wait_child;
 
 namespace {
 
 pid_t spawn_contender(const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    std::string path = REDLOCK_CONTENDER_PATH;
-    argv.push_back(path.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    int rc = posix_spawn(&pid, path.c_str(), nullptr, nullptr, argv.data(), environ);
-    BOOST_TEST_REQUIRE(rc == 0, "posix_spawn " << path << ": " << rc);
-    return pid;
-}
-
-// Waits for the child up to `limit`; kills it (by its PID) if it overruns. Returns its exit status.
-int wait_for(pid_t pid, std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    int status = 0;
-    while (true) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (std::chrono::steady_clock::now() >= deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            return -1;
-        }
-        std::this_thread::sleep_for(20ms);
-    }
+    return redlock::test::spawn_child(REDLOCK_CONTENDER_PATH, args);
 }
 
 }  // namespace
@@ -75,7 +44,7 @@ BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::ma
                                         std::to_string(rounds)}));
     }
     for (auto pid : pids)
-        BOOST_TEST(wait_for(pid, 280s) == 0);
+        BOOST_TEST(wait_child(pid, 280s) == 0);
     BOOST_TEST_MESSAGE("N = " << n << ": " << processes * coroutines * rounds << " critical sections in "
                               << std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::steady_clock::now() - start)
@@ -86,6 +55,31 @@ BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::ma
     BOOST_TEST(checker.command({"GET", "holders"}).str == "0");
     for (const auto& s : nodes)
         BOOST_TEST(s->command({"EXISTS", "{redlock:contended}:lock"}).integer == 0);
+}
+
+// The fair lock across processes: 3 processes x 10 coroutines x 20 acquisitions through the queue.
+BOOST_DATA_TEST_CASE(three_processes_through_a_fair_queue_never_overlap, data::make({1, 5}), n) {
+    auto nodes = start_redis_servers(static_cast<std::size_t>(n));
+    redis_server checker;
+    std::string uris;
+    for (const auto& s : nodes)
+        uris += (uris.empty() ? "" : ",") + s->uri();
+    constexpr int processes = 3, coroutines = 10, rounds = 20;
+    std::vector<pid_t> pids;
+    for (int p = 0; p < processes; ++p) {
+        pids.push_back(spawn_contender({"--nodes", uris, "--checker", checker.uri(), "--resource", "fair",
+                                        "--coroutines", std::to_string(coroutines), "--rounds",
+                                        std::to_string(rounds), "--fair", "1"}));
+    }
+    for (auto pid : pids)
+        BOOST_TEST(wait_child(pid, 120s) == 0);
+    BOOST_TEST(checker.command({"GET", "counter"}).str == std::to_string(processes * coroutines * rounds));
+    BOOST_TEST(checker.command({"GET", "overlaps"}).is_null());
+    for (const auto& s : nodes) {
+        BOOST_TEST(s->command({"EXISTS", "{redlock:fair}:lock", "{redlock:fair}:queue",
+                               "{redlock:fair}:queue:deadlines", "{redlock:fair}:queue:tickets"})
+                       .integer == 0);
+    }
 }
 
 // 200 waiters on one lock in 4 processes, woken by release messages: each release wakes at most
@@ -105,7 +99,7 @@ BOOST_DATA_TEST_CASE(two_hundred_waiters_in_four_processes_each_get_the_lock_wit
                                         "--retry-max-ms", "1000"}));
     }
     for (auto pid : pids)
-        BOOST_TEST(wait_for(pid, 120s) == 0);
+        BOOST_TEST(wait_child(pid, 120s) == 0);
     constexpr int holds = processes * coroutines;
     BOOST_TEST(checker.command({"GET", "counter"}).str == std::to_string(holds));
     BOOST_TEST(checker.command({"GET", "overlaps"}).is_null());

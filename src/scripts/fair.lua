@@ -1,0 +1,128 @@
+-- fair.lua: a fair (FIFO) lock. The lock itself is the plain lock key (our token, with a ttl),
+-- so extend.lua and the watchdog work on it unchanged. Beside it, waiters queue by ticket:
+-- only the head of the queue, or anybody while the queue is empty, may take a free lock.
+-- A waiter keeps its place by calling 'acquire' again before its deadline; the deadlines are
+-- in the server's clock (TIME), and any call first evicts the waiters whose deadline passed.
+-- KEYS[1]  lock key       "{<prefix><resource>}:lock"
+-- KEYS[2]  queue          zset, member token, score ticket
+-- KEYS[3]  deadlines      zset, member token, score: server time (ms) its place is kept until
+-- KEYS[4]  ticket counter
+-- ARGV[1]  'acquire'  take the lock, else keep (or take) a place in the queue
+--          'release'  delete the lock if ours, leave the queue, wake the head if the lock is free
+--          'quiet'    delete the lock if ours, leave the queue, wake nobody
+--          'requeue'  delete the lock if ours and take our place back (a failed Redlock round)
+--          'dequeue'  leave the queue only (granted elsewhere)
+-- ARGV[2]  token of this acquisition
+-- ARGV[3]  wake channel prefix: a waiter hears its turn on ARGV[3] .. token
+-- ARGV[4]  ticket: a number, or 'none' (acquire: refused, take a number from this node's
+--          counter and return it without queueing: the caller takes the largest of a quorum),
+--          or 'local' (acquire: this node's number is final: queue with it; a single node)
+-- ARGV[5]  how long (ms) a place is kept without a refresh
+-- ARGV[6]  acquire: ttl of the lock in ms
+-- ARGV[7]  acquire: 'wait' to queue when refused, 'once' never to queue
+-- returns  acquire: {granted (1 or 0), holder's PTTL (0: free), ticket (0: none), rank (-1: not queued)}
+--          others:  1 if the lock held our token and was deleted, else 0
+local lock, queue, deadlines, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local op, token = ARGV[1], ARGV[2]
+
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+
+local evicted = redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)
+for _, gone in ipairs(evicted) do
+    redis.call('ZREM', queue, gone)
+    redis.call('ZREM', deadlines, gone)
+end
+
+-- The queue, its deadlines and its counter live as long as the latest deadline, and go with
+-- the last waiter (the counter only has to order waiters that are queued at the same time).
+local function tidy()
+    local last = redis.call('ZRANGE', deadlines, -1, -1, 'WITHSCORES')
+    if #last == 0 then
+        redis.call('DEL', queue, deadlines, counter)
+        return
+    end
+    local at = tonumber(last[2]) + 1
+    redis.call('PEXPIREAT', queue, at)
+    redis.call('PEXPIREAT', deadlines, at)
+    redis.call('PEXPIREAT', counter, at)
+end
+
+local function wake_head(payload)
+    if redis.call('EXISTS', lock) == 1 then
+        return
+    end
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if head then
+        redis.call('PUBLISH', ARGV[3] .. head, payload)
+    end
+end
+
+local function current_ticket()
+    return tonumber(redis.call('GET', counter) or '0')
+end
+
+-- Tickets written back: every node's counter stays above every ticket it has queued.
+local function keep_place(ticket)
+    if current_ticket() < ticket then
+        redis.call('SET', counter, ticket)
+    end
+    redis.call('ZADD', queue, 'NX', ticket, token)
+    redis.call('ZADD', deadlines, now + tonumber(ARGV[5]), token)
+end
+
+-- pcall: a reentrant lock's hash at the key answers WRONGTYPE: held, and not by us.
+local holder = redis.pcall('GET', lock)
+local ours = holder == token
+
+if op ~= 'acquire' then
+    if ours and op ~= 'dequeue' then
+        redis.call('DEL', lock)
+    end
+    if op == 'requeue' then
+        keep_place(tonumber(ARGV[4]))
+    else
+        redis.call('ZREM', queue, token)
+        redis.call('ZREM', deadlines, token)
+    end
+    tidy()
+    if op == 'release' then
+        wake_head(token)
+    end
+    return ours and 1 or 0
+end
+
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+if ours or (holder == false and (head == nil or head == token)) then
+    redis.call('SET', lock, token, 'PX', ARGV[6])
+    redis.call('ZREM', queue, token)
+    redis.call('ZREM', deadlines, token)
+    local ticket = current_ticket()
+    tidy()
+    return {1, 0, ticket, 0}
+end
+
+local pttl = 0
+if holder ~= false then
+    pttl = math.max(redis.call('PTTL', lock), 0)
+end
+-- An eviction may have made another waiter the head of a free lock: its turn.
+if #evicted > 0 then
+    wake_head(evicted[1])
+end
+if ARGV[7] ~= 'wait' then
+    return {0, pttl, 0, -1}
+end
+local ticket
+if ARGV[4] == 'none' then
+    ticket = redis.call('INCR', counter)
+    tidy()
+    return {0, pttl, ticket, -1}
+elseif ARGV[4] == 'local' then
+    ticket = tonumber(redis.call('ZSCORE', queue, token)) or redis.call('INCR', counter)
+else
+    ticket = tonumber(ARGV[4])
+end
+keep_place(ticket)
+tidy()
+return {0, pttl, ticket, redis.call('ZRANK', queue, token)}

@@ -1,0 +1,306 @@
+// Fair locks (lock_options::fair) on real servers: FIFO order, the head only, eviction of a
+// waiter that stopped refreshing, and nothing left behind by a waiter that gives up.
+#include "support/child_process.hpp"
+#include "support/lock_helpers.hpp"
+#include "support/printing.hpp"
+#include "support/redis_server.hpp"
+#include "support/run_coro.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace data = boost::unit_test::data;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using redlock::test::eventually;
+using redlock::test::lock_config;
+using redlock::test::options;
+using redlock::test::run_coro;
+using redlock::test::server_list;
+using redlock::test::sleep_for;
+using redlock::test::start_redis_servers;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+const auto node_counts = data::make({1, 5});
+
+redlock::lock_options fair(std::chrono::milliseconds wait, std::chrono::milliseconds queue_timeout = 30s) {
+    auto o = options(10s, wait);
+    o.fair = true;
+    o.queue_timeout = queue_timeout;
+    // Timed retries far apart: a waiter moves because it was woken, or because its place is due
+    // for a refresh.
+    o.retry = redlock::retry_config{500ms, 1000ms};
+    return o;
+}
+
+std::string tag(const std::string& resource) {
+    return "{redlock:" + resource + "}";
+}
+
+// Waiters in the queue on one server.
+std::int64_t queued(const redlock::test::redis_server& s, const std::string& resource) {
+    return s.command({"ZCARD", tag(resource) + ":queue"}).integer;
+}
+
+bool queued_everywhere(const server_list& servers, const std::string& resource, std::int64_t n) {
+    for (const auto& s : servers)
+        if (queued(*s, resource) != n) return false;
+    return true;
+}
+
+// No lock, queue, deadlines, counter or wake-up subscription of `resource` on any server.
+bool nothing_left(const server_list& servers, const std::string& resource) {
+    const auto t = tag(resource);
+    for (const auto& s : servers) {
+        if (s->command({"EXISTS", t + ":lock", t + ":queue", t + ":queue:deadlines", t + ":queue:tickets"})
+                .integer != 0) {
+            return false;
+        }
+        if (!s->command({"PUBSUB", "CHANNELS", t + ":wake:*"}).elements.empty()) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(fair_test)
+
+// 50 waiters of two clients queue one after the other (each is in every server's queue before
+// the next one starts); they get the lock in exactly that order, each woken alone.
+BOOST_DATA_TEST_CASE(fifty_waiters_get_the_lock_in_the_order_they_queued, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client even(ioc.get_executor(), lock_config(servers));
+    redlock::client odd(ioc.get_executor(), lock_config(servers));
+    constexpr int waiters = 50;
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto first = co_await holder.async_acquire("f", fair(0ms), asio::use_awaitable);
+            std::vector<int> order;
+            int failed = 0;
+            auto ex = co_await asio::this_coro::executor;
+            for (int i = 0; i < waiters; ++i) {
+                auto& client = i % 2 == 0 ? even : odd;
+                asio::co_spawn(
+                    ex,
+                    [&, i]() -> asio::awaitable<void> {
+                        auto [ec, l] = co_await client.async_acquire("f", fair(60s), tuple_awaitable);
+                        if (ec) {
+                            ++failed;
+                            co_return;
+                        }
+                        order.push_back(i);
+                        co_await sleep_for(1ms);
+                        co_await l.async_release(asio::use_awaitable);
+                    },
+                    asio::detached);
+                BOOST_TEST_REQUIRE(
+                    co_await eventually([&] { return queued_everywhere(servers, "f", i + 1); }));
+            }
+            const auto attempts_before = even.metrics().attempts + odd.metrics().attempts;
+            co_await first.async_release(asio::use_awaitable);
+            BOOST_TEST(co_await eventually([&] { return order.size() + failed == waiters; }, 30s));
+            BOOST_TEST(failed == 0);
+            std::vector<int> expected(waiters);
+            std::iota(expected.begin(), expected.end(), 0);
+            BOOST_TEST(order == expected, boost::test_tools::per_element());
+
+            const auto wakeups = even.metrics().release_wakeups + odd.metrics().release_wakeups;
+            const auto attempts = even.metrics().attempts + odd.metrics().attempts - attempts_before;
+            BOOST_TEST_MESSAGE("N=" << n << ": " << wakeups << " wake-ups, " << attempts << " attempts for "
+                                    << waiters << " hand-offs");
+            // Each release wakes the next waiter only: one wake-up and about one attempt per
+            // hand-off, where a herd would cost about waiters^2 / 2.
+            BOOST_TEST(wakeups <= static_cast<std::uint64_t>(waiters));
+            BOOST_TEST(wakeups >= static_cast<std::uint64_t>(waiters * 3 / 4));
+            BOOST_TEST(attempts <= static_cast<std::uint64_t>(2 * waiters));
+            BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "f"); }));
+        }(),
+        60s);
+}
+
+// While anybody queues, a free lock goes to the head only, even without a release message (the
+// holder's key vanished as if it expired): the head finds it when it refreshes its place.
+BOOST_DATA_TEST_CASE(a_free_lock_goes_to_the_head_of_the_queue_only, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto first = co_await holder.async_acquire("h", fair(0ms), asio::use_awaitable);
+        std::optional<redlock::lease> head;
+        std::optional<error_code> head_result;
+        client.async_acquire("h", fair(20s, 1500ms), [&](error_code ec, redlock::lease l) {
+            head_result = ec;
+            head.emplace(std::move(l));
+        });
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "h", 1); }));
+        for (const auto& s : servers)
+            s->command({"DEL", tag("h") + ":lock"});
+        const auto freed = clock_type::now();
+
+        // A newcomer may not take it.
+        auto [once_ec, once] = co_await client.async_acquire("h", fair(0ms), tuple_awaitable);
+        BOOST_TEST((once_ec == redlock::error::not_acquired));
+        co_await sleep_for(100ms);
+        auto [again_ec, again] = co_await client.async_acquire("h", fair(0ms), tuple_awaitable);
+        BOOST_TEST((again_ec == redlock::error::not_acquired));
+
+        // The head refreshes every queue_timeout / 3 = 500 ms, and takes it then.
+        BOOST_TEST(co_await eventually([&] { return head_result.has_value(); }, 3s));
+        BOOST_TEST(!*head_result);
+        BOOST_TEST_MESSAGE(
+            "N=" << n << ": the head took the free lock after "
+                 << std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - freed).count()
+                 << " ms");
+        BOOST_TEST(head->held());
+        // A fair lease is a plain lease once held: extend and release work on it.
+        auto [ext_ec] = co_await head->async_extend(20s, tuple_awaitable);
+        BOOST_TEST(!ext_ec);
+        for (const auto& s : servers)
+            BOOST_TEST(s->command({"PTTL", tag("h") + ":lock"}).integer > 10000);
+        auto [rel_ec] = co_await head->async_release(tuple_awaitable);
+        BOOST_TEST(!rel_ec);
+        auto [stale_ec] = co_await first.async_release(tuple_awaitable);
+        BOOST_TEST((stale_ec == redlock::error::not_owner));
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "h"); }));
+    }());
+}
+
+// A waiter process killed while queued keeps its place until its deadline on the server's clock
+// (queue_timeout after its last refresh), then is evicted: the waiter behind it gets the lock.
+BOOST_DATA_TEST_CASE(a_killed_waiter_is_evicted_after_its_queue_timeout, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    std::string uris;
+    for (const auto& s : servers)
+        uris += (uris.empty() ? "" : ",") + s->uri();
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    constexpr auto queue_timeout = 1000ms;
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto first = co_await holder.async_acquire("k", fair(0ms), asio::use_awaitable);
+        const pid_t doomed = redlock::test::spawn_child(
+            REDLOCK_CONTENDER_PATH,
+            {"--nodes", uris, "--checker", servers.front()->uri(), "--resource", "k", "--coroutines", "1",
+             "--rounds", "1", "--fair", "1", "--queue-timeout-ms", std::to_string(queue_timeout.count())});
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "k", 1); }));
+        std::optional<error_code> result;
+        std::optional<redlock::lease> lease;
+        client.async_acquire("k", fair(20s, queue_timeout), [&](error_code ec, redlock::lease l) {
+            result = ec;
+            lease.emplace(std::move(l));
+        });
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "k", 2); }));
+
+        kill(doomed, SIGKILL);
+        BOOST_TEST(redlock::test::wait_child(doomed, 10s) == 128 + SIGKILL);
+        const auto killed = clock_type::now();
+        co_await first.async_release(asio::use_awaitable);  // wakes the dead head: nobody hears it
+
+        BOOST_TEST(co_await eventually([&] { return result.has_value(); }, 5s));
+        const auto waited = clock_type::now() - killed;
+        BOOST_TEST_MESSAGE("N=" << n << ": the waiter behind the killed one got the lock "
+                                << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+                                << " ms after the kill");
+        BOOST_TEST(!*result);
+        // FIFO held while the dead waiter's place was still valid (its last refresh was at most
+        // queue_timeout / 3 before the kill), and it held up the queue no longer than its
+        // deadline plus one refresh of the waiter behind it, with slack for a loaded machine.
+        BOOST_TEST((waited >= queue_timeout * 2 / 3 - 100ms));
+        BOOST_TEST((waited <= queue_timeout + queue_timeout / 3 + 700ms));
+        co_await lease->async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "k"); }));
+    }());
+}
+
+// A waiter that times out or is cancelled leaves the queue and its subscription on every
+// server; if it was the head, the waiter behind it moves up at once.
+BOOST_DATA_TEST_CASE(timeout_and_cancellation_leave_no_queue_entry_behind, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto first = co_await holder.async_acquire("t", fair(0ms), asio::use_awaitable);
+        auto [timeout_ec, none] = co_await client.async_acquire("t", fair(300ms), tuple_awaitable);
+        BOOST_TEST((timeout_ec == redlock::error::wait_timeout));
+        BOOST_TEST(co_await eventually([&] { return queued_everywhere(servers, "t", 0); }));
+        BOOST_TEST(co_await eventually([&] {
+            for (const auto& s : servers)
+                if (!s->command({"PUBSUB", "CHANNELS", tag("t") + ":wake:*"}).elements.empty()) return false;
+            return true;
+        }));
+
+        asio::cancellation_signal cancel;
+        std::optional<error_code> cancelled;
+        client.async_acquire("t", fair(30s),
+                             asio::bind_cancellation_slot(
+                                 cancel.slot(), [&](error_code e, redlock::lease) { cancelled = e; }));
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "t", 1); }));
+        std::optional<error_code> behind_result;
+        std::optional<redlock::lease> behind;
+        client.async_acquire("t", fair(30s), [&](error_code ec, redlock::lease l) {
+            behind_result = ec;
+            behind.emplace(std::move(l));
+        });
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "t", 2); }));
+        cancel.emit(asio::cancellation_type::terminal);
+        BOOST_TEST(co_await eventually([&] { return cancelled.has_value(); }, 1s));
+        BOOST_TEST((cancelled == error_code(asio::error::operation_aborted)));
+        BOOST_TEST(co_await eventually([&] { return queued_everywhere(servers, "t", 1); }));
+
+        // The cancelled head is gone: the release wakes the one behind it, long before any
+        // refresh (queue_timeout 30 s) or timed retry would have.
+        const auto released = clock_type::now();
+        co_await first.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return behind_result.has_value(); }, 2s));
+        BOOST_TEST(!*behind_result);
+        BOOST_TEST((clock_type::now() - released < 400ms));
+        co_await behind->async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "t"); }));
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_fair_lock_is_not_reentrant_and_needs_a_queue_timeout) {
+    auto servers = start_redis_servers(1);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto reentrant = fair(1s);
+        reentrant.reentrant = true;
+        reentrant.owner = redlock::owner_id("me");
+        redlock::diagnostics diag;
+        auto [ec1, l1] = co_await client.async_acquire("v", reentrant, diag, tuple_awaitable);
+        BOOST_TEST((ec1 == redlock::error::invalid_config));
+        BOOST_TEST(diag.message.find("fair") != std::string::npos);
+        auto no_timeout = fair(1s, 0ms);
+        auto [ec2, l2] = co_await client.async_acquire("v", no_timeout, tuple_awaitable);
+        BOOST_TEST((ec2 == redlock::error::invalid_config));
+        BOOST_TEST(nothing_left(servers, "v"));
+    }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
