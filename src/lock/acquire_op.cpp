@@ -236,6 +236,8 @@ private:
         if (ticket > 0) round_ticket_max_ = std::max(round_ticket_max_, static_cast<std::uint64_t>(ticket));
         if (ticket_ == 0 && options_.wait > milliseconds::zero() && round_heard_ >= tally_.quorum()) {
             ticket_ = round_ticket_max_;
+            // The round was decided before it (see fair_wait): queue now.
+            if (sleeping_) retry_timer_.cancel();
         }
     }
 
@@ -469,7 +471,7 @@ private:
             };
             if (fair_) {
                 // A node that granted took us out of its queue: put us back at our ticket.
-                client_->send_fair(keys_, token_, ticket_ != 0 ? "requeue" : "quiet", ticket_,
+                client_->send_fair(keys_, token_, ticket_ != 0 ? "requeue" : "release", ticket_,
                                    options_.queue_timeout, mask, node_timeout_, std::move(cleaned));
             } else {
                 client_->send_release(keys_, token_, owner_, mask, node_timeout_, std::move(cleaned), false);
@@ -513,7 +515,8 @@ private:
     // A fair waiter is woken on its own channel when its turn comes, and otherwise tries again
     // (which refreshes its place) every third of queue_timeout; at the head of the queue also
     // when the holder's lease would expire. A round that could not queue us yet (no ticket)
-    // is followed at once by one that does.
+    // is followed at once by one that does, or, if it was decided before a quorum had
+    // answered, as soon as one has (note_place).
     milliseconds fair_wait(milliseconds backoff, milliseconds time_left, error_code cause) {
         if (!queued_this_round_) return ticket_ != 0 ? milliseconds::zero() : backoff;
         auto cap = std::max(milliseconds(1), options_.queue_timeout / 3);

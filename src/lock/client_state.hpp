@@ -68,8 +68,8 @@ public:
                       const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply,
                       bool announce = true);
     /// Runs fair.lua's `op` for `token` on the flagged nodes: "release" (delete the lock if ours,
-    /// leave the queue, wake the next waiter), "quiet" (the same, waking nobody), "requeue"
-    /// (delete the lock if ours, keep our place at `ticket`), "dequeue" (leave the queue only).
+    /// leave the queue), "requeue" (delete the lock if ours, keep our place at `ticket`), both
+    /// waking the head of the queue if the lock is free; "dequeue" (leave the queue only).
     void send_fair(const resource_keys& keys, const std::string& token, std::string_view op,
                    std::uint64_t ticket, std::chrono::milliseconds place, const std::vector<bool>& nodes,
                    std::chrono::milliseconds timeout, node_reply on_reply);

@@ -8,10 +8,11 @@
 -- KEYS[3]  deadlines      zset, member token, score: server time (ms) its place is kept until
 -- KEYS[4]  ticket counter
 -- ARGV[1]  'acquire'  take the lock, else keep (or take) a place in the queue
---          'release'  delete the lock if ours, leave the queue, wake the head if the lock is free
---          'quiet'    delete the lock if ours, leave the queue, wake nobody
+--          'release'  delete the lock if ours, leave the queue
 --          'requeue'  delete the lock if ours and take our place back (a failed Redlock round)
 --          'dequeue'  leave the queue only (granted elsewhere)
+--          'release' and 'requeue' then wake the head if the lock is free and the head is not us:
+--          a lock a failed round held for a moment may have been refused to the head meanwhile.
 -- ARGV[2]  token of this acquisition
 -- ARGV[3]  wake channel prefix: a waiter hears its turn on ARGV[3] .. token
 -- ARGV[4]  ticket: a number, or 'none' (acquire: refused, take a number from this node's
@@ -53,7 +54,7 @@ local function wake_head(payload)
         return
     end
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
-    if head then
+    if head and head ~= token then
         redis.call('PUBLISH', ARGV[3] .. head, payload)
     end
 end
@@ -86,7 +87,7 @@ if op ~= 'acquire' then
         redis.call('ZREM', deadlines, token)
     end
     tidy()
-    if op == 'release' then
+    if op ~= 'dequeue' then
         wake_head(token)
     end
     return ours and 1 or 0

@@ -284,6 +284,56 @@ BOOST_DATA_TEST_CASE(timeout_and_cancellation_leave_no_queue_entry_behind, node_
     }());
 }
 
+// 10 coroutines of two clients each take the lock 20 times, queueing again right after each
+// release. A round that fails on a split of the nodes (a newcomer took a free node before the
+// head got there) frees what it took and wakes the head: no waiter ever waits for its refresh.
+BOOST_DATA_TEST_CASE(a_busy_fair_lock_moves_by_wake_ups_alone, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client a(ioc.get_executor(), lock_config(servers));
+    redlock::client b(ioc.get_executor(), lock_config(servers));
+    constexpr int coroutines = 10, rounds = 20;
+    constexpr auto queue_timeout = 30s;  // a refresh every 10 s: far beyond this test
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            int holds = 0, failed = 0, finished = 0, inside = 0, max_inside = 0;
+            auto ex = co_await asio::this_coro::executor;
+            for (int c = 0; c < coroutines; ++c) {
+                auto& client = c % 2 == 0 ? a : b;
+                asio::co_spawn(
+                    ex,
+                    [&]() -> asio::awaitable<void> {
+                        for (int r = 0; r < rounds; ++r) {
+                            auto [ec, l] = co_await client.async_acquire("busy", fair(20s, queue_timeout),
+                                                                         tuple_awaitable);
+                            if (ec) {
+                                ++failed;
+                                continue;
+                            }
+                            max_inside = std::max(max_inside, ++inside);
+                            --inside;
+                            co_await l.async_release(asio::use_awaitable);
+                            ++holds;
+                        }
+                        ++finished;
+                    },
+                    asio::detached);
+            }
+            BOOST_TEST(co_await eventually([&] { return finished == coroutines; }, 20s));
+            BOOST_TEST(holds == coroutines * rounds);
+            BOOST_TEST(failed == 0);
+            BOOST_TEST(max_inside == 1);
+            const auto longest =
+                std::max(a.metrics().acquire_latency.max_us, b.metrics().acquire_latency.max_us);
+            BOOST_TEST_MESSAGE("N=" << n << ": " << holds << " holds; the longest acquire took " << longest
+                                    << " us");
+            BOOST_TEST(longest < 5'000'000u);  // half the refresh interval
+            BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "busy"); }));
+        }(),
+        60s);
+}
+
 BOOST_AUTO_TEST_CASE(a_fair_lock_is_not_reentrant_and_needs_a_queue_timeout) {
     auto servers = start_redis_servers(1);
     asio::io_context ioc;
