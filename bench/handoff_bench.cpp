@@ -2,13 +2,19 @@
 // it, and how many holds per second C waiters get out of one lock.
 //
 //   handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] [--handoffs K]
-//                 [--contenders C] [--seconds S]
+//                 [--contenders C] [--seconds S] [--fair 1] [--hot 1]
 //
 // Prints one JSON line. Hand-off: a holder client acquires, a waiter client starts a waiting
 // acquire, 2 ms later the holder releases; latency = from just before the release is sent until
 // the waiter's acquire completes, K times. Contended: C coroutines of one client loop
 // acquire (waiting) -> release for S seconds. Spinning waiters retry every R ms (retry.min =
-// retry.max = R), the way redsync and node-redlock poll.
+// retry.max = R), the way redsync and node-redlock poll. --fair 1: every acquire is fair.
+// --hot 1 (waiting by pub/sub only): instead of sleeping 2 ms, the holder releases as soon as the
+// waiter waits (its subscription, and with --fair its place in the queue, show on every node),
+// found by polling the nodes: machine and servers stay busy, as under a real load, where the
+// 2 ms of idleness lets the CPUs fall asleep and costs a cold wake-up per step (see
+// docs/benchmarks.md).
+#include <redlock/redis/connection.hpp>
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -22,6 +28,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +48,8 @@ struct settings {
     int handoffs = 2000;
     int contenders = 50;
     double seconds = 5.0;
+    bool fair = false;
+    bool hot = false;
 };
 
 struct results {
@@ -63,9 +72,35 @@ asio::awaitable<void> sleep_for(clock_type::duration d) {
     co_await t.async_wait(tuple_awaitable);
 }
 
-asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter, const settings& s, results& r) {
+// Whether the waiter now waits, seen on every node: subscribed to the resource's released
+// channel (or, fair, to a wake channel, and queued).
+asio::awaitable<bool> waiter_waits(std::vector<std::unique_ptr<redlock::redis::connection>>& probes,
+                                   bool fair) {
+    const std::string tag = "{redlock:bench:handoff}";
+    redlock::resp::request req;
+    if (fair) {
+        req.push("PUBSUB", "CHANNELS", tag + ":wake:*");
+        req.push("ZCARD", tag + ":queue");
+    } else {
+        req.push("PUBSUB", "NUMSUB", tag + ":released");
+    }
+    for (auto& p : probes) {
+        auto [ec, v] = co_await p->async_exec(req, 1000ms, tuple_awaitable);
+        if (ec || v.size() != req.size()) co_return false;
+        const bool waits = fair ? !v[0].elements.empty() && v[1].integer >= 1
+                                : v[0].elements.size() == 2 && v[0].elements[1].integer >= 1;
+        if (!waits) co_return false;
+    }
+    co_return true;
+}
+
+asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter,
+                          std::vector<std::unique_ptr<redlock::redis::connection>>& probes, const settings& s,
+                          results& r) {
     redlock::lock_options plain;
+    plain.fair = s.fair;
     redlock::lock_options waiting;
+    waiting.fair = s.fair;
     waiting.wait = 10s;
     waiting.waiting = s.waiting;
     waiting.retry =
@@ -87,7 +122,12 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter, cons
             got = std::move(l);
             acquired.cancel();
         });
-        co_await sleep_for(2ms);  // the waiter's first attempt has failed: it waits
+        if (s.hot) {
+            while (!got_at && !co_await waiter_waits(probes, s.fair)) {
+            }
+        } else {
+            co_await sleep_for(2ms);  // the waiter's first attempt has failed: it waits
+        }
         const auto released_at = clock_type::now();
         co_await held.async_release(tuple_awaitable);
         if (!got_at) co_await acquired.async_wait(tuple_awaitable);
@@ -129,7 +169,7 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter, cons
 int usage() {
     std::fprintf(stderr,
                  "usage: handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] "
-                 "[--handoffs K] [--contenders C] [--seconds S]\n");
+                 "[--handoffs K] [--contenders C] [--seconds S] [--fair 1] [--hot 1]\n");
     return 2;
 }
 
@@ -153,6 +193,8 @@ int main(int argc, char** argv) {
             s.handoffs = std::atoi(value.c_str());
         } else if (flag == "--contenders") {
             s.contenders = std::atoi(value.c_str());
+        } else if (flag == "--fair" || flag == "--hot") {
+            (flag == "--fair" ? s.fair : s.hot) = value == "1";
         } else if (flag == "--seconds") {
             s.seconds = std::strtod(value.c_str(), nullptr);
         } else {
@@ -160,7 +202,7 @@ int main(int argc, char** argv) {
         }
     }
     if (argc % 2 == 0 || s.nodes.empty() || s.retry_ms <= 0 || s.handoffs <= 0 || s.contenders <= 0 ||
-        !(s.seconds > 0) || s.seconds > 600) {
+        !(s.seconds > 0) || s.seconds > 600 || (s.hot && s.waiting != redlock::wait_strategy::notify)) {
         return usage();
     }
     try {
@@ -170,20 +212,36 @@ int main(int argc, char** argv) {
         cfg.node_timeout = 1000ms;
         redlock::client holder(ioc.get_executor(), cfg);
         redlock::client waiter(ioc.get_executor(), cfg);
+        std::vector<std::unique_ptr<redlock::redis::connection>> probes;
+        if (s.hot) {
+            for (const auto& uri : s.nodes) {
+                redlock::redis::connection_config cc;
+                std::string why;
+                if (auto ec = redlock::redis::parse_node_uri(uri, cc.address, why)) {
+                    std::fprintf(stderr, "handoff_bench: %s\n", why.c_str());
+                    return 2;
+                }
+                probes.push_back(std::make_unique<redlock::redis::connection>(ioc.get_executor(), cc));
+                probes.back()->async_connect([](boost::system::error_code) {});
+            }
+        }
         results r;
-        asio::co_spawn(ioc, run(holder, waiter, s, r), [&](std::exception_ptr ep) {
+        asio::co_spawn(ioc, run(holder, waiter, probes, s, r), [&](std::exception_ptr ep) {
             if (ep) std::rethrow_exception(ep);
         });
         while (!r.done)
             ioc.run_one_for(100ms);
         const auto m = waiter.metrics();
+        if (std::getenv("HANDOFF_METRICS")) std::fprintf(stderr, "%s\n", m.to_json().c_str());
         std::printf(
-            "{\"nodes\": %zu, \"waiting\": \"%s\", \"retry_ms\": %d, \"handoffs\": %zu, \"handoff_p50_us\": "
+            "{\"nodes\": %zu, \"waiting\": \"%s\", \"fair\": %s, \"hot\": %s, \"retry_ms\": %d, "
+            "\"handoffs\": %zu, \"handoff_p50_us\": "
             "%.1f, "
             "\"handoff_p99_us\": %.1f, \"contenders\": %d, \"holds_per_s\": %.1f, \"failures\": %llu, "
             "\"release_wakeups\": %llu, \"attempts\": %llu}\n",
-            s.nodes.size(), s.waiting == redlock::wait_strategy::spin ? "spin" : "notify", s.retry_ms,
-            r.handoff_us.size(), quantile(r.handoff_us, 0.5), quantile(r.handoff_us, 0.99), s.contenders,
+            s.nodes.size(), s.waiting == redlock::wait_strategy::spin ? "spin" : "notify",
+            s.fair ? "true" : "false", s.hot ? "true" : "false", s.retry_ms, r.handoff_us.size(),
+            quantile(r.handoff_us, 0.5), quantile(r.handoff_us, 0.99), s.contenders,
             static_cast<double>(r.holds) / r.contended_seconds, static_cast<unsigned long long>(r.failures),
             static_cast<unsigned long long>(m.release_wakeups), static_cast<unsigned long long>(m.attempts));
         return r.failures == 0 ? 0 : 1;
