@@ -184,6 +184,8 @@ private:
     // itself ("local"); N > 1 nodes each hand out a number ("none"), and we take the largest of
     // a quorum before we queue.
     void send_fair_acquire() {
+        fair_answered_.assign(client_->node_count(), false);
+        fair_granted_.assign(client_->node_count(), false);
         round_heard_ = 0;
         round_ticket_max_ = 0;
         fair_head_ = false;
@@ -205,7 +207,20 @@ private:
 
     // {granted, holder's PTTL (0: free or no expiry), ticket, rank (-1: not queued)}
     void on_fair_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
-        if (done_ || round != round_) return;
+        if (round != round_) return;
+        const bool granted = !ec && v.kind == resp::type::array && !v.elements.empty() &&
+                             v.elements[0].kind == resp::type::integer && v.elements[0].integer == 1;
+        if (done_) {
+            // A straggler of the round that won: if it did not grant, it may still queue us.
+            if (succeeded_ && ticket_ != 0 && !granted) {
+                std::vector<bool> only(client_->node_count(), false);
+                only[node] = true;
+                dequeue(only);
+            }
+            return;
+        }
+        fair_answered_[node] = true;
+        fair_granted_[node] = granted;
         const bool well_formed = !ec && v.kind == resp::type::array && v.elements.size() == 4 &&
                                  std::all_of(v.elements.begin(), v.elements.end(), [](const resp::value& e) {
                                      return e.kind == resp::type::integer;
@@ -308,9 +323,10 @@ private:
     }
 
     // Woken by a release message: try now rather than at the end of the wait. With N > 1, the
-    // waiters other processes woke with the same message would split the nodes between them if
-    // all tried at once: a random delay of up to two of our own rounds (at most 2 ms) sets them
-    // apart, and costs the hand-off about one round.
+    // waiters other processes woke with the same message may split the nodes between them if
+    // all try at once: after a round lost that way (some nodes granted, too few), a random
+    // delay of up to two of our own rounds (at most 2 ms) sets them apart, at the cost of about
+    // one round of hand-off latency.
     void on_released() {
         if (done_) return;
         if (!sleeping_) {
@@ -319,9 +335,13 @@ private:
             woken_early_ = true;
             return;
         }
-        // A fair waiter is woken alone, on its own channel: no herd to spread.
-        if (client_->node_count() == 1 || fair_) {
+        // A fair waiter is woken alone, on its own channel: no herd to spread. Try at once,
+        // from here: a hop through the timer's completion would add a turn of the event loop.
+        if (client_->node_count() == 1 || fair_ || !last_round_split_) {
+            ++wait_generation_;  // the pending timer handler is now stale
             retry_timer_.cancel();
+            sleeping_ = false;
+            maybe_next_round();
             return;
         }
         const auto two_rounds =
@@ -408,11 +428,13 @@ private:
         state->token = token_;
         state->owner = owner_;
         state->fair = fair_;
-        if (fair_ && ticket_ != 0 && tally_.granted() < client_->node_count()) {
-            // Nodes that did not grant may still queue us: we no longer wait there.
-            client_->send_fair(keys_, token_, "dequeue", 0, milliseconds::zero(),
-                               std::vector<bool>(client_->node_count(), true), client_->background_timeout(),
-                               {});
+        if (fair_ && ticket_ != 0) {
+            // Nodes that refused may still queue us: we no longer wait there. The nodes yet to
+            // answer get it when they do (on_fair_reply).
+            auto refused = fair_granted_;
+            for (std::size_t i = 0; i < refused.size(); ++i)
+                refused[i] = !refused[i] && fair_answered_[i];
+            if (std::find(refused.begin(), refused.end(), true) != refused.end()) dequeue(refused);
         }
         state->node_timeout = node_timeout_;
         state->set_valid_until(valid_until);
@@ -435,6 +457,7 @@ private:
             message =
                 report_.summary(tally_, "acquired, validity left " + std::to_string(left.count()) + " ms");
         }
+        succeeded_ = true;
         finish({}, lease(std::move(state)), std::move(message));
     }
 
@@ -444,6 +467,7 @@ private:
 
     void fail_round(error_code cause) {
         const auto now = clock::now();
+        last_round_split_ = tally_.granted() > 0;
         const bool retry = options_.wait > milliseconds::zero() && now < deadline_;
         if (!retry) {
             leave();
@@ -529,6 +553,11 @@ private:
         return std::max(milliseconds(1), std::min(cap, time_left));
     }
 
+    void dequeue(const std::vector<bool>& nodes) {
+        client_->send_fair(keys_, token_, "dequeue", 0, milliseconds::zero(), nodes,
+                           client_->background_timeout(), {});
+    }
+
     // Releases whatever this attempt may hold; a fair waiter also leaves the queue, on every
     // node, and wakes the next waiter if the lock is free.
     void leave() {
@@ -602,13 +631,17 @@ private:
     std::size_t round_heard_ = 0;
     bool queued_this_round_ = false;
     bool fair_head_ = false;
-    bool woken_early_ = false;     // a wake-up came during the current round
+    bool woken_early_ = false;         // a wake-up came during the current round
+    std::vector<bool> fair_answered_;  // per node, in the current round
+    std::vector<bool> fair_granted_;
+    bool succeeded_ = false;
     milliseconds holder_pttl_{0};  // 0: unknown
     release_listener::waiter_id waiter_ = 0;
     const std::string* waiter_channel_ = nullptr;  // keys_.released or wake_channel_
     unsigned notify_waits_ = 0;
     unsigned wait_generation_ = 0;
     clock::duration last_round_{};
+    bool last_round_split_ = false;  // the last failed round had grants, too few
     clock::time_point started_;
     clock::time_point deadline_;
 

@@ -34,6 +34,7 @@ for _, gone in ipairs(evicted) do
     redis.call('ZREM', queue, gone)
     redis.call('ZREM', deadlines, gone)
 end
+local changed = #evicted > 0  -- the queue changed: tidy() before returning
 
 -- The queue, its deadlines and its counter live as long as the latest deadline, and go with
 -- the last waiter (the counter only has to order waiters that are queued at the same time).
@@ -49,8 +50,15 @@ local function tidy()
     redis.call('PEXPIREAT', counter, at)
 end
 
-local function wake_head(payload)
-    if redis.call('EXISTS', lock) == 1 then
+local function leave_queue()
+    if redis.call('ZREM', queue, token) == 1 then
+        redis.call('ZREM', deadlines, token)
+        changed = true
+    end
+end
+
+local function wake_head(payload, lock_free)
+    if not lock_free then
         return
     end
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
@@ -82,13 +90,15 @@ if op ~= 'acquire' then
     end
     if op == 'requeue' then
         keep_place(tonumber(ARGV[4]))
+        changed = true
     else
-        redis.call('ZREM', queue, token)
-        redis.call('ZREM', deadlines, token)
+        leave_queue()
     end
-    tidy()
+    if changed then
+        tidy()
+    end
     if op ~= 'dequeue' then
-        wake_head(token)
+        wake_head(token, ours or holder == false)
     end
     return ours and 1 or 0
 end
@@ -96,10 +106,15 @@ end
 local head = redis.call('ZRANGE', queue, 0, 0)[1]
 if ours or (holder == false and (head == nil or head == token)) then
     redis.call('SET', lock, token, 'PX', ARGV[6])
-    redis.call('ZREM', queue, token)
-    redis.call('ZREM', deadlines, token)
-    local ticket = current_ticket()
-    tidy()
+    leave_queue()
+    if changed then
+        tidy()
+    end
+    -- Only a caller without a ticket needs the counter (the largest of a quorum numbers it).
+    local ticket = 0
+    if ARGV[4] == 'none' then
+        ticket = current_ticket()
+    end
     return {1, 0, ticket, 0}
 end
 
@@ -109,9 +124,12 @@ if holder ~= false then
 end
 -- An eviction may have made another waiter the head of a free lock: its turn.
 if #evicted > 0 then
-    wake_head(evicted[1])
+    wake_head(evicted[1], holder == false)
 end
 if ARGV[7] ~= 'wait' then
+    if changed then
+        tidy()
+    end
     return {0, pttl, 0, -1}
 end
 local ticket
