@@ -44,6 +44,8 @@ private:
                 return "the server answered with an error reply";
             case error::invalid_resource:
                 return "the resource name is empty or longer than 1024 bytes";
+            case error::stale_fence:
+                return "the write was refused: a higher fence was seen for the resource";
             case error::invalid_uri:
                 return "the node URI is invalid";
             case error::connect_timeout:
@@ -111,6 +113,8 @@ const char* error_name(error e) noexcept {
             return "server_error";
         case error::invalid_resource:
             return "invalid_resource";
+        case error::stale_fence:
+            return "stale_fence";
         case error::invalid_uri:
             return "invalid_uri";
         case error::connect_timeout:

@@ -23,6 +23,7 @@ enum class error {
     invalid_config,      ///< a configuration value that cannot be used
     server_error,        ///< the server answered a command with an error reply where none was expected
     invalid_resource,    ///< an empty resource name, or one longer than 1024 bytes
+    stale_fence,         ///< a fenced write refused: the resource saw a higher fence
 
     // Connection level.
     invalid_uri,          ///< a node address that does not parse as redis://, rediss:// or unix://

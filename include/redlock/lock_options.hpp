@@ -54,6 +54,14 @@ struct lock_options {
     /// The owner of a reentrant lock (required with `reentrant`, refused without it).
     owner_id owner;
 
+    /// Number each grant with a fencing token (lease::fence()): a 64-bit number that strictly
+    /// increases from one holder of the resource to the next, also across Redlock quorums (the
+    /// largest of the granting quorum, written back to a quorum before the lease is returned).
+    /// Pass it to the protected resource, which refuses writes with a lower fence than it has
+    /// seen (redlock::async_fenced_set). Needs nodes that keep their counters across restarts
+    /// (persistence). Not yet with `reentrant` or `fair`.
+    bool fenced = false;
+
     /// A fair lock: waiters queue by ticket and get the lock in the order they came (first in,
     /// first out); a release wakes only the next waiter, on its own channel. A free lock is
     /// refused to newcomers while others queue for it. Not with `reentrant`. With N > 1 the

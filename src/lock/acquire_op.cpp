@@ -59,6 +59,10 @@ error_code check_request(const client_config& cfg, const std::string& resource, 
               "\": lock_options::owner must be set (at most 256 bytes) with reentrant, and only with it";
         return error::invalid_config;
     }
+    if (o.fenced && (o.reentrant || o.fair)) {
+        why = "acquire \"" + resource + "\": fenced locks cannot yet be reentrant or fair";
+        return error::invalid_config;
+    }
     if (o.fair && (o.reentrant || o.queue_timeout < milliseconds(3))) {
         why = "acquire \"" + resource +
               "\": a fair lock cannot be reentrant, and its queue_timeout must be at least 3 ms";
@@ -109,7 +113,10 @@ public:
         owner_ = options_.owner.str();
         notify_ = options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify;
         fair_ = options_.fair;
-        if (fair_) {
+        fenced_ = options_.fenced;
+        if (fenced_) {
+            fence_key_ = fence_key_for(keys_);
+        } else if (fair_) {
             fair_keys_ = fair_keys_for(keys_);
             wake_channel_ = fair_keys_.wake_prefix + token_;
             place_text_ = std::to_string(options_.queue_timeout.count());
@@ -130,7 +137,8 @@ public:
         if (done_) return;
         // Mid-attempt, any node may still grant: release wherever that can happen. A fair
         // waiter also holds a place in the queue between attempts.
-        if (round_ > 0 && (!tally_.decided() || (fair_ && options_.wait > milliseconds::zero()))) {
+        if (round_ > 0 &&
+            (!tally_.decided() || writing_back_ || (fair_ && options_.wait > milliseconds::zero()))) {
             leave();
         }
         retry_timer_.cancel();
@@ -152,6 +160,10 @@ private:
         t0_ = clock::now();
         if (fair_) {
             send_fair_acquire();
+            return;
+        }
+        if (fenced_) {
+            send_fenced_acquire();
             return;
         }
         if (!owner_.empty()) {
@@ -179,13 +191,102 @@ private:
         }
     }
 
+    void reset_node_answers() {
+        answered_.assign(client_->node_count(), false);
+        granted_.assign(client_->node_count(), false);
+    }
+
+    // acquire_fenced.lua: SET NX PX and INCR of the fence counter in one script.
+    void send_fenced_acquire() {
+        reset_node_answers();
+        fences_.assign(client_->node_count(), 0);
+        std::string_view keys[] = {keys_.lock, fence_key_};
+        std::string_view args[] = {token_, ttl_text_};
+        for (std::size_t i = 0; i < client_->node_count(); ++i) {
+            client_->eval_on(i, scripts::acquire_fenced, keys, args, node_timeout_,
+                             [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
+                                 self->on_fenced_reply(r, i, ec, v);
+                             });
+        }
+    }
+
+    // {1, fence}: granted; {0, holder's PTTL}: refused.
+    void on_fenced_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
+        if (!counting(round)) return;
+        const bool well_formed = !ec && v.kind == resp::type::array && v.elements.size() == 2 &&
+                                 v.elements[0].kind == resp::type::integer &&
+                                 v.elements[1].kind == resp::type::integer;
+        answered_[node] = true;
+        if (ec) {
+            count(node, vote::failed, ec, v.is_error() ? v.str : std::string());
+        } else if (!well_formed) {
+            client_->metrics().node_failure(node, error::unexpected_reply);
+            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
+        } else if (v.elements[0].integer == 1) {
+            granted_[node] = true;
+            fences_[node] = static_cast<std::uint64_t>(std::max<std::int64_t>(v.elements[1].integer, 0));
+            count(node, vote::granted, {}, {});
+        } else {
+            contended_ = true;
+            note_holder_pttl(v.elements[1].integer);
+            count(node, vote::denied, {}, {});
+        }
+    }
+
+    // The fence is the largest of the granting quorum's. Nodes whose counter is below it are
+    // raised to it (fence_writeback.lua, only where our token still holds the lock) until a
+    // quorum has it: any later grant's quorum shares a node with that one, so its fence is
+    // larger. Where a quorum already returned the largest, there is nothing to write (N = 1).
+    void settle_fence() {
+        fence_ = 0;
+        for (std::size_t i = 0; i < granted_.size(); ++i)
+            if (granted_[i]) fence_ = std::max(fence_, fences_[i]);
+        fence_confirmed_ = 0;
+        std::vector<std::size_t> behind;
+        for (std::size_t i = 0; i < granted_.size(); ++i) {
+            if (!granted_[i]) continue;
+            if (fences_[i] == fence_) {
+                ++fence_confirmed_;
+            } else {
+                behind.push_back(i);
+            }
+        }
+        if (fence_confirmed_ >= tally_.quorum()) {
+            grant(clock::now());
+            return;
+        }
+        writing_back_ = true;
+        fence_pending_ = behind.size();
+        const auto fence_text = std::to_string(fence_);
+        std::string_view keys[] = {keys_.lock, fence_key_};
+        std::string_view args[] = {token_, fence_text};
+        for (auto i : behind) {
+            client_->eval_on(i, scripts::fence_writeback, keys, args, node_timeout_,
+                             [self = shared_from_this(), r = round_](error_code ec, resp::value v) {
+                                 self->on_writeback(r, ec, v);
+                             });
+        }
+    }
+
+    void on_writeback(unsigned round, error_code ec, const resp::value& v) {
+        if (done_ || round != round_ || !writing_back_) return;
+        --fence_pending_;
+        if (!ec && v.kind == resp::type::integer && v.integer == 1) ++fence_confirmed_;
+        if (fence_confirmed_ >= tally_.quorum()) {
+            writing_back_ = false;
+            grant(clock::now());
+        } else if (fence_pending_ == 0) {
+            writing_back_ = false;
+            fail_round(error::quorum_unreachable);
+        }
+    }
+
     // fair.lua: take the lock if it is free and we are the head of its queue (or nobody
     // queues), else keep our place in the queue. Without a ticket yet, a single node numbers us
     // itself ("local"); N > 1 nodes each hand out a number ("none"), and we take the largest of
     // a quorum before we queue.
     void send_fair_acquire() {
-        fair_answered_.assign(client_->node_count(), false);
-        fair_granted_.assign(client_->node_count(), false);
+        reset_node_answers();
         round_heard_ = 0;
         round_ticket_max_ = 0;
         fair_head_ = false;
@@ -219,8 +320,8 @@ private:
             }
             return;
         }
-        fair_answered_[node] = true;
-        fair_granted_[node] = granted;
+        answered_[node] = true;
+        granted_[node] = granted;
         const bool well_formed = !ec && v.kind == resp::type::array && v.elements.size() == 4 &&
                                  std::all_of(v.elements.begin(), v.elements.end(), [](const resp::value& e) {
                                      return e.kind == resp::type::integer;
@@ -400,15 +501,13 @@ private:
         const auto now = clock::now();
         last_round_ = now - t0_;
         switch (tally_.state()) {
-            case round_state::won: {
-                const auto left = validity_left(options_.ttl, now - t0_, client_->config().drift_factor);
-                if (left > options_.min_validity) {
-                    succeed(now, now + left);
+            case round_state::won:
+                if (fenced_) {
+                    settle_fence();
                 } else {
-                    fail_round(error::validity_expired);
+                    grant(now);
                 }
                 return;
-            }
             case round_state::denied:
                 fail_round(error::not_acquired);
                 return;
@@ -420,6 +519,16 @@ private:
         }
     }
 
+    // The quorum holds the lock: a lease if the validity left is enough.
+    void grant(clock::time_point now) {
+        const auto left = validity_left(options_.ttl, now - t0_, client_->config().drift_factor);
+        if (left > options_.min_validity) {
+            succeed(now, now + left);
+        } else {
+            fail_round(error::validity_expired);
+        }
+    }
+
     void succeed(clock::time_point now, clock::time_point valid_until) {
         auto state = std::make_shared<lease_state>();
         state->client = client_;
@@ -428,12 +537,13 @@ private:
         state->token = token_;
         state->owner = owner_;
         state->fair = fair_;
+        state->fence = fence_;
         if (fair_ && ticket_ != 0) {
             // Nodes that refused may still queue us: we no longer wait there. The nodes yet to
             // answer get it when they do (on_fair_reply).
-            auto refused = fair_granted_;
+            auto refused = granted_;
             for (std::size_t i = 0; i < refused.size(); ++i)
-                refused[i] = !refused[i] && fair_answered_[i];
+                refused[i] = !refused[i] && answered_[i];
             if (std::find(refused.begin(), refused.end(), true) != refused.end()) dequeue(refused);
         }
         state->node_timeout = node_timeout_;
@@ -631,9 +741,17 @@ private:
     std::size_t round_heard_ = 0;
     bool queued_this_round_ = false;
     bool fair_head_ = false;
-    bool woken_early_ = false;         // a wake-up came during the current round
-    std::vector<bool> fair_answered_;  // per node, in the current round
-    std::vector<bool> fair_granted_;
+    bool woken_early_ = false;  // a wake-up came during the current round
+    // A fenced lock: the fence counter, and the fences the nodes numbered this round's grants.
+    bool fenced_ = false;
+    std::string fence_key_;
+    std::vector<std::uint64_t> fences_;
+    std::uint64_t fence_ = 0;
+    std::size_t fence_confirmed_ = 0;  // nodes known to have a counter >= fence_ and our token
+    std::size_t fence_pending_ = 0;
+    bool writing_back_ = false;
+    std::vector<bool> answered_;  // per node, in the current round
+    std::vector<bool> granted_;
     bool succeeded_ = false;
     milliseconds holder_pttl_{0};  // 0: unknown
     release_listener::waiter_id waiter_ = 0;

@@ -12,9 +12,19 @@ resource_keys keys_for(std::string_view prefix, std::string_view resource) {
     return resource_keys{tag + ":lock", tag + ":released"};
 }
 
-fair_queue_keys fair_keys_for(const resource_keys& keys) {
+namespace {
+std::string tag_of(const resource_keys& keys) {
     constexpr std::string_view lock_suffix = ":lock";
-    const std::string tag = keys.lock.substr(0, keys.lock.size() - lock_suffix.size());
+    return keys.lock.substr(0, keys.lock.size() - lock_suffix.size());
+}
+}  // namespace
+
+std::string fence_key_for(const resource_keys& keys) {
+    return tag_of(keys) + ":fence";
+}
+
+fair_queue_keys fair_keys_for(const resource_keys& keys) {
+    const std::string tag = tag_of(keys);
     return fair_queue_keys{tag + ":queue", tag + ":queue:deadlines", tag + ":queue:tickets", tag + ":wake:"};
 }
 

@@ -13,6 +13,9 @@ struct resource_keys {
     std::string released;  ///< pub/sub channel "{<prefix><resource>}:released"
 };
 
+/// "{<prefix><resource>}:fence", the fence counter, from the lock key.
+[[nodiscard]] std::string fence_key_for(const resource_keys& keys);
+
 [[nodiscard]] resource_keys keys_for(std::string_view prefix, std::string_view resource);
 
 /// The extra names of a fair lock (fair.lua), beside its lock key.

@@ -4,7 +4,10 @@
 // lost updates are visible on the checker server; the exit status says whether every round ran.
 //
 //   lock_contender --nodes URI[,URI...] --checker URI --resource R --coroutines C --rounds K
-//                  [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q]
+//                  [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q] [--fenced 1]
+// --fenced 1: fenced locks; inside the critical section each holder appends its fence to the
+// checker's list "fences" (so the list is in grant order), and a release that fails (a node is
+// being restarted) is reported but not fatal: its keys expire.
 #include <redlock/redis/connection.hpp>
 #include <redlock/redlock.hpp>
 
@@ -39,6 +42,7 @@ struct args {
     int rounds = 100;
     int retry_max_ms = 50;  // the timed retries; release messages wake waiters before them
     bool fair = false;
+    bool fenced = false;
     int queue_timeout_ms = 5000;
 };
 
@@ -66,6 +70,7 @@ bool parse(int argc, char** argv, args& a) {
     if (kv.count("--rounds")) a.rounds = std::atoi(kv["--rounds"].c_str());
     if (kv.count("--retry-max-ms")) a.retry_max_ms = std::atoi(kv["--retry-max-ms"].c_str());
     if (kv.count("--fair")) a.fair = kv["--fair"] == "1";
+    if (kv.count("--fenced")) a.fenced = kv["--fenced"] == "1";
     if (kv.count("--queue-timeout-ms")) a.queue_timeout_ms = std::atoi(kv["--queue-timeout-ms"].c_str());
     return !a.nodes.empty() && a.coroutines > 0 && a.rounds > 0;
 }
@@ -74,6 +79,7 @@ struct tally {
     int done_rounds = 0;
     int failures = 0;
     int finished = 0;
+    int release_failures = 0;
 };
 
 asio::awaitable<redlock::resp::value> run(redlock::redis::connection& checker, redlock::resp::request req) {
@@ -88,6 +94,7 @@ asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection
     o.ttl = 10s;
     o.wait = 60s;
     o.fair = a.fair;
+    o.fenced = a.fenced;
     o.queue_timeout = std::chrono::milliseconds(a.queue_timeout_ms);
     asio::steady_timer pause(co_await asio::this_coro::executor);
     for (int i = 0; i < a.rounds; ++i) {
@@ -108,6 +115,11 @@ asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection
             overlap.push("INCR", "overlaps");
             co_await run(checker, overlap);
         }
+        if (a.fenced) {
+            redlock::resp::request record;
+            record.push("RPUSH", "fences", std::to_string(lease.fence()));
+            co_await run(checker, record);
+        }
         auto seen = co_await run(checker, read);
         const long value = seen.is_null() ? 0 : std::atol(seen.str.c_str());
         pause.expires_after(200us);
@@ -119,7 +131,7 @@ asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection
         auto [rec] = co_await lease.async_release(tuple_awaitable);
         if (rec) {
             std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
-            ++t.failures;
+            ++(a.fenced ? t.release_failures : t.failures);
         }
         ++t.done_rounds;
     }
@@ -134,7 +146,7 @@ int main(int argc, char** argv) {
         std::fprintf(
             stderr,
             "usage: lock_contender --nodes URI[,URI...] --checker URI [--resource R] [--coroutines C] "
-            "[--rounds K] [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q]\n");
+            "[--rounds K] [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q] [--fenced 1]\n");
         return 2;
     }
     try {
@@ -181,8 +193,8 @@ int main(int argc, char** argv) {
             asio::detached);
         for (int i = 0; i < 100 && !reported; ++i)
             ioc.run_one_for(50ms);
-        std::printf("rounds %d failures %d attempts %llu contended %llu\n", t.done_rounds, t.failures,
-                    static_cast<unsigned long long>(m.attempts),
+        std::printf("rounds %d failures %d release failures %d attempts %llu contended %llu\n", t.done_rounds,
+                    t.failures, t.release_failures, static_cast<unsigned long long>(m.attempts),
                     static_cast<unsigned long long>(m.contended));
         return t.done_rounds == a.coroutines * a.rounds && t.failures == 0 ? 0 : 1;
     } catch (const std::exception& e) {

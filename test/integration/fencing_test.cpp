@@ -1,0 +1,246 @@
+// Fencing tokens (lock_options::fenced) on real servers: fences strictly increase from holder to
+// holder, also across a Redlock quorum and a node restart (with AOF), and a paused holder's late
+// write is refused by the protected resource (async_fenced_set).
+#include "support/child_process.hpp"
+#include "support/lock_helpers.hpp"
+#include "support/printing.hpp"
+#include "support/redis_server.hpp"
+#include "support/run_coro.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace data = boost::unit_test::data;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using redlock::test::eventually;
+using redlock::test::lock_config;
+using redlock::test::options;
+using redlock::test::redis_server;
+using redlock::test::run_coro;
+using redlock::test::sleep_for;
+using redlock::test::start_redis_servers;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+const auto node_counts = data::make({1, 5});
+
+redlock::lock_options fenced(std::chrono::milliseconds ttl = 10s, std::chrono::milliseconds wait = 0ms) {
+    auto o = options(ttl, wait);
+    o.fenced = true;
+    return o;
+}
+
+std::string fence_key(const std::string& resource) {
+    return "{redlock:" + resource + "}:fence";
+}
+
+std::uint64_t counter_on(const redis_server& s, const std::string& resource) {
+    auto v = s.command({"GET", fence_key(resource)});
+    return v.is_null() ? 0 : std::stoull(v.str);
+}
+
+std::string uris_of(const redlock::test::server_list& servers) {
+    std::string uris;
+    for (const auto& s : servers)
+        uris += (uris.empty() ? "" : ",") + s->uri();
+    return uris;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(fencing_test)
+
+BOOST_DATA_TEST_CASE(each_holder_gets_a_larger_fence, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        std::uint64_t last = 0;
+        for (int i = 0; i < 20; ++i) {
+            auto l = co_await client.async_acquire("f", fenced(), asio::use_awaitable);
+            BOOST_TEST(l.fence() > last);
+            last = l.fence();
+            co_await l.async_release(asio::use_awaitable);
+        }
+        // A plain lease has no fence; the counter stays after the lock is gone.
+        auto plain = co_await client.async_acquire("f", options(), asio::use_awaitable);
+        BOOST_TEST(plain.fence() == 0u);
+        co_await plain.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] {
+            for (const auto& s : servers)
+                if (counter_on(*s, "f") < 1) return false;
+            return true;
+        }));
+    }());
+}
+
+// The nodes' counters disagree: the fence is the largest of the granting quorum, and it is
+// written back to a quorum, so a later quorum without the node that had the largest counter
+// still numbers the next holder above it (without the write-back it would get 2 or 3).
+BOOST_AUTO_TEST_CASE(the_fence_is_written_back_to_a_quorum) {
+    auto servers = start_redis_servers(5);
+    servers[0]->command({"SET", fence_key("w"), "100"});
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // Nodes 3 and 4 hung: the granting quorum is nodes 0-2, and node 0 numbers it 101.
+        servers[3]->pause();
+        servers[4]->pause();
+        auto first = co_await client.async_acquire("w", fenced(), asio::use_awaitable);
+        BOOST_TEST(first.fence() == 101u);
+        for (int i = 0; i < 3; ++i)
+            BOOST_TEST(counter_on(*servers[i], "w") == 101u);
+        co_await first.async_release(asio::use_awaitable);
+        servers[3]->resume();
+        servers[4]->resume();
+
+        // Without node 0, a quorum of nodes 1-4 still includes one that was written back.
+        servers[0]->pause();
+        auto second = co_await client.async_acquire("w", fenced(), asio::use_awaitable);
+        BOOST_TEST(second.fence() > first.fence());
+        co_await second.async_release(asio::use_awaitable);
+        servers[0]->resume();
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(fenced_sets_refuse_lower_fences) {
+    auto servers = start_redis_servers(1);
+    asio::io_context ioc;
+    redlock::redis::connection_config cc;
+    std::string why;
+    BOOST_TEST_REQUIRE(!redlock::redis::parse_node_uri(servers[0]->uri(), cc.address, why));
+    redlock::redis::connection conn(ioc.get_executor(), cc);
+    conn.async_connect([](error_code) {});
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto set = [&](std::uint64_t fence, std::string value) {
+            return redlock::async_fenced_set(conn, "data", "data:fence", fence, value, 1000ms,
+                                             tuple_awaitable);
+        };
+        auto [a] = co_await set(5, "five");
+        BOOST_TEST(!a, a.message());
+        auto [b] = co_await set(5, "five again");  // the same holder writes again
+        BOOST_TEST(!b);
+        auto [c] = co_await set(4, "four");
+        BOOST_TEST((c == redlock::error::stale_fence));
+        auto [d] = co_await set(7, "seven");
+        BOOST_TEST(!d);
+        BOOST_TEST(servers[0]->command({"GET", "data"}).str == "seven");
+        BOOST_TEST(servers[0]->command({"GET", "data:fence"}).str == "7");
+        servers[0]->command({"DEL", "data:fence"});
+        servers[0]->command({"HSET", "data:fence", "not", "a number"});
+        auto [e] = co_await set(9, "nine");
+        BOOST_TEST((e == redlock::error::server_error));
+        BOOST_TEST(servers[0]->command({"GET", "data"}).str == "seven");
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(fenced_locks_are_not_yet_reentrant_or_fair) {
+    auto servers = start_redis_servers(1);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto o = fenced();
+        o.fair = true;
+        auto [ec1, l1] = co_await client.async_acquire("v", o, tuple_awaitable);
+        BOOST_TEST((ec1 == redlock::error::invalid_config));
+        o = fenced();
+        o.reentrant = true;
+        o.owner = redlock::owner_id("me");
+        auto [ec2, l2] = co_await client.async_acquire("v", o, tuple_awaitable);
+        BOOST_TEST((ec2 == redlock::error::invalid_config));
+    }());
+}
+
+// 1,000 acquisitions by 2 processes x 10 coroutines; one node is killed and restarted (AOF,
+// appendfsync always) midway. Inside the critical section each holder appends its fence to a
+// list on a checker server: the list is in grant order and must strictly increase.
+BOOST_DATA_TEST_CASE(fences_strictly_increase_across_processes_and_a_node_restart, node_counts, n) {
+    redlock::test::redis_server_options persistent;
+    persistent.appendonly = true;
+    persistent.appendfsync = "always";
+    auto servers = start_redis_servers(static_cast<std::size_t>(n), persistent);
+    redis_server checker;
+    constexpr int processes = 2, coroutines = 10, rounds = 50;
+    std::vector<pid_t> pids;
+    for (int p = 0; p < processes; ++p) {
+        pids.push_back(redlock::test::spawn_child(
+            REDLOCK_CONTENDER_PATH,
+            {"--nodes", uris_of(servers), "--checker", checker.uri(), "--resource", "fenced", "--coroutines",
+             std::to_string(coroutines), "--rounds", std::to_string(rounds), "--fenced", "1"}));
+    }
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (checker.command({"LLEN", "fences"}).integer < 300 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(10ms);
+    servers.back()->kill9();
+    servers.back()->restart();
+    for (auto pid : pids)
+        BOOST_TEST(redlock::test::wait_child(pid, 120s) == 0);
+
+    auto list = checker.command({"LRANGE", "fences", "0", "-1"});
+    BOOST_TEST(list.elements.size() == static_cast<std::size_t>(processes * coroutines * rounds));
+    std::uint64_t previous = 0;
+    std::size_t out_of_order = 0;
+    for (const auto& e : list.elements) {
+        const auto f = std::stoull(e.str);
+        out_of_order += f <= previous ? 1 : 0;
+        previous = f;
+    }
+    BOOST_TEST(out_of_order == 0u);
+    BOOST_TEST(checker.command({"GET", "counter"}).str == std::to_string(processes * coroutines * rounds));
+    BOOST_TEST(checker.command({"GET", "overlaps"}).is_null());
+}
+
+// A holder paused (SIGSTOP) past its lease writes late with its old fence: refused, while the
+// next holder's write stands.
+BOOST_DATA_TEST_CASE(a_paused_holders_late_write_is_refused, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    redis_server checker;
+    constexpr auto ttl = 500ms;
+    const pid_t writer = redlock::test::spawn_child(
+        REDLOCK_FENCED_WRITER_PATH, {"--nodes", uris_of(servers), "--checker", checker.uri(), "--resource",
+                                     "p", "--ttl-ms", std::to_string(ttl.count())});
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (checker.command({"GET", "writer:ready"}).is_null() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(10ms);
+    const auto old_fence = std::stoull(checker.command({"GET", "writer:ready"}).str);
+    kill(writer, SIGSTOP);
+
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    redlock::redis::connection_config cc;
+    std::string why;
+    BOOST_TEST_REQUIRE(!redlock::redis::parse_node_uri(checker.uri(), cc.address, why));
+    redlock::redis::connection conn(ioc.get_executor(), cc);
+    conn.async_connect([](error_code) {});
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // The paused holder's lease runs out; the next holder gets a larger fence and writes.
+        auto l = co_await client.async_acquire("p", fenced(10s, 5s), asio::use_awaitable);
+        BOOST_TEST(l.fence() > old_fence);
+        auto [ec] = co_await redlock::async_fenced_set(conn, "protected", "protected:fence", l.fence(),
+                                                       "second", 1000ms, tuple_awaitable);
+        BOOST_TEST(!ec, ec.message());
+        co_await l.async_release(asio::use_awaitable);
+    }());
+    checker.command({"SET", "writer:go", "1"});
+    kill(writer, SIGCONT);
+    BOOST_TEST(redlock::test::wait_child(writer, 60s) == 0);
+    BOOST_TEST(checker.command({"GET", "writer:result"}).str == "stale_fence");
+    BOOST_TEST(checker.command({"GET", "protected"}).str == "second");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
