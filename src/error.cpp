@@ -46,6 +46,8 @@ private:
                 return "the resource name is empty or longer than 1024 bytes";
             case error::stale_fence:
                 return "the write was refused: a higher fence was seen for the resource";
+            case error::node_quarantined:
+                return "the node restarted less than max_ttl ago and does not vote yet";
             case error::invalid_uri:
                 return "the node URI is invalid";
             case error::connect_timeout:
@@ -115,6 +117,8 @@ const char* error_name(error e) noexcept {
             return "invalid_resource";
         case error::stale_fence:
             return "stale_fence";
+        case error::node_quarantined:
+            return "node_quarantined";
         case error::invalid_uri:
             return "invalid_uri";
         case error::connect_timeout:

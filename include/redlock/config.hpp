@@ -31,6 +31,7 @@ struct tls_config {
 /// { "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock"],
 ///   "key_prefix": "redlock:", "max_ttl_ms": 60000, "drift_factor": 0.01,
 ///   "node_timeout_ms": 50, "connect_timeout_ms": 1000, "client_name": "redlock",
+///   "restart_quarantine": true,
 ///   "retry": {"min_delay_ms": 50, "max_delay_ms": 250},
 ///   "tls": {"ca_file": "...", "cert_file": "...", "key_file": "...", "verify": true} }
 /// ```
@@ -50,6 +51,13 @@ struct client_config {
     std::chrono::milliseconds connect_timeout{1000};
     /// CLIENT SETNAME of the node connections; empty: none.
     std::string client_name = "redlock";
+    /// Restart quarantine (a delayed restart enforced by the client): on every (re)connect the
+    /// client reads the node's run_id and uptime (INFO server); a node up for less than max_ttl,
+    /// or whose run_id changed, does not vote until max_ttl + drift after its start (or after
+    /// the change), since it may have lost locks in a restart without persistence. Releases
+    /// still go to it. Turn it off only for nodes that cannot lose a lock (AOF with
+    /// appendfsync always), or for servers started empty a moment ago, as tests and demos do.
+    bool restart_quarantine = true;
     retry_config retry;
     tls_config tls;
 

@@ -24,6 +24,7 @@ enum class error {
     server_error,        ///< the server answered a command with an error reply where none was expected
     invalid_resource,    ///< an empty resource name, or one longer than 1024 bytes
     stale_fence,         ///< a fenced write refused: the resource saw a higher fence
+    node_quarantined,    ///< a node that (re)started less than max_ttl ago: its grant did not count
 
     // Connection level.
     invalid_uri,          ///< a node address that does not parse as redis://, rediss:// or unix://

@@ -30,6 +30,12 @@ struct node_metrics {
     std::string node;            ///< URI without password
     std::uint64_t timeouts = 0;  ///< commands that ran out of the per-node timeout
     std::uint64_t errors = 0;    ///< other failures: lost replies, connection errors, error replies
+    /// Restart quarantine (client_config::restart_quarantine): whether its grants count now,
+    /// and if not, for how much longer (0 when unknown: not connected since its last reconnect).
+    bool voting = true;
+    std::int64_t quarantine_left_ms = 0;
+    std::string run_id;      ///< of the server process last seen (empty with quarantine off)
+    std::string last_error;  ///< the connection's last error, or why the node does not vote
 };
 
 /// A snapshot of a client's counters since it was constructed.

@@ -486,6 +486,13 @@ private:
     }
 
     void count(std::size_t node, vote v, error_code ec, std::string detail) {
+        // A node in restart quarantine may grant, but its grant does not count.
+        if (v == vote::granted && !client_->votes(node)) {
+            v = vote::failed;
+            ec = error::node_quarantined;
+            detail = client_->why_not_voting(node);
+            if (node < granted_.size()) granted_[node] = false;
+        }
         report_.record(node, v, ec, std::move(detail));
         const bool was_decided = tally_.decided();
         tally_.add(v);

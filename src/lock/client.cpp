@@ -32,7 +32,23 @@ std::size_t client::node_count() const noexcept {
     return state_->node_count();
 }
 metrics_snapshot client::metrics() const {
-    return state_->metrics().snapshot();
+    auto s = state_->metrics().snapshot();
+    const auto now = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < s.nodes.size() && i < state_->node_count(); ++i) {
+        auto& n = s.nodes[i];
+        if (const auto& health = state_->health()) {
+            auto view = health->describe(i, now);
+            n.voting = view.voting;
+            n.quarantine_left_ms = view.quarantine_left.count();
+            n.run_id = std::move(view.run_id);
+            n.last_error = std::move(view.problem);
+        }
+        if (n.last_error.empty()) {
+            const auto last = state_->node(i).last_error();
+            if (last.code) n.last_error = last.message.empty() ? last.code.message() : last.message;
+        }
+    }
+    return s;
 }
 
 void client::async_acquire_impl(std::string resource, lock_options options, diagnostics* diag,

@@ -298,7 +298,7 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     if (!doc.is_object()) return fail(why, "expected a JSON object at the top level, got " + describe(doc));
     if (auto ec = check_keys(doc, "",
                              {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms",
-                              "connect_timeout_ms", "client_name", "retry", "tls"},
+                              "connect_timeout_ms", "client_name", "restart_quarantine", "retry", "tls"},
                              why)) {
         return ec;
     }
@@ -324,6 +324,9 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     }
     if (auto* f = find(doc, "client_name")) {
         if (auto ec = read_string(*f, "client_name", out.client_name, why)) return ec;
+    }
+    if (auto* f = find(doc, "restart_quarantine")) {
+        if (auto ec = read_bool(*f, "restart_quarantine", out.restart_quarantine, why)) return ec;
     }
     if (auto* f = find(doc, "retry")) {
         if (auto ec = read_retry(*f, out.retry, why)) return ec;

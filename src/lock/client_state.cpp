@@ -12,8 +12,9 @@ namespace redlock::detail {
 
 namespace {
 
-std::vector<std::unique_ptr<redis::connection>> connections_for(const boost::asio::any_io_executor& ex,
-                                                                const client_config& cfg) {
+std::vector<std::unique_ptr<redis::connection>> connections_for(
+    const boost::asio::any_io_executor& ex, const client_config& cfg,
+    const std::shared_ptr<node_health_board>& health) {
     std::vector<std::unique_ptr<redis::connection>> nodes;
     for (const auto& uri : cfg.nodes) {
         redis::connection_config cc;
@@ -23,6 +24,11 @@ std::vector<std::unique_ptr<redis::connection>> connections_for(const boost::asi
         cc.client_name = cfg.client_name;
         cc.connect_timeout = cfg.connect_timeout;
         cc.scripts.assign(scripts::all.begin(), scripts::all.end());
+        if (health) {
+            cc.on_server_info = [health, i = nodes.size()](std::string_view text) {
+                health->on_server_info(i, text);
+            };
+        }
         nodes.push_back(std::make_unique<redis::connection>(ex, std::move(cc)));
     }
     return nodes;
@@ -49,7 +55,10 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
       cfg_(std::move(cfg)),
       // The connections share the client's strand: lock operations and their replies then run
       // without a hop between strands.
-      nodes_(connections_for(strand_, cfg_)),
+      health_(cfg_.restart_quarantine
+                  ? std::make_shared<node_health_board>(cfg_.nodes.size(), cfg_.max_ttl, cfg_.drift_factor)
+                  : nullptr),
+      nodes_(connections_for(strand_, cfg_, health_)),
       node_names_(names_of(nodes_)),
       metrics_(node_names_),
       rng_(seed_from_os()),
@@ -70,6 +79,14 @@ std::chrono::milliseconds client_state::node_timeout_for(std::chrono::millisecon
                                                          std::chrono::milliseconds requested) const noexcept {
     if (requested > requested.zero()) return requested;
     return std::max(std::chrono::milliseconds(1), std::min(cfg_.node_timeout, ttl / 10));
+}
+
+bool client_state::votes(std::size_t node) const {
+    return !health_ || health_->votes(node, clock::now());
+}
+
+std::string client_state::why_not_voting(std::size_t node) const {
+    return health_ ? health_->describe(node, clock::now()).problem : std::string();
 }
 
 std::chrono::milliseconds client_state::background_timeout() const noexcept {

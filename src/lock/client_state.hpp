@@ -3,6 +3,7 @@
 
 #include "lock/extend_batcher.hpp"
 #include "lock/metrics_recorder.hpp"
+#include "lock/node_health.hpp"
 #include "lock/release_listener.hpp"
 #include "lock/resource_keys.hpp"
 #include <redlock/config.hpp>
@@ -83,6 +84,13 @@ public:
     /// until its ttl runs out.
     [[nodiscard]] std::chrono::milliseconds background_timeout() const noexcept;
 
+    /// Whether node `node`'s grants count now (restart quarantine, see client_config); any thread.
+    [[nodiscard]] bool votes(std::size_t node) const;
+    /// Why it does not vote, for messages; empty if it does.
+    [[nodiscard]] std::string why_not_voting(std::size_t node) const;
+    /// The quarantine state of every node; null with client_config::restart_quarantine off.
+    [[nodiscard]] const std::shared_ptr<node_health_board>& health() const noexcept { return health_; }
+
     /// Runs one script on node `node`; `on_reply` runs on the strand with the reply, or with the
     /// failure (a server error reply is error::server_error, with the reply). Counts node failures.
     void eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
@@ -97,6 +105,7 @@ private:
     boost::asio::any_io_executor ex_;
     boost::asio::strand<boost::asio::any_io_executor> strand_;
     client_config cfg_;
+    std::shared_ptr<node_health_board> health_;  // before nodes_: their handshakes report to it
     std::vector<std::unique_ptr<redis::connection>> nodes_;
     std::vector<std::string> node_names_;
     metrics_recorder metrics_;

@@ -47,7 +47,13 @@ std::string metrics_snapshot::to_json() const {
     j["release_wakeups"] = release_wakeups;
     auto& nodes_json = j["nodes"] = nlohmann::json::array();
     for (const auto& n : nodes)
-        nodes_json.push_back({{"node", n.node}, {"timeouts", n.timeouts}, {"errors", n.errors}});
+        nodes_json.push_back({{"node", n.node},
+                              {"timeouts", n.timeouts},
+                              {"errors", n.errors},
+                              {"voting", n.voting},
+                              {"quarantine_left_ms", n.quarantine_left_ms},
+                              {"run_id", n.run_id},
+                              {"last_error", n.last_error}});
     auto& h = j["acquire_latency_us"];
     h["count"] = acquire_latency.count;
     h["sum"] = acquire_latency.sum_us;

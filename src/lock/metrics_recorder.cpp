@@ -73,8 +73,11 @@ metrics_snapshot metrics_recorder::snapshot() const {
     s.watchdog_renewals = watchdog_renewals.load(relaxed);
     s.release_wakeups = release_wakeups.load(relaxed);
     for (std::size_t i = 0; i < node_names_.size(); ++i) {
-        s.nodes.push_back(
-            node_metrics{node_names_[i], nodes_[i].timeouts.load(relaxed), nodes_[i].errors.load(relaxed)});
+        node_metrics n;
+        n.node = node_names_[i];
+        n.timeouts = nodes_[i].timeouts.load(relaxed);
+        n.errors = nodes_[i].errors.load(relaxed);
+        s.nodes.push_back(std::move(n));
     }
     for (std::size_t i = 0; i < buckets_.size(); ++i)
         s.acquire_latency.counts[i] = buckets_[i].load(relaxed);

@@ -2,14 +2,18 @@
 
 namespace redlock::detail {
 
+std::chrono::steady_clock::duration drift_allowance(std::chrono::milliseconds ttl,
+                                                    double drift_factor) noexcept {
+    using namespace std::chrono;
+    return duration_cast<steady_clock::duration>(duration<double, std::milli>(ttl.count() * drift_factor)) +
+           milliseconds(2);
+}
+
 std::chrono::steady_clock::duration validity_left(std::chrono::milliseconds ttl,
                                                   std::chrono::steady_clock::duration elapsed,
                                                   double drift_factor) noexcept {
-    using namespace std::chrono;
-    const auto drift =
-        duration_cast<steady_clock::duration>(duration<double, std::milli>(ttl.count() * drift_factor)) +
-        milliseconds(2);
-    return duration_cast<steady_clock::duration>(ttl) - elapsed - drift;
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(ttl) - elapsed -
+           drift_allowance(ttl, drift_factor);
 }
 
 round_state vote_tally::add(vote v) noexcept {

@@ -12,6 +12,10 @@ namespace redlock::detail {
 }
 
 /// How long a lease taken at t0 is known to hold after `elapsed`:
+/// ttl * drift_factor + 2 ms: how much a lease of `ttl` may be off between clocks.
+[[nodiscard]] std::chrono::steady_clock::duration drift_allowance(std::chrono::milliseconds ttl,
+                                                                  double drift_factor) noexcept;
+
 /// ttl - elapsed - (ttl * drift_factor + 2 ms). The 2 ms cover the granularity of the servers'
 /// expiry; the drift term covers clocks that run at different rates. Negative once it ran out.
 [[nodiscard]] std::chrono::steady_clock::duration validity_left(std::chrono::milliseconds ttl,

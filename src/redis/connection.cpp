@@ -538,6 +538,11 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             setup.push("CLIENT", "SETNAME", cfg_.client_name);
             names.push_back("CLIENT SETNAME");
         }
+        const std::size_t info_index = setup.size();
+        if (cfg_.on_server_info) {
+            setup.push("INFO", "server");
+            names.push_back("INFO server");
+        }
         for (const auto& s : cfg_.scripts) {
             setup.push("SCRIPT", "LOAD", s.source);
             names.push_back("SCRIPT LOAD " + std::string(s.name));
@@ -564,6 +569,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                     co_return error::handshake_failed;
                 }
             }
+            if (cfg_.on_server_info) cfg_.on_server_info(replies[info_index].str);
         }
         protocol_ = protocol;
         co_return error_code{};

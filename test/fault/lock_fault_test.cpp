@@ -54,6 +54,7 @@ BOOST_AUTO_TEST_CASE(a_node_slower_than_its_timeout_does_not_count_and_its_late_
     asio::io_context ioc;
     redlock::client_config cfg;
     cfg.nodes = {proxy.uri()};
+    cfg.restart_quarantine = false;  // fresh servers (see lock_config)
     redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto warm = co_await client.async_acquire("warm", options(10s, 1000ms), asio::use_awaitable);
@@ -104,6 +105,7 @@ BOOST_AUTO_TEST_CASE(a_reply_lost_after_the_set_ran_is_cleaned_up_by_the_failed_
     asio::io_context ioc;
     redlock::client_config cfg;
     cfg.nodes = {proxy.uri()};
+    cfg.restart_quarantine = false;  // fresh servers (see lock_config)
     redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto warm = co_await client.async_acquire("warm", options(10s, 1000ms), asio::use_awaitable);
@@ -125,6 +127,7 @@ BOOST_AUTO_TEST_CASE(a_key_left_with_our_token_by_an_earlier_attempt_counts_as_a
     asio::io_context ioc;
     redlock::client_config cfg;
     cfg.nodes = {proxy.uri()};
+    cfg.restart_quarantine = false;  // fresh servers (see lock_config)
     cfg.retry = {1000ms, 1000ms};
     redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {

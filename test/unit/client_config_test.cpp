@@ -86,6 +86,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
         "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock"],
         "key_prefix": "app:", "max_ttl_ms": 30000, "drift_factor": 0.02,
         "node_timeout_ms": 40, "connect_timeout_ms": 2000, "client_name": "worker-7",
+        "restart_quarantine": false,
         "retry": {"min_delay_ms": 10, "max_delay_ms": 20},
         "tls": {"ca_file": "/ca.pem", "cert_file": "/c.pem", "key_file": "/k.pem", "verify": false}
     })");
@@ -98,6 +99,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
     BOOST_TEST(c.node_timeout.count() == 40);
     BOOST_TEST(c.connect_timeout.count() == 2000);
     BOOST_TEST(c.client_name == "worker-7");
+    BOOST_TEST(c.restart_quarantine == false);
     BOOST_TEST(c.retry.min_delay.count() == 10);
     BOOST_TEST(c.retry.max_delay.count() == 20);
     BOOST_TEST(c.tls.ca_file == "/ca.pem");
@@ -116,6 +118,7 @@ BOOST_AUTO_TEST_CASE(only_nodes_keeps_the_defaults) {
     BOOST_TEST(c.node_timeout == defaults.node_timeout);
     BOOST_TEST(c.connect_timeout == defaults.connect_timeout);
     BOOST_TEST(c.client_name == defaults.client_name);
+    BOOST_TEST(c.restart_quarantine == true);
     BOOST_TEST(c.retry.min_delay == defaults.retry.min_delay);
     BOOST_TEST(c.retry.max_delay == defaults.retry.max_delay);
     BOOST_TEST(c.tls.verify == true);
@@ -158,6 +161,8 @@ BOOST_AUTO_TEST_CASE(wrong_types_name_the_key_what_was_expected_and_what_was_fou
     BOOST_TEST(contains(parse_fail(with_node(R"("key_prefix": 5)")), "key_prefix: expected a string, got 5"));
     BOOST_TEST(contains(parse_fail(with_node(R"("client_name": ["a"])")),
                         "client_name: expected a string, got array"));
+    BOOST_TEST(contains(parse_fail(with_node(R"("restart_quarantine": 1)")),
+                        "restart_quarantine: expected true or false, got 1"));
     BOOST_TEST(contains(parse_fail(with_node(R"("tls": {"verify": "yes"})")),
                         "tls.verify: expected true or false, got string"));
     BOOST_TEST(contains(parse_fail(with_node(R"("tls": {"ca_file": false})")),

@@ -47,6 +47,10 @@ struct connection_config {
     /// Called on the connection's strand after every successful handshake, before queued
     /// requests are written: the place to subscribe again after a reconnect.
     std::function<void()> on_connect;
+    /// If set, every handshake also sends `INFO server` and passes the reply's text here, on the
+    /// connection's strand, before on_connect and before any queued request is written: what a
+    /// request on this connection meets is the server process described (run_id, uptime).
+    std::function<void(std::string_view)> on_server_info;
     resp::parser_limits limits;
 };
 

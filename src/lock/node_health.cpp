@@ -1,0 +1,94 @@
+#include "lock/node_health.hpp"
+
+#include "lock/quorum.hpp"
+
+#include <charconv>
+
+namespace redlock::detail {
+
+namespace {
+
+// The value of "<name>:<value>" on its own line, or empty.
+std::string_view field(std::string_view text, std::string_view name) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        auto end = text.find('\n', pos);
+        if (end == std::string_view::npos) end = text.size();
+        auto line = text.substr(pos, end - pos);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.size() > name.size() && line.substr(0, name.size()) == name && line[name.size()] == ':') {
+            return line.substr(name.size() + 1);
+        }
+        pos = end + 1;
+    }
+    return {};
+}
+
+}  // namespace
+
+bool parse_server_info(std::string_view text, server_info& out) {
+    const auto run_id = field(text, "run_id");
+    const auto uptime = field(text, "uptime_in_seconds");
+    long long seconds = -1;
+    const auto [end, ec] = std::from_chars(uptime.data(), uptime.data() + uptime.size(), seconds);
+    if (run_id.empty() || ec != std::errc() || end != uptime.data() + uptime.size() || seconds < 0)
+        return false;
+    out.run_id = std::string(run_id);
+    out.uptime = std::chrono::seconds(seconds);
+    return true;
+}
+
+void node_health::on_server_info(const server_info& info, clock::time_point now,
+                                 std::chrono::milliseconds max_ttl, double drift_factor) {
+    const auto wait = max_ttl + drift_allowance(max_ttl, drift_factor);
+    if (!run_id_.empty() && info.run_id != run_id_) {
+        quarantined_until_ = std::max(quarantined_until_, now + wait);
+    }
+    if (info.uptime < max_ttl + std::chrono::seconds(1)) {
+        const auto started = now - info.uptime;
+        quarantined_until_ = std::max(quarantined_until_, started + std::chrono::seconds(1) + wait);
+    }
+    run_id_ = info.run_id;
+    known_ = true;
+}
+
+node_health_board::node_health_board(std::size_t nodes, std::chrono::milliseconds max_ttl,
+                                     double drift_factor)
+    : nodes_(nodes), unparsable_(nodes, false), max_ttl_(max_ttl), drift_factor_(drift_factor) {}
+
+void node_health_board::on_server_info(std::size_t node, std::string_view text) {
+    server_info info;
+    const bool parsed = parse_server_info(text, info);
+    std::lock_guard lock(mutex_);
+    unparsable_[node] = !parsed;
+    if (parsed) {
+        nodes_[node].on_server_info(info, clock::now(), max_ttl_, drift_factor_);
+    } else {
+        nodes_[node].on_reconnect();
+    }
+}
+
+bool node_health_board::votes(std::size_t node, clock::time_point now) const {
+    std::lock_guard lock(mutex_);
+    return nodes_[node].votes(now);
+}
+
+node_health_board::view node_health_board::describe(std::size_t node, clock::time_point now) const {
+    std::lock_guard lock(mutex_);
+    const auto& h = nodes_[node];
+    view v;
+    v.voting = h.votes(now);
+    v.run_id = h.run_id();
+    if (unparsable_[node]) {
+        v.problem = "its INFO server reply has no run_id or uptime_in_seconds";
+    } else if (!h.known()) {
+        v.problem = "not connected since its last (re)connect";
+    } else if (!v.voting) {
+        v.quarantine_left = std::chrono::ceil<std::chrono::milliseconds>(h.quarantined_until() - now);
+        v.problem = "restart quarantine: it (re)started less than max_ttl ago; it votes in " +
+                    std::to_string(v.quarantine_left.count()) + " ms";
+    }
+    return v;
+}
+
+}  // namespace redlock::detail

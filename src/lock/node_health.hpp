@@ -1,0 +1,84 @@
+#ifndef REDLOCK_LOCK_NODE_HEALTH_HPP
+#define REDLOCK_LOCK_NODE_HEALTH_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+/// What `INFO server` says about the server process behind a connection.
+struct server_info {
+    std::string run_id;
+    std::chrono::seconds uptime{0};
+};
+
+/// Reads run_id and uptime_in_seconds from the text of `INFO server`; false if either is missing
+/// or malformed.
+[[nodiscard]] bool parse_server_info(std::string_view text, server_info& out);
+
+/// Restart quarantine of one node (client-enforced delayed restart), I/O-free. A node that
+/// restarted without persistence has lost the locks it granted; until every lease it could have
+/// granted before has expired everywhere (max_ttl, plus drift), its grants must not count.
+/// - It has not answered INFO since the (re)connect: no vote.
+/// - Up for less than max_ttl: no vote until max_ttl + drift after its start (start known to a
+///   second: the second is added).
+/// - A run_id other than the one seen before (a restart, or a failover to another process that
+///   may lack keys): no vote until max_ttl + drift from now, whatever its uptime.
+class node_health {
+public:
+    using clock = std::chrono::steady_clock;
+
+    /// A new connection: no vote until its INFO answer.
+    void on_reconnect() noexcept { known_ = false; }
+    void on_server_info(const server_info& info, clock::time_point now, std::chrono::milliseconds max_ttl,
+                        double drift_factor);
+
+    [[nodiscard]] bool votes(clock::time_point now) const noexcept {
+        return known_ && now >= quarantined_until_;
+    }
+    [[nodiscard]] bool known() const noexcept { return known_; }
+    /// The time it votes again; a past time point when it votes.
+    [[nodiscard]] clock::time_point quarantined_until() const noexcept { return quarantined_until_; }
+    [[nodiscard]] const std::string& run_id() const noexcept { return run_id_; }
+
+private:
+    bool known_ = false;
+    std::string run_id_;
+    clock::time_point quarantined_until_{};
+};
+
+/// The quarantine state of a client's nodes, shared by its connections' handshakes (which
+/// report INFO server) and its lock operations (which ask who votes); any thread.
+class node_health_board {
+public:
+    using clock = std::chrono::steady_clock;
+
+    node_health_board(std::size_t nodes, std::chrono::milliseconds max_ttl, double drift_factor);
+
+    /// The text of INFO server from a new connection to `node`; unparsable text: no vote.
+    void on_server_info(std::size_t node, std::string_view text);
+    [[nodiscard]] bool votes(std::size_t node, clock::time_point now) const;
+
+    struct view {
+        bool voting = false;
+        std::chrono::milliseconds quarantine_left{0};  ///< 0 when voting or not yet known
+        std::string run_id;
+        std::string problem;  ///< why it does not vote, for messages
+    };
+    [[nodiscard]] view describe(std::size_t node, clock::time_point now) const;
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<node_health> nodes_;
+    std::vector<bool> unparsable_;
+    std::chrono::milliseconds max_ttl_;
+    double drift_factor_;
+};
+
+}  // namespace redlock::detail
+
+#endif

@@ -1,0 +1,86 @@
+// Restart quarantine (node_health) and the INFO server parser, without servers.
+#include "lock/node_health.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+
+using namespace std::chrono_literals;
+using redlock::detail::node_health;
+using redlock::detail::parse_server_info;
+using redlock::detail::server_info;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+const auto t0 = clock_type::time_point(1000h);
+constexpr auto max_ttl = 10000ms;
+constexpr double drift = 0.01;
+// max_ttl + drift (10 s * 0.01 + 2 ms) + the second the uptime is rounded to.
+constexpr auto wait_after_start = 10000ms + 102ms + 1s;
+
+server_info info(std::string run_id, std::chrono::seconds uptime) {
+    return server_info{std::move(run_id), uptime};
+}
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(node_health_test)
+
+BOOST_AUTO_TEST_CASE(parses_run_id_and_uptime) {
+    server_info out;
+    BOOST_TEST(parse_server_info(
+        "# Server\r\nredis_version:7.0.15\r\nrun_id:abc123\r\nuptime_in_seconds:42\r\n", out));
+    BOOST_TEST(out.run_id == "abc123");
+    BOOST_TEST(out.uptime.count() == 42);
+    BOOST_TEST(parse_server_info("uptime_in_seconds:7\nrun_id:x", out));  // LF only, any order
+    BOOST_TEST(out.uptime.count() == 7);
+    BOOST_TEST(!parse_server_info("run_id:abc\r\n", out));                         // no uptime
+    BOOST_TEST(!parse_server_info("uptime_in_seconds:5\r\n", out));                // no run_id
+    BOOST_TEST(!parse_server_info("run_id:a\r\nuptime_in_seconds:-5\r\n", out));   // negative
+    BOOST_TEST(!parse_server_info("run_id:a\r\nuptime_in_seconds:5s\r\n", out));   // junk
+    BOOST_TEST(!parse_server_info("run_id:a\r\nuptime_in_seconds_x:5\r\n", out));  // other field
+    BOOST_TEST(!parse_server_info("", out));
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_node_does_not_vote) {
+    node_health h;
+    BOOST_TEST(!h.votes(t0));
+    h.on_server_info(info("a", 3600s), t0, max_ttl, drift);
+    BOOST_TEST(h.votes(t0));
+    h.on_reconnect();  // until the new connection's INFO answer
+    BOOST_TEST(!h.votes(t0 + 1s));
+    h.on_server_info(info("a", 3601s), t0 + 1s, max_ttl, drift);
+    BOOST_TEST(h.votes(t0 + 1s));
+}
+
+BOOST_AUTO_TEST_CASE(a_young_node_waits_until_max_ttl_after_its_start) {
+    node_health h;
+    h.on_server_info(info("a", 4s), t0, max_ttl, drift);
+    const auto started = t0 - 4s;
+    BOOST_TEST(!h.votes(t0));
+    BOOST_TEST(!h.votes(started + wait_after_start - 1ms));
+    BOOST_TEST(h.votes(started + wait_after_start));
+    BOOST_TEST((h.quarantined_until() == started + wait_after_start));
+}
+
+BOOST_AUTO_TEST_CASE(a_changed_run_id_waits_max_ttl_from_now_whatever_its_uptime) {
+    node_health h;
+    h.on_server_info(info("a", 3600s), t0, max_ttl, drift);
+    BOOST_TEST(h.votes(t0));
+    h.on_reconnect();
+    h.on_server_info(info("b", 3600s), t0 + 5s, max_ttl, drift);  // a failover to another process
+    BOOST_TEST(!h.votes(t0 + 5s));
+    BOOST_TEST(!h.votes(t0 + 5s + 10101ms));
+    BOOST_TEST(h.votes(t0 + 5s + 10102ms));
+    BOOST_TEST(h.run_id() == "b");
+}
+
+BOOST_AUTO_TEST_CASE(a_restart_seen_late_is_still_quarantined_from_its_start) {
+    node_health h;
+    h.on_server_info(info("a", 3600s), t0, max_ttl, drift);
+    h.on_reconnect();
+    h.on_server_info(info("b", 2s), t0 + 30s, max_ttl, drift);
+    BOOST_TEST(!h.votes(t0 + 30s));
+    BOOST_TEST(h.votes(t0 + 30s + 10102ms));  // the later of the two ends
+}
+
+BOOST_AUTO_TEST_SUITE_END()
