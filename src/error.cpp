@@ -48,6 +48,8 @@ private:
                 return "the write was refused: a higher fence was seen for the resource";
             case error::node_quarantined:
                 return "the node restarted less than max_ttl ago and does not vote yet";
+            case error::not_replicated:
+                return "too few replicas acknowledged the lock";
             case error::invalid_uri:
                 return "the node URI is invalid";
             case error::connect_timeout:
@@ -119,6 +121,8 @@ const char* error_name(error e) noexcept {
             return "stale_fence";
         case error::node_quarantined:
             return "node_quarantined";
+        case error::not_replicated:
+            return "not_replicated";
         case error::invalid_uri:
             return "invalid_uri";
         case error::connect_timeout:

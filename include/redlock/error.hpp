@@ -25,6 +25,7 @@ enum class error {
     invalid_resource,    ///< an empty resource name, or one longer than 1024 bytes
     stale_fence,         ///< a fenced write refused: the resource saw a higher fence
     node_quarantined,    ///< a node that (re)started less than max_ttl ago: its grant did not count
+    not_replicated,      ///< fewer replicas than lock_options::replicas acknowledged a grant
 
     // Connection level.
     invalid_uri,          ///< a node address that does not parse as redis://, rediss:// or unix://

@@ -62,6 +62,14 @@ struct lock_options {
     /// (persistence). Not yet with `reentrant` or `fair`.
     bool fenced = false;
 
+    /// For a master with replicas (Redisson's approach): each grant is followed by `WAIT
+    /// replicas replica_timeout` in the same request, and a node whose grant fewer replicas
+    /// acknowledged does not count; with N = 1 the acquire then fails with
+    /// error::not_replicated and releases the key. The WAIT holds the node's connection for up
+    /// to replica_timeout. 0: no WAIT. Not yet with reentrant, fair or fenced.
+    int replicas = 0;
+    std::chrono::milliseconds replica_timeout{100};
+
     /// A fair lock: waiters queue by ticket and get the lock in the order they came (first in,
     /// first out); a release wakes only the next waiter, on its own channel. A free lock is
     /// refused to newcomers while others queue for it. Not with `reentrant`. With N > 1 the

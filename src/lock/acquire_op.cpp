@@ -59,6 +59,13 @@ error_code check_request(const client_config& cfg, const std::string& resource, 
               "\": lock_options::owner must be set (at most 256 bytes) with reentrant, and only with it";
         return error::invalid_config;
     }
+    if (o.replicas < 0 || o.replica_timeout <= milliseconds::zero() ||
+        (o.replicas > 0 && (o.reentrant || o.fair || o.fenced))) {
+        why = "acquire \"" + resource +
+              "\": lock_options::replicas must be >= 0 with a positive replica_timeout, and cannot yet be "
+              "combined with reentrant, fair or fenced";
+        return error::invalid_config;
+    }
     if (o.fenced && (o.reentrant || o.fair)) {
         why = "acquire \"" + resource + "\": fenced locks cannot yet be reentrant or fair";
         return error::invalid_config;
@@ -107,6 +114,7 @@ public:
         keys_ = keys_for(client_->config().key_prefix, resource_);
         retry_ = options_.retry ? *options_.retry : client_->config().retry;
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
+        set_timeout_ = node_timeout_;
         // GET makes the reply say who holds the key: nil when we just took it, our own token
         // when a request of ours already took it, another token when someone else holds it.
         ttl_text_ = std::to_string(options_.ttl.count());
@@ -123,7 +131,17 @@ public:
         } else if (owner_.empty()) {
             set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
             // A waiter sleeps at most until the holder's key would expire: ask how long that is.
-            if (notify_) set_request_.push("PTTL", keys_.lock);
+            if (notify_) {
+                pttl_reply_ = set_request_.size();
+                set_request_.push("PTTL", keys_.lock);
+            }
+            // Redisson's answer to a master with replicas: the grant counts once enough
+            // replicas have it, so that a failover does not lose it.
+            if (options_.replicas > 0) {
+                wait_reply_ = set_request_.size();
+                set_request_.push("WAIT", options_.replicas, options_.replica_timeout.count());
+                set_timeout_ += options_.replica_timeout;
+            }
         }
         started_ = clock::now();
         deadline_ = started_ + options_.wait;
@@ -172,7 +190,7 @@ private:
         }
         for (std::size_t i = 0; i < n; ++i) {
             client_->node(i).async_exec(
-                set_request_, node_timeout_,
+                set_request_, set_timeout_,
                 asio::bind_executor(client_->strand(), [self = shared_from_this(), r = round_, i](
                                                            error_code ec, std::vector<resp::value> replies) {
                     self->on_set_reply(r, i, ec, std::move(replies));
@@ -390,7 +408,21 @@ private:
             return;
         }
         const auto& v = replies.front();
-        if (v.is_null()) {
+        if (v.is_null() && wait_reply_ != 0) {
+            const auto& acks = replies[wait_reply_];
+            if (acks.kind != resp::type::integer) {
+                client_->metrics().node_failure(node, error::unexpected_reply);
+                count(node, vote::failed, error::unexpected_reply, "WAIT: " + resp::to_string(acks));
+            } else if (acks.integer < options_.replicas) {
+                replication_short_ = true;
+                count(node, vote::failed, error::not_replicated,
+                      "WAIT: " + std::to_string(acks.integer) + " of " + std::to_string(options_.replicas) +
+                          " replicas acknowledged within " +
+                          std::to_string(options_.replica_timeout.count()) + " ms");
+            } else {
+                count(node, vote::granted, {}, {});
+            }
+        } else if (v.is_null()) {
             count(node, vote::granted, {}, {});
         } else if (v.is_error() && v.error_code() == "WRONGTYPE") {
             // A reentrant lock's hash holds the key: another owner.
@@ -404,8 +436,8 @@ private:
                 confirm(node);
             } else {
                 contended_ = true;
-                if (replies.size() == 2 && replies[1].kind == resp::type::integer) {
-                    note_holder_pttl(replies[1].integer);
+                if (pttl_reply_ != 0 && replies[pttl_reply_].kind == resp::type::integer) {
+                    note_holder_pttl(replies[pttl_reply_].integer);
                 }
                 count(node, vote::denied, {}, {});
             }
@@ -694,6 +726,7 @@ private:
             cause = error::quorum_unreachable;
         }
         if (cause == error::not_acquired && options_.wait > milliseconds::zero()) cause = error::wait_timeout;
+        if (cause == error::quorum_unreachable && replication_short_) cause = error::not_replicated;
         finish(cause, lease(), report_.summary(tally_, describe(cause)));
     }
 
@@ -706,6 +739,7 @@ private:
         if (ec == error::wait_timeout) return "still held by another owner when the wait ran out";
         if (ec == error::quorum_unreachable) return "too many nodes failed or timed out";
         if (ec == error::validity_expired) return "the quorum came after the validity ran out";
+        if (ec == error::not_replicated) return "too few replicas acknowledged the grant";
         return ec.message();
     }
 
@@ -735,6 +769,10 @@ private:
     retry_config retry_;
     milliseconds node_timeout_{0};
     resp::request set_request_;
+    std::size_t pttl_reply_ = 0;   // index of the PTTL reply in set_request_'s replies, 0: none
+    std::size_t wait_reply_ = 0;   // index of the WAIT reply, 0: none
+    milliseconds set_timeout_{0};  // node_timeout_, plus replica_timeout with WAIT
+    bool replication_short_ = false;
     std::string ttl_text_;
     std::string owner_;  // empty: a plain lock
     bool notify_ = false;

@@ -1,0 +1,93 @@
+// Replica acknowledgement (lock_options::replicas): a single master with one replica.
+#include "support/lock_helpers.hpp"
+#include "support/printing.hpp"
+#include "support/redis_server.hpp"
+#include "support/run_coro.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using redlock::test::eventually;
+using redlock::test::lock_config;
+using redlock::test::lock_key;
+using redlock::test::options;
+using redlock::test::redis_server;
+using redlock::test::run_coro;
+using redlock::test::start_redis_servers;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// Polls the master's INFO replication until `wanted` shows up, for at most 10 s.
+bool master_reports(const redis_server& master, const std::string& wanted) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (master.command({"INFO", "replication"}).str.find(wanted) != std::string::npos) return true;
+        std::this_thread::sleep_for(20ms);
+    }
+    return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(replica_test)
+
+BOOST_AUTO_TEST_CASE(a_grant_counts_once_the_replica_has_it_and_fails_clearly_without_it) {
+    auto servers = start_redis_servers(1);
+    auto& master = *servers[0];
+    redlock::test::redis_server_options as_replica;
+    as_replica.extra_args = {"--replicaof", "127.0.0.1", std::to_string(master.port())};
+    auto replica = std::make_unique<redis_server>(as_replica);
+    BOOST_TEST_REQUIRE(master_reports(master, "connected_slaves:1"));
+    BOOST_TEST_REQUIRE(master_reports(master, "state=online"));
+
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto o = options();
+        o.replicas = 1;
+        o.replica_timeout = 1000ms;
+        redlock::diagnostics diag;
+        auto [ec, l] = co_await client.async_acquire("r", o, diag, tuple_awaitable);
+        BOOST_TEST(!ec, diag.message);
+        BOOST_TEST(replica->command({"GET", lock_key("r")}).str == l.token());  // the replica has it
+        co_await l.async_release(asio::use_awaitable);
+
+        replica->stop();
+        BOOST_TEST_REQUIRE(master_reports(master, "connected_slaves:0"));
+        o.replica_timeout = 200ms;
+        redlock::diagnostics refused;
+        auto [ec2, l2] = co_await client.async_acquire("r", o, refused, tuple_awaitable);
+        BOOST_TEST((ec2 == redlock::error::not_replicated), refused.message);
+        BOOST_TEST(refused.message.find("WAIT: 0 of 1 replicas") != std::string::npos, refused.message);
+        BOOST_TEST(!l2.held());
+        BOOST_TEST(co_await eventually([&] { return !redlock::test::key_exists(master, "r"); }));
+
+        // Asking for more replicas than there are is the same failure, not a hang.
+        o.replicas = 3;
+        auto [ec3, l3] = co_await client.async_acquire("r", o, tuple_awaitable);
+        BOOST_TEST((ec3 == redlock::error::not_replicated));
+
+        o.replicas = -1;
+        auto [ec4, l4] = co_await client.async_acquire("r", o, tuple_awaitable);
+        BOOST_TEST((ec4 == redlock::error::invalid_config));
+        o.replicas = 1;
+        o.fenced = true;
+        auto [ec5, l5] = co_await client.async_acquire("r", o, tuple_awaitable);
+        BOOST_TEST((ec5 == redlock::error::invalid_config));
+    }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
