@@ -9,45 +9,24 @@
 //
 //   fanout_floor --ports P1,P2,... [--iterations K]      prints one JSON line
 
+#include "bare_socket.hpp"
+
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 namespace {
 
+using bare::die;
+using bare::send_all;
 using clock_type = std::chrono::steady_clock;
-
-[[noreturn]] void die(const std::string& what) {
-    std::fprintf(stderr, "fanout_floor: %s: %s\n", what.c_str(), std::strerror(errno));
-    std::exit(1);
-}
-
-int connect_to(int port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) die("socket");
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-        die("connect to port " + std::to_string(port));
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
 
 std::string bulk(const std::string& s) {
     return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
@@ -56,10 +35,6 @@ std::string bulk(const std::string& s) {
 std::string set_command(const std::string& key) {
     return "*7\r\n" + bulk("SET") + bulk(key) + bulk("0123456789abcdef0123456789abcdef") + bulk("NX") +
            bulk("PX") + bulk("10000") + bulk("GET");
-}
-
-void send_all(int fd, const std::string& bytes) {
-    if (::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) die("write");
 }
 
 // Every reply here is one short line ("$-1" or a short bulk string): one read takes it whole.
@@ -123,6 +98,7 @@ std::vector<double> run(int iterations, const char* tag, F f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    bare::program = "fanout_floor";
     std::vector<int> ports;
     int iterations = 20000;
     for (int i = 1; i < argc; ++i) {
@@ -148,7 +124,7 @@ int main(int argc, char** argv) {
     }
     std::vector<int> all;
     for (int port : ports)
-        all.push_back(connect_to(port));
+        all.push_back(bare::connect_to(port));
     const std::vector<int> one{all.front()};
 
     auto single = run(iterations, "one", [&](const std::string& c) { return concurrent(one, c); });

@@ -10,56 +10,31 @@
 //
 //   handoff_floor --port P [--iterations K]      prints one JSON line
 
+#include "bare_socket.hpp"
+
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 namespace {
 
+using bare::die;
+using bare::send_all;
 using clock_type = std::chrono::steady_clock;
-
-[[noreturn]] void die(const std::string& what) {
-    std::fprintf(stderr, "handoff_floor: %s: %s\n", what.c_str(), std::strerror(errno));
-    std::exit(1);
-}
-
-int connect_to(int port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) die("socket");
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-        die("connect to port " + std::to_string(port));
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
 
 std::string command(const std::vector<std::string>& args) {
     std::string out = "*" + std::to_string(args.size()) + "\r\n";
     for (const auto& a : args)
         out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
     return out;
-}
-
-void send_all(int fd, const std::string& bytes) {
-    if (::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) die("write");
 }
 
 // One request is outstanding per socket and every reply is short: one read takes it whole.
@@ -93,8 +68,7 @@ double handoff(const sockets& s, const std::string& sha, int i, clock_type::dura
     bool released = false, granted = false;
     double latency = 0;
     while (!released || !granted) {
-        pollfd p[2] = {{s.holder, static_cast<short>(released ? 0 : POLLIN), 0},
-                       {s.subscriber, POLLIN, 0}};
+        pollfd p[2] = {{s.holder, static_cast<short>(released ? 0 : POLLIN), 0}, {s.subscriber, POLLIN, 0}};
         if (::poll(p, 2, 5000) <= 0) die("poll");
         if (p[0].revents & POLLIN) {
             read_reply(s.holder);
@@ -140,6 +114,7 @@ std::vector<double> run(int iterations, F f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    bare::program = "handoff_floor";
     int port = 0;
     int iterations = 2000;
     for (int i = 1; i < argc; ++i) {
@@ -157,7 +132,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "handoff_floor: give a port and 10 to 1000000 iterations\n");
         return 2;
     }
-    const sockets s{connect_to(port), connect_to(port), connect_to(port)};
+    const sockets s{bare::connect_to(port), bare::connect_to(port), bare::connect_to(port)};
     send_all(s.holder, command({"SCRIPT", "LOAD", release_script}));
     const auto loaded = read_reply(s.holder);  // "$40\r\n<sha>\r\n"
     const auto start = loaded.find("\r\n");

@@ -214,6 +214,20 @@ private:
         granted_.assign(client_->node_count(), false);
     }
 
+    // A script that failed, or answered in a shape it never answers in, is a failed vote.
+    bool counted_as_failure(std::size_t node, error_code ec, const resp::value& v, bool well_formed) {
+        if (ec) {
+            count(node, vote::failed, ec, v.is_error() ? v.str : std::string());
+            return true;
+        }
+        if (!well_formed) {
+            client_->metrics().node_failure(node, error::unexpected_reply);
+            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
+            return true;
+        }
+        return false;
+    }
+
     // acquire_fenced.lua: SET NX PX and INCR of the fence counter in one script.
     void send_fenced_acquire() {
         reset_node_answers();
@@ -235,12 +249,8 @@ private:
                                  v.elements[0].kind == resp::type::integer &&
                                  v.elements[1].kind == resp::type::integer;
         answered_[node] = true;
-        if (ec) {
-            count(node, vote::failed, ec, v.is_error() ? v.str : std::string());
-        } else if (!well_formed) {
-            client_->metrics().node_failure(node, error::unexpected_reply);
-            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
-        } else if (v.elements[0].integer == 1) {
+        if (counted_as_failure(node, ec, v, well_formed)) return;
+        if (v.elements[0].integer == 1) {
             granted_[node] = true;
             fences_[node] = static_cast<std::uint64_t>(std::max<std::int64_t>(v.elements[1].integer, 0));
             count(node, vote::granted, {}, {});
@@ -347,12 +357,8 @@ private:
         // Even after the round is decided: a straggler's ticket may still complete the quorum.
         if (well_formed) note_place(v.elements[2].integer, v.elements[3].integer);
         if (!counting(round)) return;
-        if (ec) {
-            count(node, vote::failed, ec, v.is_error() ? v.str : std::string());
-        } else if (!well_formed) {
-            client_->metrics().node_failure(node, error::unexpected_reply);
-            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
-        } else if (v.elements[0].integer == 1) {
+        if (counted_as_failure(node, ec, v, well_formed)) return;
+        if (v.elements[0].integer == 1) {
             count(node, vote::granted, {}, {});
         } else {
             contended_ = true;

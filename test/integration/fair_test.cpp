@@ -193,9 +193,7 @@ BOOST_DATA_TEST_CASE(a_free_lock_goes_to_the_head_of_the_queue_only, node_counts
 // (queue_timeout after its last refresh), then is evicted: the waiter behind it gets the lock.
 BOOST_DATA_TEST_CASE(a_killed_waiter_is_evicted_after_its_queue_timeout, node_counts, n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
-    std::string uris;
-    for (const auto& s : servers)
-        uris += (uris.empty() ? "" : ",") + s->uri();
+    const auto uris = redlock::test::node_uris(servers);
     asio::io_context ioc;
     redlock::client holder(ioc.get_executor(), lock_config(servers));
     redlock::client client(ioc.get_executor(), lock_config(servers));

@@ -54,13 +54,6 @@ std::uint64_t counter_on(const redis_server& s, const std::string& resource) {
     return v.is_null() ? 0 : std::stoull(v.str);
 }
 
-std::string uris_of(const redlock::test::server_list& servers) {
-    std::string uris;
-    for (const auto& s : servers)
-        uris += (uris.empty() ? "" : ",") + s->uri();
-    return uris;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(fencing_test)
@@ -179,9 +172,9 @@ BOOST_DATA_TEST_CASE(fences_strictly_increase_across_processes_and_a_node_restar
     std::vector<pid_t> pids;
     for (int p = 0; p < processes; ++p) {
         pids.push_back(redlock::test::spawn_child(
-            REDLOCK_CONTENDER_PATH,
-            {"--nodes", uris_of(servers), "--checker", checker.uri(), "--resource", "fenced", "--coroutines",
-             std::to_string(coroutines), "--rounds", std::to_string(rounds), "--fenced", "1"}));
+            REDLOCK_CONTENDER_PATH, {"--nodes", redlock::test::node_uris(servers), "--checker", checker.uri(),
+                                     "--resource", "fenced", "--coroutines", std::to_string(coroutines),
+                                     "--rounds", std::to_string(rounds), "--fenced", "1"}));
     }
     const auto deadline = std::chrono::steady_clock::now() + 60s;
     while (checker.command({"LLEN", "fences"}).integer < 300 && std::chrono::steady_clock::now() < deadline)
@@ -212,8 +205,8 @@ BOOST_DATA_TEST_CASE(a_paused_holders_late_write_is_refused, node_counts, n) {
     redis_server checker;
     constexpr auto ttl = 500ms;
     const pid_t writer = redlock::test::spawn_child(
-        REDLOCK_FENCED_WRITER_PATH, {"--nodes", uris_of(servers), "--checker", checker.uri(), "--resource",
-                                     "p", "--ttl-ms", std::to_string(ttl.count())});
+        REDLOCK_FENCED_WRITER_PATH, {"--nodes", redlock::test::node_uris(servers), "--checker", checker.uri(),
+                                     "--resource", "p", "--ttl-ms", std::to_string(ttl.count())});
     const auto deadline = std::chrono::steady_clock::now() + 30s;
     while (checker.command({"GET", "writer:ready"}).is_null() && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(10ms);

@@ -3,6 +3,7 @@
 // section each updates a counter on a separate checker server by read-sleep-write and counts holders; a lost
 // update or a second holder shows.
 #include "support/child_process.hpp"
+#include "support/lock_helpers.hpp"
 #include "support/redis_server.hpp"
 
 #include <boost/test/data/monomorphic.hpp>
@@ -32,9 +33,7 @@ BOOST_AUTO_TEST_SUITE(mutual_exclusion_test)
 BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::make({1, 5}), n) {
     auto nodes = start_redis_servers(static_cast<std::size_t>(n));
     redis_server checker;
-    std::string uris;
-    for (const auto& s : nodes)
-        uris += (uris.empty() ? "" : ",") + s->uri();
+    const auto uris = redlock::test::node_uris(nodes);
     constexpr int processes = 3, coroutines = 50, rounds = 100;
     const auto start = std::chrono::steady_clock::now();
     std::vector<pid_t> pids;
@@ -61,9 +60,7 @@ BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::ma
 BOOST_DATA_TEST_CASE(three_processes_through_a_fair_queue_never_overlap, data::make({1, 5}), n) {
     auto nodes = start_redis_servers(static_cast<std::size_t>(n));
     redis_server checker;
-    std::string uris;
-    for (const auto& s : nodes)
-        uris += (uris.empty() ? "" : ",") + s->uri();
+    const auto uris = redlock::test::node_uris(nodes);
     constexpr int processes = 3, coroutines = 10, rounds = 20;
     std::vector<pid_t> pids;
     for (int p = 0; p < processes; ++p) {
@@ -88,9 +85,7 @@ BOOST_DATA_TEST_CASE(two_hundred_waiters_in_four_processes_each_get_the_lock_wit
                      data::make({1, 5}), n) {
     auto nodes = start_redis_servers(static_cast<std::size_t>(n));
     redis_server checker;
-    std::string uris;
-    for (const auto& s : nodes)
-        uris += (uris.empty() ? "" : ",") + s->uri();
+    const auto uris = redlock::test::node_uris(nodes);
     constexpr int processes = 4, coroutines = 50;
     std::vector<pid_t> pids;
     for (int p = 0; p < processes; ++p) {

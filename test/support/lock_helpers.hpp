@@ -35,6 +35,14 @@ inline client_config lock_config(const server_list& servers) {
     return cfg;
 }
 
+/// The servers' URIs, comma-separated, for a child process's --nodes.
+inline std::string node_uris(const server_list& servers) {
+    std::string uris;
+    for (const auto& s : servers)
+        uris += (uris.empty() ? "" : ",") + s->uri();
+    return uris;
+}
+
 /// The lock key of `resource` with the default prefix.
 inline std::string lock_key(const std::string& resource) {
     return "{redlock:" + resource + "}:lock";
