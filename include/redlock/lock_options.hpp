@@ -59,14 +59,16 @@ struct lock_options {
     /// largest of the granting quorum, written back to a quorum before the lease is returned).
     /// Pass it to the protected resource, which refuses writes with a lower fence than it has
     /// seen (redlock::async_fenced_set). Needs nodes that keep their counters across restarts
-    /// (persistence). Not yet with `reentrant` or `fair`.
+    /// (persistence). With `reentrant`, a re-entry gets the fence of the hold it enters; with
+    /// `fair`, the fence follows the queue's order.
     bool fenced = false;
 
     /// For a master with replicas (Redisson's approach): each grant is followed by `WAIT
-    /// replicas replica_timeout` in the same request, and a node whose grant fewer replicas
-    /// acknowledged does not count; with N = 1 the acquire then fails with
+    /// replicas replica_timeout` (in the same request for a plain lock; after the script's reply,
+    /// one more round trip, for reentrant, fair and fenced ones), and a node whose grant fewer
+    /// replicas acknowledged does not count; with N = 1 the acquire then fails with
     /// error::not_replicated and releases the key. The WAIT holds the node's connection for up
-    /// to replica_timeout. 0: no WAIT. Not yet with reentrant, fair or fenced.
+    /// to replica_timeout. 0: no WAIT.
     int replicas = 0;
     std::chrono::milliseconds replica_timeout{100};
 

@@ -21,7 +21,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,15 +61,9 @@ error_code check_request(const client_config& cfg, const std::string& resource, 
               "\": lock_options::owner must be set (at most 256 bytes) with reentrant, and only with it";
         return error::invalid_config;
     }
-    if (o.replicas < 0 || o.replica_timeout <= milliseconds::zero() ||
-        (o.replicas > 0 && (o.reentrant || o.fair || o.fenced))) {
+    if (o.replicas < 0 || o.replica_timeout <= milliseconds::zero()) {
         why = "acquire \"" + resource +
-              "\": lock_options::replicas must be >= 0 with a positive replica_timeout, and cannot yet be "
-              "combined with reentrant, fair or fenced";
-        return error::invalid_config;
-    }
-    if (o.fenced && (o.reentrant || o.fair)) {
-        why = "acquire \"" + resource + "\": fenced locks cannot yet be reentrant or fair";
+              "\": lock_options::replicas must be >= 0, with a positive replica_timeout";
         return error::invalid_config;
     }
     if (o.fair && (o.reentrant || o.queue_timeout < milliseconds(3))) {
@@ -122,13 +118,12 @@ public:
         notify_ = options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify;
         fair_ = options_.fair;
         fenced_ = options_.fenced;
-        if (fenced_) {
-            fence_key_ = fence_key_for(keys_);
-        } else if (fair_) {
+        if (fenced_) fence_key_ = fence_key_for(keys_);
+        if (fair_) {
             fair_keys_ = fair_keys_for(keys_);
             wake_channel_ = fair_keys_.wake_prefix + token_;
             place_text_ = std::to_string(options_.queue_timeout.count());
-        } else if (owner_.empty()) {
+        } else if (owner_.empty() && !fenced_) {
             set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
             // A waiter sleeps at most until the holder's key would expire: ask how long that is.
             if (notify_) {
@@ -180,12 +175,12 @@ private:
             send_fair_acquire();
             return;
         }
-        if (fenced_) {
-            send_fenced_acquire();
-            return;
-        }
         if (!owner_.empty()) {
             send_reentrant_acquire();
+            return;
+        }
+        if (fenced_) {
+            send_fenced_acquire();
             return;
         }
         for (std::size_t i = 0; i < n; ++i) {
@@ -198,11 +193,14 @@ private:
         }
     }
 
+    // acquire_reentrant.lua; a fenced one also numbers a new hold (or tells the hold's fence).
     void send_reentrant_acquire() {
-        std::string_view keys[] = {keys_.lock};
+        reset_node_answers();
+        std::string_view keys[] = {keys_.lock, fence_key_};
         std::string_view args[] = {owner_, token_, ttl_text_};
+        const std::span<const std::string_view> used_keys(keys, fenced_ ? 2 : 1);
         for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->eval_on(i, scripts::acquire_reentrant, keys, args, node_timeout_,
+            client_->eval_on(i, scripts::acquire_reentrant, used_keys, args, node_timeout_,
                              [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
                                  self->on_reentrant_reply(r, i, ec, v);
                              });
@@ -212,6 +210,10 @@ private:
     void reset_node_answers() {
         answered_.assign(client_->node_count(), false);
         granted_.assign(client_->node_count(), false);
+        if (fenced_) {
+            fences_.assign(client_->node_count(), 0);
+            numbered_.assign(client_->node_count(), true);
+        }
     }
 
     // A script that failed, or answered in a shape it never answers in, is a failed vote.
@@ -231,7 +233,6 @@ private:
     // acquire_fenced.lua: SET NX PX and INCR of the fence counter in one script.
     void send_fenced_acquire() {
         reset_node_answers();
-        fences_.assign(client_->node_count(), 0);
         std::string_view keys[] = {keys_.lock, fence_key_};
         std::string_view args[] = {token_, ttl_text_};
         for (std::size_t i = 0; i < client_->node_count(); ++i) {
@@ -244,16 +245,19 @@ private:
 
     // {1, fence}: granted; {0, holder's PTTL}: refused.
     void on_fenced_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
-        if (!counting(round)) return;
         const bool well_formed = !ec && v.kind == resp::type::array && v.elements.size() == 2 &&
                                  v.elements[0].kind == resp::type::integer &&
                                  v.elements[1].kind == resp::type::integer;
+        if (!counting(round)) {
+            if (well_formed && v.elements[0].integer == 1) late_grant(round, node, v.elements[1].integer);
+            return;
+        }
         answered_[node] = true;
         if (counted_as_failure(node, ec, v, well_formed)) return;
         if (v.elements[0].integer == 1) {
             granted_[node] = true;
             fences_[node] = static_cast<std::uint64_t>(std::max<std::int64_t>(v.elements[1].integer, 0));
-            count(node, vote::granted, {}, {});
+            count_grant(node);
         } else {
             contended_ = true;
             note_holder_pttl(v.elements[1].integer);
@@ -264,11 +268,16 @@ private:
     // The fence is the largest of the granting quorum's. Nodes whose counter is below it are
     // raised to it (fence_writeback.lua, only where our token still holds the lock) until a
     // quorum has it: any later grant's quorum shares a node with that one, so its fence is
-    // larger. Where a quorum already returned the largest, there is nothing to write (N = 1).
+    // larger. Where a quorum already returned the largest, the lease does not wait (N = 1).
+    //
+    // A reentrant re-entry keeps the fence of the hold it enters: where nodes report a hold
+    // already numbered, the fence is the largest of theirs (the outer grant wrote it to a
+    // quorum, which shares a node with ours), and nodes that numbered a new hold get it too.
     void settle_fence() {
+        const bool reentered = entered_existing_hold();
         fence_ = 0;
         for (std::size_t i = 0; i < granted_.size(); ++i)
-            if (granted_[i]) fence_ = std::max(fence_, fences_[i]);
+            if (granted_[i] && (!reentered || !numbered_[i])) fence_ = std::max(fence_, fences_[i]);
         fence_confirmed_ = 0;
         std::vector<std::size_t> behind;
         for (std::size_t i = 0; i < granted_.size(); ++i) {
@@ -279,21 +288,40 @@ private:
                 behind.push_back(i);
             }
         }
-        if (fence_confirmed_ >= tally_.quorum()) {
-            grant(clock::now());
-            return;
-        }
-        writing_back_ = true;
+        // Nodes behind are written back even when a quorum already has the fence: their
+        // counters then order later grants sooner, and a reentrant hold's next re-entry there
+        // reports this fence.
+        writing_back_ = fence_confirmed_ < tally_.quorum();
         fence_pending_ = behind.size();
+        for (auto i : behind) {
+            write_back(i, [self = shared_from_this(), r = round_](error_code ec, resp::value v) {
+                self->on_writeback(r, ec, v);
+            });
+        }
+        if (!writing_back_) grant(clock::now());
+    }
+
+    // fence_writeback.lua on `node`, for our acquisition.
+    void write_back(std::size_t node, std::function<void(error_code, resp::value)> on_reply) {
         const auto fence_text = std::to_string(fence_);
         std::string_view keys[] = {keys_.lock, fence_key_};
-        std::string_view args[] = {token_, fence_text};
-        for (auto i : behind) {
-            client_->eval_on(i, scripts::fence_writeback, keys, args, node_timeout_,
-                             [self = shared_from_this(), r = round_](error_code ec, resp::value v) {
-                                 self->on_writeback(r, ec, v);
-                             });
-        }
+        std::string_view args[] = {token_, fence_text, owner_};
+        const std::span<const std::string_view> used_args(args, owner_.empty() ? 2 : 3);
+        client_->eval_on(node, scripts::fence_writeback, keys, used_args, node_timeout_, std::move(on_reply));
+    }
+
+    // A node that granted after the fence was settled is written back too (see settle_fence);
+    // the grant no longer waits for it.
+    void late_grant(unsigned round, std::size_t node, std::int64_t node_fence) {
+        if (!fenced_ || round != round_ || !(succeeded_ || writing_back_)) return;
+        if (node_fence >= 0 && static_cast<std::uint64_t>(node_fence) == fence_) return;
+        write_back(node, {});
+    }
+
+    [[nodiscard]] bool entered_existing_hold() const {
+        for (std::size_t i = 0; i < granted_.size(); ++i)
+            if (granted_[i] && !numbered_[i]) return true;
+        return false;
     }
 
     void on_writeback(unsigned round, error_code ec, const resp::value& v) {
@@ -323,22 +351,29 @@ private:
                                    : tally_.quorum() == 1 ? std::string("local")
                                                           : std::string("none");
         queued_this_round_ = wait && ticket != "none";
-        std::string_view keys[] = {keys_.lock, fair_keys_.queue, fair_keys_.deadlines, fair_keys_.tickets};
+        std::string_view keys[] = {keys_.lock, fair_keys_.queue, fair_keys_.deadlines, fair_keys_.tickets,
+                                   fence_key_};
         std::string_view args[] = {"acquire",   token_,    fair_keys_.wake_prefix, ticket,
                                    place_text_, ttl_text_, wait ? "wait" : "once"};
+        const std::span<const std::string_view> used_keys(keys, fenced_ ? 5 : 4);
         for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->eval_on(i, scripts::fair, keys, args, node_timeout_,
+            client_->eval_on(i, scripts::fair, used_keys, args, node_timeout_,
                              [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
                                  self->on_fair_reply(r, i, ec, v);
                              });
         }
     }
 
-    // {granted, holder's PTTL (0: free or no expiry), ticket, rank (-1: not queued)}
+    // {granted, holder's PTTL (0: free or no expiry), ticket, rank (-1: not queued)}, and
+    // fenced, the grant's fence.
     void on_fair_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
         if (round != round_) return;
         const bool granted = !ec && v.kind == resp::type::array && !v.elements.empty() &&
                              v.elements[0].kind == resp::type::integer && v.elements[0].integer == 1;
+        if (granted && fenced_ && v.elements.size() == 5 && v.elements[4].kind == resp::type::integer &&
+            (done_ || tally_.decided())) {
+            late_grant(round, node, v.elements[4].integer);
+        }
         if (done_) {
             // A straggler of the round that won: if it did not grant, it may still queue us.
             if (succeeded_ && ticket_ != 0 && !granted) {
@@ -350,16 +385,18 @@ private:
         }
         answered_[node] = true;
         granted_[node] = granted;
-        const bool well_formed = !ec && v.kind == resp::type::array && v.elements.size() == 4 &&
-                                 std::all_of(v.elements.begin(), v.elements.end(), [](const resp::value& e) {
-                                     return e.kind == resp::type::integer;
-                                 });
+        const bool well_formed =
+            !ec && v.kind == resp::type::array && v.elements.size() == (fenced_ ? 5u : 4u) &&
+            std::all_of(v.elements.begin(), v.elements.end(),
+                        [](const resp::value& e) { return e.kind == resp::type::integer; });
         // Even after the round is decided: a straggler's ticket may still complete the quorum.
         if (well_formed) note_place(v.elements[2].integer, v.elements[3].integer);
         if (!counting(round)) return;
         if (counted_as_failure(node, ec, v, well_formed)) return;
         if (v.elements[0].integer == 1) {
-            count(node, vote::granted, {}, {});
+            if (fenced_)
+                fences_[node] = static_cast<std::uint64_t>(std::max<std::int64_t>(v.elements[4].integer, 0));
+            count_grant(node);
         } else {
             contended_ = true;
             if (v.elements[1].integer > 0) note_holder_pttl(v.elements[1].integer);
@@ -382,20 +419,73 @@ private:
     }
 
     // n >= 1: held by our owner, n deep; -p: another owner or a plain lock holds it for p ms
-    // more; 0: held with no expiry.
+    // more; 0: held with no expiry. Fenced: {n, the hold's fence, 1 if numbered by this call}.
     void on_reentrant_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
-        if (!counting(round)) return;
-        if (ec) {
-            count(node, vote::failed, ec, v.is_error() ? v.str : std::string());
-        } else if (v.kind == resp::type::integer && v.integer >= 1) {
-            count(node, vote::granted, {}, {});
-        } else if (v.kind == resp::type::integer && v.integer <= 0) {
-            contended_ = true;
-            if (v.integer < 0) note_holder_pttl(-v.integer);
-            count(node, vote::denied, {}, {});
+        const resp::value* depth = &v;
+        bool well_formed = !ec && v.kind == resp::type::integer;
+        if (fenced_) {
+            well_formed = !ec && v.kind == resp::type::array && v.elements.size() == 3 &&
+                          std::all_of(v.elements.begin(), v.elements.end(),
+                                      [](const resp::value& e) { return e.kind == resp::type::integer; });
+            if (well_formed) depth = &v.elements[0];
+        }
+        if (!counting(round)) {
+            if (fenced_ && well_formed && depth->integer >= 1) late_grant(round, node, v.elements[1].integer);
+            return;
+        }
+        answered_[node] = true;
+        if (counted_as_failure(node, ec, v, well_formed)) return;
+        if (depth->integer >= 1) {
+            granted_[node] = true;
+            if (fenced_) {
+                fences_[node] = static_cast<std::uint64_t>(std::max<std::int64_t>(v.elements[1].integer, 0));
+                numbered_[node] = v.elements[2].integer == 1;
+            }
+            count_grant(node);
         } else {
+            contended_ = true;
+            if (depth->integer < 0) note_holder_pttl(-depth->integer);
+            count(node, vote::denied, {}, {});
+        }
+    }
+
+    // A granting node's vote; with lock_options::replicas, once WAIT says enough replicas have
+    // the grant (a second round trip: WAIT cannot run inside the script).
+    void count_grant(std::size_t node) {
+        if (options_.replicas == 0) {
+            count(node, vote::granted, {}, {});
+            return;
+        }
+        resp::request wait;
+        wait.push("WAIT", options_.replicas, options_.replica_timeout.count());
+        client_->node(node).async_exec(
+            wait, node_timeout_ + options_.replica_timeout,
+            asio::bind_executor(client_->strand(), [self = shared_from_this(), r = round_, node](
+                                                       error_code ec, std::vector<resp::value> replies) {
+                if (!ec && replies.size() != 1) ec = error::unexpected_reply;
+                if (ec) self->client_->metrics().node_failure(node, ec);
+                if (!self->counting(r)) return;
+                if (ec) {
+                    self->count(node, vote::failed, ec, {});
+                } else {
+                    self->count_replicated(node, replies.front());
+                }
+            }));
+    }
+
+    // The reply to WAIT after node `node` granted.
+    void count_replicated(std::size_t node, const resp::value& acks) {
+        if (acks.kind != resp::type::integer) {
             client_->metrics().node_failure(node, error::unexpected_reply);
-            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
+            count(node, vote::failed, error::unexpected_reply, "WAIT: " + resp::to_string(acks));
+        } else if (acks.integer < options_.replicas) {
+            replication_short_ = true;
+            count(node, vote::failed, error::not_replicated,
+                  "WAIT: " + std::to_string(acks.integer) + " of " + std::to_string(options_.replicas) +
+                      " replicas acknowledged within " + std::to_string(options_.replica_timeout.count()) +
+                      " ms");
+        } else {
+            count(node, vote::granted, {}, {});
         }
     }
 
@@ -415,19 +505,7 @@ private:
         }
         const auto& v = replies.front();
         if (v.is_null() && wait_reply_ != 0) {
-            const auto& acks = replies[wait_reply_];
-            if (acks.kind != resp::type::integer) {
-                client_->metrics().node_failure(node, error::unexpected_reply);
-                count(node, vote::failed, error::unexpected_reply, "WAIT: " + resp::to_string(acks));
-            } else if (acks.integer < options_.replicas) {
-                replication_short_ = true;
-                count(node, vote::failed, error::not_replicated,
-                      "WAIT: " + std::to_string(acks.integer) + " of " + std::to_string(options_.replicas) +
-                          " replicas acknowledged within " +
-                          std::to_string(options_.replica_timeout.count()) + " ms");
-            } else {
-                count(node, vote::granted, {}, {});
-            }
+            count_replicated(node, replies[wait_reply_]);
         } else if (v.is_null()) {
             count(node, vote::granted, {}, {});
         } else if (v.is_error() && v.error_code() == "WRONGTYPE") {
@@ -529,8 +607,9 @@ private:
             v = vote::failed;
             ec = error::node_quarantined;
             detail = client_->why_not_voting(node);
-            if (node < granted_.size()) granted_[node] = false;
         }
+        // A grant that did not count (quarantine, too few replicas) takes no part in the fence.
+        if (v != vote::granted && node < granted_.size()) granted_[node] = false;
         report_.record(node, v, ec, std::move(detail));
         const bool was_decided = tally_.decided();
         tally_.add(v);
@@ -797,6 +876,7 @@ private:
     bool fenced_ = false;
     std::string fence_key_;
     std::vector<std::uint64_t> fences_;
+    std::vector<bool> numbered_;  // per node: its fence was numbered this round (not a re-entry's)
     std::uint64_t fence_ = 0;
     std::size_t fence_confirmed_ = 0;  // nodes known to have a counter >= fence_ and our token
     std::size_t fence_pending_ = 0;

@@ -7,6 +7,7 @@
 -- KEYS[2]  queue          zset, member token, score ticket
 -- KEYS[3]  deadlines      zset, member token, score: server time (ms) its place is kept until
 -- KEYS[4]  ticket counter
+-- KEYS[5]  optional: the fence counter "{<prefix><resource>}:fence" (a fenced lock)
 -- ARGV[1]  'acquire'  take the lock, else keep (or take) a place in the queue
 --          'release'  delete the lock if ours, leave the queue
 --          'requeue'  delete the lock if ours and take our place back (a failed Redlock round)
@@ -22,9 +23,11 @@
 -- ARGV[6]  acquire: ttl of the lock in ms
 -- ARGV[7]  acquire: 'wait' to queue when refused, 'once' never to queue
 -- returns  acquire: {granted (1 or 0), holder's PTTL (0: free), ticket (0: none), rank (-1: not queued)}
+--          fenced, a fifth: the grant's fence (see acquire_fenced.lua), 0 if refused
 --          others:  1 if the lock held our token and was deleted, else 0
 local lock, queue, deadlines, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local op, token = ARGV[1], ARGV[2]
+local fence_counter = KEYS[5]
 
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
@@ -67,6 +70,14 @@ local function wake_head(payload, lock_free)
     end
 end
 
+-- A refusal's answer: a fenced lock's has a fifth element, 0.
+local function refused(pttl, ticket, rank)
+    if fence_counter then
+        return {0, pttl, ticket, rank, 0}
+    end
+    return {0, pttl, ticket, rank}
+end
+
 local function current_ticket()
     return tonumber(redis.call('GET', counter) or '0')
 end
@@ -106,6 +117,13 @@ end
 local head = redis.call('ZRANGE', queue, 0, 0)[1]
 if ours or (holder == false and (head == nil or head == token)) then
     redis.call('SET', lock, token, 'PX', ARGV[6])
+    -- A lock our token already held was numbered by the grant that took it: the last one.
+    local fence = 0
+    if fence_counter and ours then
+        fence = tonumber(redis.call('GET', fence_counter) or '0')
+    elseif fence_counter then
+        fence = redis.call('INCR', fence_counter)
+    end
     leave_queue()
     if changed then
         tidy()
@@ -114,6 +132,9 @@ if ours or (holder == false and (head == nil or head == token)) then
     local ticket = 0
     if ARGV[4] == 'none' then
         ticket = current_ticket()
+    end
+    if fence_counter then
+        return {1, 0, ticket, 0, fence}
     end
     return {1, 0, ticket, 0}
 end
@@ -130,13 +151,13 @@ if ARGV[7] ~= 'wait' then
     if changed then
         tidy()
     end
-    return {0, pttl, 0, -1}
+    return refused(pttl, 0, -1)
 end
 local ticket
 if ARGV[4] == 'none' then
     ticket = redis.call('INCR', counter)
     tidy()
-    return {0, pttl, ticket, -1}
+    return refused(pttl, ticket, -1)
 elseif ARGV[4] == 'local' then
     ticket = tonumber(redis.call('ZSCORE', queue, token)) or redis.call('INCR', counter)
 else
@@ -144,4 +165,4 @@ else
 end
 keep_place(ticket)
 tidy()
-return {0, pttl, ticket, redis.call('ZRANK', queue, token)}
+return refused(pttl, ticket, redis.call('ZRANK', queue, token))

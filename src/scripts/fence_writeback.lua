@@ -1,15 +1,25 @@
 -- fence_writeback.lua: raise a node's fence counter to the fence a Redlock grant settled on (the
--- largest of its quorum), while our token still holds the lock there. Once a quorum of nodes
--- has a counter at least that high, any later grant's quorum shares a node with them, whose
--- INCR numbers it higher.
+-- largest of its quorum), while our acquisition still holds the lock there. Once a quorum of
+-- nodes has a counter at least that high, any later grant's quorum shares a node with them,
+-- whose INCR numbers it higher. A reentrant hold also records the fence in its hash (field
+-- "f"), so that its re-entries are numbered with it.
 -- KEYS[1]  lock key       "{<prefix><resource>}:lock"
 -- KEYS[2]  fence counter  "{<prefix><resource>}:fence"
--- ARGV[1]  token
+-- ARGV[1]  token (of the acquisition, for a reentrant lock)
 -- ARGV[2]  the fence
--- returns  1  the lock holds our token and the counter is at least the fence
---          0  the lock no longer holds our token: nothing changed
-if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
-    return 0
+-- ARGV[3]  optional: the owner id of a reentrant lock
+-- returns  1  the lock holds our acquisition and the counter is at least the fence
+--          0  the lock no longer holds it: nothing changed
+if ARGV[3] == nil then
+    if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
+        return 0
+    end
+else
+    if redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'o') ~= ARGV[3] or
+        redis.call('HEXISTS', KEYS[1], 'a:' .. ARGV[1]) == 0 then
+        return 0
+    end
+    redis.call('HSET', KEYS[1], 'f', ARGV[2])
 end
 if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[2]) then
     redis.call('SET', KEYS[2], ARGV[2])

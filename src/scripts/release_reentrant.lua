@@ -13,7 +13,8 @@ end
 if redis.call('HDEL', KEYS[1], 'a:' .. ARGV[2]) == 0 then
     return 0
 end
-if redis.call('HLEN', KEYS[1]) <= 1 then
+-- Besides the acquisitions, the hash has the owner and, if fenced, the fence.
+if redis.call('HLEN', KEYS[1]) <= 1 + redis.call('HEXISTS', KEYS[1], 'f') then
     redis.call('DEL', KEYS[1])
     if ARGV[3] ~= 'quiet' then
         redis.call('PUBLISH', KEYS[2], ARGV[1])

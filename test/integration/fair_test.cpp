@@ -141,6 +141,61 @@ BOOST_DATA_TEST_CASE(fifty_waiters_get_the_lock_in_the_order_they_queued, node_c
         60s);
 }
 
+// A fenced fair lock numbers its holders in queue order.
+BOOST_DATA_TEST_CASE(fenced_fair_grants_are_numbered_in_queue_order, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client waiting(ioc.get_executor(), lock_config(servers));
+    constexpr int waiters = 10;
+    auto fenced_fair = [](std::chrono::milliseconds wait) {
+        auto o = fair(wait);
+        o.fenced = true;
+        return o;
+    };
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto first = co_await holder.async_acquire("ff", fenced_fair(0ms), asio::use_awaitable);
+            BOOST_TEST(first.fence() > 0u);
+            std::vector<int> order;
+            std::vector<std::uint64_t> fences;
+            int failed = 0;
+            auto ex = co_await asio::this_coro::executor;
+            for (int i = 0; i < waiters; ++i) {
+                asio::co_spawn(
+                    ex,
+                    [&, i]() -> asio::awaitable<void> {
+                        auto [ec, l] =
+                            co_await waiting.async_acquire("ff", fenced_fair(30s), tuple_awaitable);
+                        if (ec) {
+                            ++failed;
+                            co_return;
+                        }
+                        order.push_back(i);
+                        fences.push_back(l.fence());
+                        co_await l.async_release(asio::use_awaitable);
+                    },
+                    asio::detached);
+                BOOST_TEST_REQUIRE(
+                    co_await eventually([&] { return queued_everywhere(servers, "ff", i + 1); }));
+            }
+            co_await first.async_release(asio::use_awaitable);
+            BOOST_TEST(co_await eventually([&] { return order.size() + failed == waiters; }, 20s));
+            BOOST_TEST(failed == 0);
+            std::vector<int> expected(waiters);
+            std::iota(expected.begin(), expected.end(), 0);
+            BOOST_TEST(order == expected, boost::test_tools::per_element());
+            std::uint64_t last = first.fence();
+            for (auto f : fences) {
+                BOOST_TEST(f > last);
+                last = f;
+            }
+            BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "ff"); }));
+        }(),
+        40s);
+}
+
 // While anybody queues, a free lock goes to the head only, even without a release message (the
 // holder's key vanished as if it expired): the head finds it when it refreshes its place.
 BOOST_DATA_TEST_CASE(a_free_lock_goes_to_the_head_of_the_queue_only, node_counts, n) {

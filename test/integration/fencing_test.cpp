@@ -45,6 +45,13 @@ redlock::lock_options fenced(std::chrono::milliseconds ttl = 10s, std::chrono::m
     return o;
 }
 
+redlock::lock_options fenced_reentrant(const redlock::owner_id& owner) {
+    auto o = fenced();
+    o.reentrant = true;
+    o.owner = owner;
+    return o;
+}
+
 std::string fence_key(const std::string& resource) {
     return "{redlock:" + resource + "}:fence";
 }
@@ -142,20 +149,73 @@ BOOST_AUTO_TEST_CASE(fenced_sets_refuse_lower_fences) {
     }());
 }
 
-BOOST_AUTO_TEST_CASE(fenced_locks_are_not_yet_reentrant_or_fair) {
-    auto servers = start_redis_servers(1);
+// A fenced reentrant hold: every re-entry gets the outer acquisition's fence; the next owner
+// gets a larger one.
+BOOST_DATA_TEST_CASE(reentries_keep_the_fence_of_the_hold, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto o = fenced();
-        o.fair = true;
-        auto [ec1, l1] = co_await client.async_acquire("v", o, tuple_awaitable);
-        BOOST_TEST((ec1 == redlock::error::invalid_config));
-        o = fenced();
-        o.reentrant = true;
-        o.owner = redlock::owner_id("me");
-        auto [ec2, l2] = co_await client.async_acquire("v", o, tuple_awaitable);
-        BOOST_TEST((ec2 == redlock::error::invalid_config));
+        const auto me = redlock::owner_id::random();
+        const auto other = redlock::owner_id::random();
+        auto before = co_await client.async_acquire("v", fenced(), asio::use_awaitable);
+        co_await before.async_release(asio::use_awaitable);
+
+        std::vector<redlock::lease> held;
+        for (int i = 0; i < 3; ++i)
+            held.push_back(co_await client.async_acquire("v", fenced_reentrant(me), asio::use_awaitable));
+        BOOST_TEST(held[0].fence() > before.fence());
+        BOOST_TEST(held[1].fence() == held[0].fence());
+        BOOST_TEST(held[2].fence() == held[0].fence());
+        auto [refused, none] = co_await client.async_acquire("v", fenced_reentrant(other), tuple_awaitable);
+        BOOST_TEST((refused == redlock::error::not_acquired));
+        for (auto& l : held)
+            co_await l.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return redlock::test::no_key_anywhere(servers, "v"); }));
+
+        auto theirs = co_await client.async_acquire("v", fenced_reentrant(other), asio::use_awaitable);
+        BOOST_TEST(theirs.fence() > held[0].fence());
+        co_await theirs.async_release(asio::use_awaitable);
+        auto plain = co_await client.async_acquire("v", fenced(), asio::use_awaitable);
+        BOOST_TEST(plain.fence() > theirs.fence());
+        co_await plain.async_release(asio::use_awaitable);
+    }());
+}
+
+// The outer hold is gone from two of five nodes (as if it expired there), and their counters
+// ran far ahead: a re-entry starts a new hold on them, numbered 1001, but keeps the fence of the
+// hold it entered on the other three, and writes that fence back to the two.
+BOOST_AUTO_TEST_CASE(a_reentry_keeps_the_fence_where_the_hold_was_lost_on_a_minority) {
+    auto servers = start_redis_servers(5);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        const auto me = redlock::owner_id::random();
+        auto outer = co_await client.async_acquire("x", fenced_reentrant(me), asio::use_awaitable);
+        const auto fence = std::to_string(outer.fence());
+        auto hold_fence_on = [&](std::size_t i) {
+            return servers[i]->command({"HGET", redlock::test::lock_key("x"), "f"}).str;
+        };
+        BOOST_TEST(co_await eventually([&] {
+            for (std::size_t i = 0; i < servers.size(); ++i)
+                if (hold_fence_on(i) != fence) return false;
+            return true;
+        }));
+        for (std::size_t i : {3u, 4u}) {
+            servers[i]->command({"DEL", redlock::test::lock_key("x")});
+            servers[i]->command({"SET", fence_key("x"), "1000"});
+        }
+        auto inner = co_await client.async_acquire("x", fenced_reentrant(me), asio::use_awaitable);
+        BOOST_TEST(inner.fence() == outer.fence());
+        BOOST_TEST(
+            co_await eventually([&] { return hold_fence_on(3) == fence && hold_fence_on(4) == fence; }));
+        BOOST_TEST(counter_on(*servers[3], "x") == 1001u);  // counters never go back
+        auto innermost = co_await client.async_acquire("x", fenced_reentrant(me), asio::use_awaitable);
+        BOOST_TEST(innermost.fence() == outer.fence());
+        co_await innermost.async_release(asio::use_awaitable);
+        co_await inner.async_release(asio::use_awaitable);
+        co_await outer.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return redlock::test::no_key_anywhere(servers, "x"); }));
     }());
 }
 

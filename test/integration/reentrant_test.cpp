@@ -41,10 +41,12 @@ redlock::lock_options reentrant(const redlock::owner_id& owner, std::chrono::mil
     return o;
 }
 
-// Acquisitions the lock holds on one server (its hash has the owner field plus one per acquisition).
+// Acquisitions the lock holds on one server (its hash has the owner field, a fenced one the
+// fence, plus one per acquisition).
 std::int64_t depth_on(const redlock::test::redis_server& s, const std::string& resource) {
     auto n = s.command({"HLEN", lock_key(resource)}).integer;
-    return n > 0 ? n - 1 : 0;
+    auto fence = s.command({"HEXISTS", lock_key(resource), "f"}).integer;
+    return n > 0 ? n - 1 - fence : 0;
 }
 
 bool depth_everywhere(const redlock::test::server_list& servers, const std::string& resource,
@@ -58,8 +60,8 @@ bool depth_everywhere(const redlock::test::server_list& servers, const std::stri
 
 BOOST_AUTO_TEST_SUITE(reentrant_test)
 
-BOOST_DATA_TEST_CASE(three_acquisitions_three_releases_and_other_owners_are_refused_throughout, node_counts,
-                     n) {
+BOOST_DATA_TEST_CASE(three_acquisitions_three_releases_and_other_owners_are_refused_throughout,
+                     node_counts* data::make({false, true}), n, fenced) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
@@ -72,9 +74,11 @@ BOOST_DATA_TEST_CASE(three_acquisitions_three_releases_and_other_owners_are_refu
             co_return e1 == redlock::error::not_acquired&& e2 == redlock::error::not_acquired;
         };
 
+        auto mine = reentrant(me);
+        mine.fenced = fenced;
         std::vector<redlock::lease> held;
         for (int i = 1; i <= 3; ++i) {
-            auto l = co_await client.async_acquire("r", reentrant(me), asio::use_awaitable);
+            auto l = co_await client.async_acquire("r", mine, asio::use_awaitable);
             BOOST_TEST(l.held());
             held.push_back(std::move(l));
             BOOST_TEST(co_await eventually([&] { return depth_everywhere(servers, "r", i); }));
