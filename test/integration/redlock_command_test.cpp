@@ -1,0 +1,297 @@
+// The redlock command (tools/) against real servers: `redlock run` keeps its commands' critical
+// sections apart, stops a command whose lease was lost, and exits as documented; `redlock
+// check` reports deliberately unsafe set-ups.
+#include "support/child_process.hpp"
+#include "support/lock_helpers.hpp"
+#include "support/redis_server.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using redlock::test::lock_key;
+using redlock::test::node_uris;
+using redlock::test::redis_server;
+using redlock::test::server_list;
+using redlock::test::spawn_child;
+using redlock::test::start_redis_servers;
+using redlock::test::wait_child;
+
+namespace {
+
+const std::string redlock_path = REDLOCK_COMMAND_PATH;
+
+// A temp dir for the test's files, removed at the end.
+struct scratch_dir {
+    std::filesystem::path path;
+    scratch_dir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "redlock-cmd-XXXXXX").string();
+        BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+        path = tmpl;
+    }
+    ~scratch_dir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+    [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// A config file for `servers` with timeouts that suit a loaded 2-core machine.
+std::string write_config(const scratch_dir& dir, const server_list& servers) {
+    std::string nodes;
+    for (const auto& s : servers)
+        nodes += (nodes.empty() ? "\"" : ", \"") + s->uri() + "\"";
+    const auto path = dir.file("config.json");
+    std::ofstream(path) << "{\"nodes\": [" << nodes
+                        << "], \"node_timeout_ms\": 500, \"restart_quarantine\": false, "
+                           "\"retry\": {\"min_delay_ms\": 5, \"max_delay_ms\": 50}}";
+    return path;
+}
+
+// Starts `redlock ARGS` through sh (so the arguments can be quoted as a shell would), its output
+// in `out`; `exec` keeps the PID the command's.
+pid_t start_redlock(const std::string& args, const std::string& out) {
+    return spawn_child("/bin/sh", {"-c", "exec " + redlock_path + " " + args + " >" + out + " 2>&1"});
+}
+
+int run_redlock(const std::string& args, const std::string& out) {
+    return wait_child(start_redlock(args, out), 60s);
+}
+
+bool key_anywhere(const server_list& servers, const std::string& resource) {
+    for (const auto& s : servers)
+        if (redlock::test::key_exists(*s, resource)) return true;
+    return false;
+}
+
+bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (condition()) return true;
+        std::this_thread::sleep_for(20ms);
+    }
+    return condition();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(redlock_command_test)
+
+namespace {
+
+// Runs 20 invocations at once, each appending "start PID" and "end PID" around a 50 ms sleep,
+// on `resource` (or each on its own resource with `resource` "own"); returns the overlaps.
+struct marks_summary {
+    int pairs = 0;
+    int overlaps = 0;
+};
+
+marks_summary twenty_runs(const scratch_dir& dir, const std::string& config, const std::string& resource) {
+    const auto marks = dir.file("marks-" + resource);
+    std::vector<pid_t> runs;
+    for (int i = 0; i < 20; ++i) {
+        const auto r = resource == "own" ? "own" + std::to_string(i) : resource;
+        runs.push_back(start_redlock("run --config " + config + " --wait 60s --ttl 2s " + r +
+                                         " -- /bin/sh -c 'echo start $$ >> " + marks +
+                                         "; sleep 0.05; echo end $$ >> " + marks + "'",
+                                     dir.file("out" + std::to_string(i))));
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        BOOST_TEST(wait_child(runs[i], 90s) == 0, read_file(dir.file("out" + std::to_string(i))));
+    std::istringstream in(read_file(marks));
+    std::string word, pid;
+    int open = 0;
+    marks_summary m;
+    while (in >> word >> pid) {
+        if (word == "start") {
+            if (open > 0) ++m.overlaps;
+            ++open;
+        } else {
+            --open;
+            ++m.pairs;
+        }
+    }
+    return m;
+}
+
+}  // namespace
+
+// 20 invocations at once on one resource over 5 servers: the critical sections never overlap.
+// The control, each on a resource of its own, shows that the marks do reveal overlaps.
+BOOST_AUTO_TEST_CASE(twenty_concurrent_runs_never_overlap) {
+    auto servers = start_redis_servers(5);
+    scratch_dir dir;
+    const auto config = write_config(dir, servers);
+    const auto shared = twenty_runs(dir, config, "shared");
+    BOOST_TEST(shared.pairs == 20);
+    BOOST_TEST(shared.overlaps == 0);
+    BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "shared"); }));
+    const auto control = twenty_runs(dir, config, "own");
+    BOOST_TEST(control.pairs == 20);
+    BOOST_TEST(control.overlaps > 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_command_gets_the_lease_in_its_environment_and_its_status_is_ours) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto nodes = "--nodes " + node_uris(servers) + " --restart-quarantine off";
+    const auto run = "run " + nodes;
+    const auto env = dir.file("env");
+    const auto out = dir.file("out");
+    BOOST_TEST(run_redlock(run + " --fenced job -- /bin/sh -c 'echo $REDLOCK_RESOURCE $REDLOCK_TOKEN " +
+                               "$REDLOCK_FENCE > " + env + "; exit 3'",
+                           out) == 3,
+               read_file(out));
+    std::istringstream in(read_file(env));
+    std::string resource, token;
+    unsigned long long fence = 0;
+    in >> resource >> token >> fence;
+    BOOST_TEST(resource == "job");
+    BOOST_TEST(token.size() == 32u);
+    BOOST_TEST(fence >= 1u);
+    BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "job"); }));  // released when it exited
+
+    // A signal that ends the command: 128 + its number.
+    BOOST_TEST(run_redlock(run + " job -- /bin/sh -c 'kill -KILL $$'", out) == 128 + SIGKILL);
+    // A command that cannot start: 127, and the lock is released.
+    BOOST_TEST(run_redlock(run + " job -- /nonexistent/command", out) == 127);
+    BOOST_TEST(read_file(out).find("cannot run /nonexistent/command") != std::string::npos, read_file(out));
+    BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "job"); }));
+}
+
+BOOST_AUTO_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_2) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto nodes = "--nodes " + node_uris(servers) + " --restart-quarantine off";
+    const auto run = "run " + nodes;
+    const auto out = dir.file("out");
+    auto holder = start_redlock(run + " busy -- sleep 3", dir.file("holder"));
+    BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "busy"); }));
+    const auto t0 = std::chrono::steady_clock::now();
+    BOOST_TEST(run_redlock(run + " --wait 300ms busy -- true", out) == 75);
+    BOOST_TEST(read_file(out).find("wait_timeout") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock(run + " --wait 0 busy -- true", out) == 75);
+    BOOST_TEST(read_file(out).find("not_acquired") != std::string::npos, read_file(out));
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < 2500ms));
+    BOOST_TEST(wait_child(holder, 20s) == 0);
+
+    struct usage_case {
+        std::string args;
+        std::string message;
+    };
+    for (const auto& c : std::vector<usage_case>{
+             {nodes + " --ttl 10x r -- true", "--ttl: \"10x\" is not a duration"},
+             {nodes + " r true", "expected -- and a command"},
+             {nodes + " r --", "no command after --"},
+             {nodes + " --bogus r -- true", "unknown option --bogus"},
+             {"r -- true", "no nodes"},
+             {"--nodes http://x r -- true", "--nodes:"},
+             {nodes + " --ttl 2h r -- true", "invalid_ttl"},
+         }) {
+        BOOST_TEST(run_redlock("run " + c.args, out) == 2, c.args);
+        BOOST_TEST(read_file(out).find(c.message) != std::string::npos, c.args << " -> " << read_file(out));
+    }
+    BOOST_TEST(run_redlock("frobnicate", out) == 2);
+    BOOST_TEST(run_redlock("run --help", out) == 0);
+    BOOST_TEST(read_file(out).find("exit status") != std::string::npos);
+}
+
+// The lock is taken from under a running command (its key deleted, as if it expired during a
+// partition): the watchdog finds it gone, the command gets SIGTERM, redlock exits 70. A command
+// that ignores SIGTERM gets SIGKILL after the grace period.
+BOOST_AUTO_TEST_CASE(a_command_that_outlives_its_lease_gets_sigterm_then_sigkill) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto nodes = "--nodes " + node_uris(servers) + " --restart-quarantine off";
+    const auto run = "run " + nodes;
+    const auto seen = dir.file("seen");
+    auto steal = [&](const std::string& resource) {
+        BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, resource); }));
+        for (const auto& s : servers)
+            s->command({"DEL", lock_key(resource)});
+    };
+
+    auto polite = start_redlock(run + " --ttl 600ms --grace 5s lost -- /bin/sh -c 'trap \"echo TERM >> " +
+                                    seen + "; exit 0\" TERM; while :; do sleep 0.05; done'",
+                                dir.file("out1"));
+    steal("lost");
+    BOOST_TEST(wait_child(polite, 20s) == 70, read_file(dir.file("out1")));
+    BOOST_TEST(read_file(seen) == "TERM\n");
+    BOOST_TEST(read_file(dir.file("out1")).find("lost the lock on \"lost\"") != std::string::npos);
+
+    auto stubborn = start_redlock(
+        run + " --ttl 600ms --grace 300ms lost2 -- /bin/sh -c 'trap \"\" TERM; while :; do sleep 0.05; done'",
+        dir.file("out2"));
+    steal("lost2");
+    BOOST_TEST(wait_child(stubborn, 20s) == 70, read_file(dir.file("out2")));
+}
+
+// Ctrl-C while the command runs: the command is stopped, the lock released, exit 130.
+BOOST_AUTO_TEST_CASE(an_interrupt_stops_the_command_and_releases_the_lock) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto nodes = "--nodes " + node_uris(servers) + " --restart-quarantine off";
+    const auto run = "run " + nodes;
+    auto holding = start_redlock(run + " intr -- sleep 30", dir.file("out"));
+    BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "intr"); }));
+    ::kill(holding, SIGINT);
+    BOOST_TEST(wait_child(holding, 20s) == 130, read_file(dir.file("out")));
+    BOOST_TEST(!key_anywhere(servers, "intr"));  // released before it exited
+
+    // Interrupted while waiting: 130 too, and nothing of the waiter is left.
+    auto holder = start_redlock(run + " intr -- sleep 3", dir.file("holder"));
+    BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "intr"); }));
+    auto waiter = start_redlock(run + " --wait 30s intr -- true", dir.file("waiter"));
+    std::this_thread::sleep_for(300ms);
+    ::kill(waiter, SIGINT);
+    BOOST_TEST(wait_child(waiter, 20s) == 130, read_file(dir.file("waiter")));
+    BOOST_TEST(wait_child(holder, 20s) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(check_reports_replicas_duplicates_and_eviction) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    // Fresh servers without persistence are safe with the quarantine (the default).
+    BOOST_TEST(run_redlock("check --nodes " + node_uris(servers), out) == 0, read_file(out));
+    BOOST_TEST(run_redlock("check --nodes " + node_uris(servers) + " --restart-quarantine off", out) == 2);
+    BOOST_TEST(read_file(out).find("no AOF and restart quarantine off") != std::string::npos, read_file(out));
+
+    // The same server twice (another db of it): one run_id.
+    BOOST_TEST(run_redlock("check --nodes " + node_uris(servers) + "," + servers[0]->uri() + "/1", out) == 2);
+    BOOST_TEST(read_file(out).find("nodes[3] redis://127.0.0.1:" + std::to_string(servers[0]->port()) +
+                                   "/1 is the same server as nodes[0]") != std::string::npos,
+               read_file(out));
+    BOOST_TEST(read_file(out).find("N = 4 is even") != std::string::npos);
+
+    redlock::test::redis_server_options replica_options;
+    replica_options.extra_args = {"--replicaof", "127.0.0.1", std::to_string(servers[0]->port())};
+    redis_server replica(replica_options);
+    redlock::test::redis_server_options lru_options;
+    lru_options.extra_args = {"--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"};
+    redis_server lru(lru_options);
+    BOOST_TEST(
+        run_redlock("check --nodes " + servers[1]->uri() + "," + replica.uri() + "," + lru.uri(), out) == 2);
+    const auto report = read_file(out);
+    BOOST_TEST(report.find("nodes[1] " + replica.uri() + " is a replica") != std::string::npos, report);
+    BOOST_TEST(report.find("nodes[2] " + lru.uri() + ": maxmemory-policy allkeys-lru") != std::string::npos,
+               report);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,201 @@
+// redlock check: lint a deployment for settings that make its locks unsafe.
+#include "cli_args.hpp"
+#include "commands.hpp"
+#include "deployment_check.hpp"
+#include "deployment_flags.hpp"
+#include "node_connections.hpp"
+#include <redlock/redis/node_address.hpp>
+#include <redlock/resp/request.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::cli {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using clock_type = std::chrono::steady_clock;
+
+constexpr const char* check_help =
+    "usage: redlock check [options]\n"
+    "\n"
+    "Connects to every node and says what makes the deployment's locks unsafe, and why: a node\n"
+    "that is a replica; the same server listed twice (same run_id); a maxmemory-policy that may\n"
+    "evict lock keys; no persistence with the restart quarantine off; an even N, or N = 2; node\n"
+    "clocks further apart than the drift allowance; scripting disabled or an ACL that refuses a\n"
+    "command the lock needs. Writes and deletes only its own probe key.\n"
+    "\n"
+    "options:\n"
+    "%s"
+    "  --help                    this text\n"
+    "\n"
+    "exit status: 0 safe, 1 warnings, 2 unsafe (or a usage error)\n";
+
+// The replies of the probe request, in order.
+enum probe : std::size_t {
+    info_server,
+    info_replication,
+    info_persistence,
+    config_get,
+    time_now,
+    eval,
+    set,
+    publish,
+    del
+};
+
+resp::request probe_request(const client_config& cfg) {
+    const std::string key = "{" + cfg.key_prefix + "redlock-check}:probe";
+    resp::request req;
+    req.push("INFO", "server");
+    req.push("INFO", "replication");
+    req.push("INFO", "persistence");
+    req.push("CONFIG", "GET", "maxmemory*", "appendfsync");
+    req.push("TIME");
+    req.push("EVAL", "return 1", "0");
+    req.push("SET", key, "1", "NX", "PX", "1000");
+    req.push("PUBLISH", key, "check");
+    req.push("DEL", key);
+    return req;
+}
+
+std::string text_of(const resp::value& v) {
+    return v.is_error() ? v.str : resp::to_string(v);
+}
+
+void read_config(const resp::value& v, node_report& r) {
+    if (v.is_error()) {
+        r.config_error = v.str;
+        return;
+    }
+    // RESP3 answers a map (elements: key, value, key, value...), RESP2 a flat array: same layout.
+    for (std::size_t i = 0; i + 1 < v.elements.size(); i += 2) {
+        const auto& name = v.elements[i].str;
+        const auto& value = v.elements[i + 1].str;
+        if (name == "maxmemory-policy") r.maxmemory_policy = value;
+        if (name == "appendfsync") r.appendfsync = value;
+        if (name == "maxmemory") {
+            try {
+                r.maxmemory = std::stoll(value);
+            } catch (const std::exception&) {
+            }
+        }
+    }
+}
+
+void read_replies(const std::vector<resp::value>& replies, clock_type::time_point sent,
+                  clock_type::time_point received, node_report& r) {
+    r.run_id = info_field(replies[info_server].str, "run_id");
+    r.role = info_field(replies[info_replication].str, "role");
+    const auto aof = info_field(replies[info_persistence].str, "aof_enabled");
+    if (!aof.empty()) r.aof = aof == "1";
+    read_config(replies[config_get], r);
+    const auto& t = replies[time_now];
+    if (t.elements.size() == 2) {
+        try {
+            const auto server_us = std::stoll(t.elements[0].str) * 1'000'000 + std::stoll(t.elements[1].str);
+            const auto mid = sent + (received - sent) / 2;
+            const auto mid_us =
+                std::chrono::duration_cast<std::chrono::microseconds>(mid.time_since_epoch()).count();
+            r.clock_offset_us = server_us - mid_us;
+            r.clock_uncertainty_us =
+                std::chrono::duration_cast<std::chrono::microseconds>(received - sent).count() / 2 + 1;
+        } catch (const std::exception&) {
+        }
+    }
+    if (replies[eval].is_error()) r.script_error = replies[eval].str;
+    for (auto [index, name] : {std::pair{set, "SET"}, std::pair{publish, "PUBLISH"}, std::pair{del, "DEL"}}) {
+        const auto& v = replies[index];
+        if (v.is_error() && v.error_code() == "NOPERM")
+            r.refused.push_back(std::string(name) + ": " + text_of(v));
+    }
+}
+
+std::vector<node_report> probe_nodes(const client_config& cfg) {
+    asio::io_context ioc(1);
+    auto conns = open_node_connections(ioc.get_executor(), cfg);
+    std::vector<node_report> reports(conns.size());
+    const auto request = probe_request(cfg);
+    const auto limit = cfg.connect_timeout + std::chrono::seconds(2);
+    for (std::size_t i = 0; i < conns.size(); ++i) {
+        reports[i].name = conns[i]->config().address.to_string();
+        conns[i]->async_connect([&, i](error_code ec) {
+            if (ec) {
+                const auto& why = conns[i]->last_error().message;
+                reports[i].error = why.empty() ? ec.message() : why;
+                conns[i]->close();
+                return;
+            }
+            const auto sent = clock_type::now();
+            conns[i]->async_exec(request, std::chrono::seconds(2),
+                                 [&, i, sent](error_code ec2, std::vector<resp::value> replies) {
+                                     const auto received = clock_type::now();
+                                     if (ec2 || replies.size() != request.size()) {
+                                         reports[i].error = ec2 ? ec2.message() : "unexpected reply";
+                                     } else {
+                                         reports[i].reachable = true;
+                                         read_replies(replies, sent, received, reports[i]);
+                                     }
+                                     conns[i]->close();
+                                 });
+        });
+    }
+    ioc.run_for(limit + std::chrono::seconds(1));
+    return reports;
+}
+
+const char* level_name(finding::level l) {
+    switch (l) {
+        case finding::level::info:
+            return "info";
+        case finding::level::warning:
+            return "warning";
+        case finding::level::unsafe:
+            return "unsafe";
+    }
+    return "?";
+}
+
+}  // namespace
+
+int check_command(int argc, char** argv, int first) {
+    deployment_flags where;
+    arg_reader args(argc, argv, first);
+    while (auto flag = args.next_flag()) {
+        if (where.take(*flag, args)) continue;
+        if (*flag == "--help" || *flag == "-h") {
+            std::printf(check_help, deployment_flags::help);
+            return 0;
+        }
+        throw usage_error("unknown option " + *flag + " (see redlock check --help)");
+    }
+    if (!args.rest().empty())
+        throw usage_error("redlock check takes no arguments (see redlock check --help)");
+    // Not validated as a whole: a node listed twice is a finding here, not a usage error.
+    const auto cfg = where.to_config(false);
+    const auto reports = probe_nodes(cfg);
+    const auto findings = check_deployment(cfg, reports);
+    for (const auto& f : findings)
+        std::printf("%s: %s\n", level_name(f.severity), f.text.c_str());
+    const int status = exit_status_of(findings);
+    std::size_t unsafe = 0, warnings = 0;
+    for (const auto& f : findings) {
+        unsafe += f.severity == finding::level::unsafe ? 1 : 0;
+        warnings += f.severity == finding::level::warning ? 1 : 0;
+    }
+    std::printf("%zu node(s) checked: %zu unsafe, %zu warning(s): %s\n", reports.size(), unsafe, warnings,
+                status == 0   ? "safe"
+                : status == 1 ? "safe, with warnings"
+                              : "UNSAFE");
+    return status;
+}
+
+}  // namespace redlock::cli

@@ -1,0 +1,142 @@
+#include "deployment_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace redlock::cli {
+
+namespace {
+
+std::string node_label(std::size_t i, const node_report& n) {
+    return "nodes[" + std::to_string(i) + "] " + n.name;
+}
+
+void check_node(const client_config& cfg, std::size_t i, const node_report& n, std::vector<finding>& out) {
+    using lv = finding::level;
+    const auto label = node_label(i, n);
+    if (!n.reachable) {
+        out.push_back({lv::warning, label + " did not answer (" + n.error +
+                                        "): it was not checked; while it is down, the lock tolerates one "
+                                        "failure fewer"});
+        return;
+    }
+    if (n.role == "slave") {
+        out.push_back({lv::unsafe, label +
+                                       " is a replica: Redlock needs independent masters; a replica refuses "
+                                       "writes (READONLY) or takes writes its master never sees"});
+    }
+    if (!n.script_error.empty()) {
+        out.push_back({lv::unsafe, label + " cannot run scripts (" + n.script_error +
+                                       "): release and extend are owner-checked Lua scripts"});
+    }
+    for (const auto& r : n.refused)
+        out.push_back({lv::unsafe, label + ": the ACL refuses a command the lock needs: " + r});
+    if (!n.config_error.empty()) {
+        out.push_back({lv::warning, label + ": CONFIG GET refused (" + n.config_error +
+                                        "): eviction and persistence could not be checked"});
+    }
+    if (!n.maxmemory_policy.empty() && n.maxmemory_policy != "noeviction") {
+        const bool limited = n.maxmemory.value_or(0) > 0;
+        const std::string why = n.maxmemory_policy.starts_with("volatile")
+                                    ? "evicts keys that have a ttl, and every lock key has one"
+                                    : "evicts any key, lock keys included";
+        out.push_back({limited ? lv::unsafe : lv::warning,
+                       label + ": maxmemory-policy " + n.maxmemory_policy + " " + why +
+                           (limited ? ": an evicted lock is a lock two clients hold"
+                                    : " once maxmemory is set (it is 0 now)") +
+                           "; use noeviction"});
+    }
+    if (!cfg.restart_quarantine && n.aof.has_value()) {
+        if (!*n.aof) {
+            out.push_back(
+                {lv::unsafe, label + ": no AOF and restart quarantine off: a restart forgets the locks "
+                                     "it granted, and the node grants them again at once; turn "
+                                     "restart_quarantine on, or appendonly yes with appendfsync always"});
+        } else if (!n.appendfsync.empty() && n.appendfsync != "always") {
+            out.push_back({lv::warning, label + ": appendfsync " + n.appendfsync +
+                                            " with restart quarantine off: a crash can lose the last "
+                                            "second of grants; use appendfsync always or the quarantine"});
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<finding> check_deployment(const client_config& cfg, const std::vector<node_report>& nodes) {
+    using lv = finding::level;
+    std::vector<finding> out;
+    const auto n = nodes.size();
+    if (n == 1) {
+        out.push_back({lv::info, "N = 1: a single instance; if it fails, or loses its data, locks are lost"});
+    } else if (n == 2) {
+        out.push_back({lv::warning,
+                       "N = 2: the quorum is both nodes; either one down stops every lock, and "
+                       "it tolerates no failure at all; use 3 or 5"});
+    } else if (n % 2 == 0) {
+        out.push_back({lv::warning, "N = " + std::to_string(n) +
+                                        " is even: it tolerates no more failures than " +
+                                        std::to_string(n - 1) + " nodes would; use an odd N"});
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        check_node(cfg, i, nodes[i], out);
+
+    std::map<std::string, std::size_t> first_with;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (nodes[i].run_id.empty()) continue;
+        auto [it, fresh] = first_with.try_emplace(nodes[i].run_id, i);
+        if (!fresh) {
+            out.push_back({lv::unsafe, node_label(i, nodes[i]) + " is the same server as " +
+                                           node_label(it->second, nodes[it->second]) + " (run_id " +
+                                           nodes[i].run_id + "): it would vote twice"});
+        }
+    }
+
+    // Clocks: the spread of (server time - our clock), less what the round trips leave unknown.
+    std::int64_t lo = 0, hi = 0, slack = 0;
+    bool any = false;
+    for (const auto& node : nodes) {
+        if (!node.clock_offset_us) continue;
+        lo = any ? std::min(lo, *node.clock_offset_us) : *node.clock_offset_us;
+        hi = any ? std::max(hi, *node.clock_offset_us) : *node.clock_offset_us;
+        slack = std::max(slack, node.clock_uncertainty_us);
+        any = true;
+    }
+    const auto allowance_us = static_cast<std::int64_t>(std::llround(
+                                  static_cast<double>(cfg.max_ttl.count()) * cfg.drift_factor * 1000.0)) +
+                              2000;
+    if (any && hi - lo - 2 * slack > allowance_us) {
+        out.push_back({lv::warning, "the nodes' clocks (TIME) are " + std::to_string((hi - lo) / 1000) +
+                                        " ms apart, more than the drift allowance of " +
+                                        std::to_string(allowance_us / 1000) +
+                                        " ms (max_ttl x drift_factor + 2 ms): keys expire at different "
+                                        "times on different nodes; run NTP, or raise drift_factor"});
+    }
+    return out;
+}
+
+int exit_status_of(const std::vector<finding>& findings) {
+    int status = 0;
+    for (const auto& f : findings) {
+        if (f.severity == finding::level::unsafe) status = 2;
+        if (f.severity == finding::level::warning) status = std::max(status, 1);
+    }
+    return status;
+}
+
+std::string info_field(std::string_view info, std::string_view field) {
+    std::size_t at = 0;
+    while (at < info.size()) {
+        auto end = info.find('\n', at);
+        if (end == std::string_view::npos) end = info.size();
+        auto line = info.substr(at, end - at);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
+            return std::string(line.substr(field.size() + 1));
+        }
+        at = end + 1;
+    }
+    return {};
+}
+
+}  // namespace redlock::cli

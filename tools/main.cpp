@@ -1,0 +1,50 @@
+// redlock: distributed locks on Redis from the command line. See `redlock --help`.
+#include "cli_args.hpp"
+#include "commands.hpp"
+
+#include <boost/system/system_error.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string_view>
+
+namespace {
+
+constexpr const char* help =
+    "usage: redlock COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  run     hold a lock while a command runs          (redlock run --help)\n"
+    "  check   say what makes a deployment's locks unsafe (redlock check --help)\n"
+    "\n"
+    "The demo and the benchmarks are scripts/demo and bench/run_lock_bench in the source tree.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace redlock::cli;
+    if (argc < 2) {
+        std::fputs(help, stderr);
+        return exit_usage;
+    }
+    const std::string_view command = argv[1];
+    try {
+        if (command == "run") return run_command(argc, argv, 2);
+        if (command == "check") return check_command(argc, argv, 2);
+        if (command == "--help" || command == "-h" || command == "help") {
+            std::fputs(help, stdout);
+            return 0;
+        }
+        std::fprintf(stderr, "redlock: unknown command \"%s\"\n\n%s", argv[1], help);
+        return exit_usage;
+    } catch (const usage_error& e) {
+        std::fprintf(stderr, "redlock %s: %s\n", argv[1], e.what());
+        return exit_usage;
+    } catch (const boost::system::system_error& e) {
+        std::fprintf(stderr, "redlock %s: %s\n", argv[1], e.what());
+        return exit_usage;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "redlock %s: %s\n", argv[1], e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,28 @@
+#include "node_connections.hpp"
+
+#include <redlock/redis/node_address.hpp>
+
+#include <boost/system/system_error.hpp>
+
+namespace redlock::cli {
+
+std::vector<std::unique_ptr<redis::connection>> open_node_connections(const boost::asio::any_io_executor& ex,
+                                                                      const client_config& cfg) {
+    std::vector<std::unique_ptr<redis::connection>> out;
+    for (const auto& uri : cfg.nodes) {
+        redis::connection_config cc;
+        std::string why;
+        if (auto ec = redis::parse_node_uri(uri, cc.address, why)) throw boost::system::system_error(ec, why);
+        cc.client_name = cfg.client_name.empty() ? std::string() : cfg.client_name + ":cli";
+        cc.connect_timeout = cfg.connect_timeout;
+        out.push_back(std::make_unique<redis::connection>(ex, std::move(cc)));
+        out.back()->async_connect([](boost::system::error_code) {});
+    }
+    return out;
+}
+
+std::string lock_key_of(const client_config& cfg, const std::string& resource) {
+    return "{" + cfg.key_prefix + resource + "}:lock";
+}
+
+}  // namespace redlock::cli

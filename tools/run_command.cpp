@@ -1,0 +1,315 @@
+// redlock run: hold a lock while a command runs (like flock(1), etcdctl lock, consul lock).
+#include "cli_args.hpp"
+#include "commands.hpp"
+#include "deployment_flags.hpp"
+#include "wait_status.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace redlock::cli {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using std::chrono::milliseconds;
+
+constexpr const char* run_help =
+    "usage: redlock run [options] RESOURCE -- CMD [ARG...]\n"
+    "\n"
+    "Acquires RESOURCE's lock, runs CMD while a watchdog keeps the lease alive, and releases the\n"
+    "lock when CMD exits. CMD gets REDLOCK_RESOURCE, REDLOCK_TOKEN and REDLOCK_FENCE (0 unless\n"
+    "--fenced) in its environment. If the lease is lost, CMD gets SIGTERM, then SIGKILL after the\n"
+    "grace period. Ctrl-C (or SIGTERM, SIGHUP) stops CMD the same way and releases the lock.\n"
+    "\n"
+    "options:\n"
+    "%s"
+    "  --ttl DURATION            the lease's ttl, renewed every third of it (default 10s)\n"
+    "  --wait DURATION           how long to wait for the lock; 0: try once (default 30s)\n"
+    "  --fenced                  number the lease with a fencing token (REDLOCK_FENCE)\n"
+    "  --grace DURATION          from SIGTERM to SIGKILL (default 5s)\n"
+    "  --quiet                   no status line while waiting\n"
+    "  --help                    this text\n"
+    "\n"
+    "durations: 500ms, 10s, 2m, 1h (a bare number is seconds)\n"
+    "exit status: CMD's (128 + N if signal N ended it); 75 if the lock was not acquired within\n"
+    "--wait; 70 if the lease was lost while CMD ran; 127 if CMD could not be started; 2 for\n"
+    "usage errors; 128 + N if signal N interrupted redlock.\n";
+
+struct run_settings {
+    deployment_flags where;
+    milliseconds ttl{10'000};
+    milliseconds wait{30'000};
+    milliseconds grace{5'000};
+    bool fenced = false;
+    bool quiet = false;
+    std::string resource;
+    std::vector<std::string> command;
+};
+
+std::optional<run_settings> parse(int argc, char** argv, int first) {
+    run_settings s;
+    arg_reader args(argc, argv, first);
+    while (auto flag = args.next_flag()) {
+        if (s.where.take(*flag, args)) continue;
+        if (*flag == "--ttl") {
+            s.ttl = args.duration_value();
+        } else if (*flag == "--wait") {
+            s.wait = args.duration_value();
+        } else if (*flag == "--grace") {
+            s.grace = args.duration_value();
+        } else if (*flag == "--fenced") {
+            s.fenced = true;
+        } else if (*flag == "--quiet") {
+            s.quiet = true;
+        } else if (*flag == "--help" || *flag == "-h") {
+            std::printf(run_help, deployment_flags::help);
+            return std::nullopt;
+        } else {
+            throw usage_error("unknown option " + *flag + " (see redlock run --help)");
+        }
+    }
+    auto rest = args.rest();
+    if (rest.empty()) throw usage_error("no RESOURCE given (see redlock run --help)");
+    s.resource = rest[0];
+    if (rest.size() < 2 || rest[1] != "--") throw usage_error("expected -- and a command after RESOURCE");
+    s.command.assign(rest.begin() + 2, rest.end());
+    if (s.command.empty()) throw usage_error("no command after --");
+    if (s.ttl < milliseconds(3)) throw usage_error("--ttl: at least 3ms");
+    return s;
+}
+
+bool is_usage_error(error_code ec) {
+    return ec == error::invalid_config || ec == error::invalid_ttl || ec == error::invalid_resource ||
+           ec == error::invalid_uri;
+}
+
+// One acquire, one child, one release: the state of a `redlock run`.
+class run_session {
+public:
+    run_session(asio::io_context& ioc, run_settings s, const client_config& cfg)
+        : ioc_(ioc),
+          s_(std::move(s)),
+          client_(ioc.get_executor(), cfg),
+          signals_(ioc, SIGINT, SIGTERM, SIGHUP),
+          children_(ioc, SIGCHLD),
+          grace_timer_(ioc),
+          drain_timer_(ioc) {
+        if (!s_.quiet && ::isatty(STDERR_FILENO) == 1 && s_.wait > milliseconds::zero()) {
+            status_.emplace(ioc.get_executor(), cfg, s_.resource);
+        }
+    }
+
+    void start() {
+        wait_for_signal();
+        if (status_) status_->start();
+        lock_options o;
+        o.ttl = s_.ttl;
+        o.wait = s_.wait;
+        o.fenced = s_.fenced;
+        o.watchdog = true;
+        client_.async_acquire(
+            s_.resource, o, diag_,
+            asio::bind_cancellation_slot(acquire_cancel_.slot(),
+                                         [this](error_code ec, lease l) { on_acquired(ec, std::move(l)); }));
+    }
+
+    [[nodiscard]] int exit_status() const noexcept { return exit_; }
+
+private:
+    void wait_for_signal() {
+        signals_.async_wait([this](error_code ec, int sig) {
+            if (ec) return;
+            on_signal(sig);
+            wait_for_signal();
+        });
+    }
+
+    void on_signal(int sig) {
+        if (interrupted_ != 0 && child_ > 0) {
+            ::kill(child_, SIGKILL);  // a second interrupt does not wait for the grace period
+            return;
+        }
+        interrupted_ = sig;
+        if (child_ > 0) {
+            stop_child();
+        } else if (!acquired_) {
+            acquire_cancel_.emit(asio::cancellation_type::terminal);
+        }
+    }
+
+    void on_acquired(error_code ec, lease l) {
+        if (status_) status_->stop();
+        if (ec) {
+            if (interrupted_ != 0) {
+                exit_ = 128 + interrupted_;
+            } else {
+                std::fprintf(stderr, "redlock run: not acquired (%s): %s\n",
+                             error_name(static_cast<error>(ec.value())),
+                             diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
+                exit_ = is_usage_error(ec) ? exit_usage : exit_not_acquired;
+            }
+            finish();
+            return;
+        }
+        acquired_ = true;
+        lease_ = std::move(l);
+        if (interrupted_ != 0) {  // the interrupt came as the grant did
+            exit_ = 128 + interrupted_;
+            release_and_finish();
+            return;
+        }
+        wait_for_children();
+        if (!spawn_child()) {
+            exit_ = exit_command_not_found;
+            release_and_finish();
+            return;
+        }
+        lease_.async_wait_lost([this](error_code lost) {
+            if (lost == error::lock_lost && child_ > 0) on_lease_lost();
+        });
+        reap();  // it may have ended before the SIGCHLD wait was set up
+    }
+
+    bool spawn_child() {
+        std::vector<std::string> env_strings = {"REDLOCK_RESOURCE=" + s_.resource,
+                                                "REDLOCK_TOKEN=" + lease_.token(),
+                                                "REDLOCK_FENCE=" + std::to_string(lease_.fence())};
+        std::vector<char*> envp;
+        for (char** e = environ; *e != nullptr; ++e) {
+            const std::string_view entry(*e);
+            if (entry.starts_with("REDLOCK_RESOURCE=") || entry.starts_with("REDLOCK_TOKEN=") ||
+                entry.starts_with("REDLOCK_FENCE=")) {
+                continue;
+            }
+            envp.push_back(*e);
+        }
+        for (auto& e : env_strings)
+            envp.push_back(e.data());
+        envp.push_back(nullptr);
+        std::vector<char*> argv;
+        for (auto& a : s_.command)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_t pid = -1;
+        const int rc = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+        if (rc != 0) {
+            std::fprintf(stderr, "redlock run: cannot run %s: %s\n", argv[0], std::strerror(rc));
+            return false;
+        }
+        child_ = pid;
+        return true;
+    }
+
+    void wait_for_children() {
+        children_.async_wait([this](error_code ec, int) {
+            if (ec) return;
+            reap();
+            if (child_ > 0) wait_for_children();
+        });
+    }
+
+    void reap() {
+        if (child_ <= 0) return;
+        int status = 0;
+        const pid_t r = ::waitpid(child_, &status, WNOHANG);
+        if (r == child_) on_child_exit(status);
+    }
+
+    void on_lease_lost() {
+        lost_ = true;
+        std::fprintf(stderr,
+                     "redlock run: lost the lock on \"%s\"; stopping %s (SIGTERM, SIGKILL after %lldms)\n",
+                     s_.resource.c_str(), s_.command[0].c_str(), static_cast<long long>(s_.grace.count()));
+        stop_child();
+    }
+
+    void stop_child() {
+        ::kill(child_, SIGTERM);
+        grace_timer_.expires_after(s_.grace);
+        grace_timer_.async_wait([this](error_code ec) {
+            if (!ec && child_ > 0) ::kill(child_, SIGKILL);
+        });
+    }
+
+    void on_child_exit(int status) {
+        child_ = -1;
+        grace_timer_.cancel();
+        children_.cancel();
+        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        exit_ = lost_ ? exit_lease_lost : interrupted_ != 0 ? 128 + interrupted_ : code;
+        release_and_finish();
+    }
+
+    void release_and_finish() {
+        lease_.async_release(diag_, [this](error_code ec) {
+            if (ec && !lost_) {
+                std::fprintf(stderr, "redlock run: release of \"%s\": %s\n", s_.resource.c_str(),
+                             diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
+            }
+            finish();
+        });
+    }
+
+    // A cancelled or failed acquire releases what it may hold in the background: give those
+    // releases a moment to leave before the event loop stops.
+    void finish() {
+        signals_.cancel();
+        children_.cancel();
+        drain_timer_.expires_after(milliseconds(100));
+        drain_timer_.async_wait([this](error_code) { ioc_.stop(); });
+    }
+
+    asio::io_context& ioc_;
+    run_settings s_;
+    client client_;
+    std::optional<wait_status> status_;
+    asio::signal_set signals_;
+    asio::signal_set children_;
+    asio::steady_timer grace_timer_;
+    asio::steady_timer drain_timer_;
+    asio::cancellation_signal acquire_cancel_;
+    diagnostics diag_;
+    lease lease_;
+    pid_t child_ = -1;
+    bool acquired_ = false;
+    bool lost_ = false;
+    int interrupted_ = 0;
+    int exit_ = 1;
+};
+
+}  // namespace
+
+int run_command(int argc, char** argv, int first) {
+    auto settings = parse(argc, argv, first);
+    if (!settings) return 0;
+    const auto cfg = settings->where.to_config();
+    asio::io_context ioc(1);
+    run_session session(ioc, std::move(*settings), cfg);
+    session.start();
+    ioc.run();
+    return session.exit_status();
+}
+
+}  // namespace redlock::cli
