@@ -1,0 +1,255 @@
+// Smoke tests of the examples (examples/), each run as its own process against real servers:
+// exit status 0 and the output that shows the example did what it says.
+#include "support/child_process.hpp"
+#include "support/lock_helpers.hpp"
+#include "support/redis_server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using redlock::test::redis_server;
+using redlock::test::server_list;
+using redlock::test::spawn_child;
+using redlock::test::start_redis_servers;
+using redlock::test::wait_child;
+
+namespace {
+
+const std::string examples_dir = REDLOCK_EXAMPLES_DIR;
+
+struct scratch_dir {
+    std::filesystem::path path;
+    scratch_dir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "redlock-examples-XXXXXX").string();
+        BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+        path = tmpl;
+    }
+    ~scratch_dir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+    [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The examples read their nodes from a config file: servers started a moment ago need the
+// restart quarantine off.
+std::string write_config(const scratch_dir& dir, const server_list& servers, const std::string& name) {
+    std::string nodes;
+    for (const auto& s : servers)
+        nodes += (nodes.empty() ? "\"" : ", \"") + s->uri() + "\"";
+    const auto path = dir.file(name + ".json");
+    std::ofstream(path) << "{\"nodes\": [" << nodes
+                        << "], \"node_timeout_ms\": 500, \"restart_quarantine\": false}";
+    return path;
+}
+
+pid_t start_example(const std::string& name, const std::string& args, const std::string& out) {
+    return spawn_child("/bin/sh",
+                       {"-c", "exec " + examples_dir + "/" + name + " " + args + " >" + out + " 2>&1"});
+}
+
+// Runs an example to its end; its output goes to `out`.
+int run_example(const std::string& name, const std::string& args, const std::string& out) {
+    return wait_child(start_example(name, args, out), 60s);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+// Books seats 1..seats on each of the servers' ports from `clients` connections spread over
+// them; returns the number of "OK" replies per seat.
+std::map<int, int> book_everything(const std::vector<unsigned short>& ports, int clients, int seats) {
+    asio::io_context ioc;
+    std::map<int, int> ok;
+    int errors = 0;
+    for (int c = 0; c < clients; ++c) {
+        asio::co_spawn(
+            ioc,
+            [&, c]() -> asio::awaitable<void> {
+                asio::ip::tcp::socket socket(co_await asio::this_coro::executor);
+                const asio::ip::tcp::endpoint to(asio::ip::make_address("127.0.0.1"),
+                                                 ports[static_cast<std::size_t>(c) % ports.size()]);
+                co_await socket.async_connect(to, asio::use_awaitable);
+                std::string buffer;
+                for (int seat = 1; seat <= seats; ++seat) {
+                    const auto request =
+                        "BOOK " + std::to_string(seat) + " customer" + std::to_string(c) + "\n";
+                    co_await asio::async_write(socket, asio::buffer(request), asio::use_awaitable);
+                    auto n = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer), '\n',
+                                                             asio::use_awaitable);
+                    const auto reply = buffer.substr(0, n);
+                    buffer.erase(0, n);
+                    if (reply == "OK\n") {
+                        ++ok[seat];
+                    } else if (!reply.starts_with("TAKEN ")) {
+                        ++errors;
+                        BOOST_TEST_MESSAGE("seat " << seat << ": " << reply);
+                    }
+                }
+            },
+            [&](std::exception_ptr ep) {
+                if (ep) ++errors;
+            });
+    }
+    ioc.run_for(60s);
+    BOOST_TEST(errors == 0);
+    return ok;
+}
+
+// Starts `count` seat_booking processes; returns their PIDs and fills `ports` from their output.
+std::vector<pid_t> start_booking_services(const scratch_dir& dir, const std::string& config, int count,
+                                          const std::string& extra, std::vector<unsigned short>& ports) {
+    std::vector<pid_t> pids;
+    ports.clear();
+    for (int i = 0; i < count; ++i) {
+        const auto out = dir.file("booking" + std::to_string(i) + extra);
+        pids.push_back(start_example("seat_booking", config + " " + extra, out));
+        unsigned port = 0;
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (port == 0 && std::chrono::steady_clock::now() < deadline) {
+            std::sscanf(read_file(out).c_str(), "listening on 127.0.0.1:%u", &port);
+            std::this_thread::sleep_for(20ms);
+        }
+        BOOST_TEST_REQUIRE(port != 0u, read_file(out));
+        ports.push_back(static_cast<unsigned short>(port));
+    }
+    return pids;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(examples_test)
+
+BOOST_AUTO_TEST_CASE(the_short_examples_run_and_show_what_they_say) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto three = write_config(dir, servers, "three");
+    const auto out = dir.file("out");
+
+    std::ofstream(dir.file("one.json"))
+        << "{\"nodes\": [\"" << servers[0]->uri() << "\"], \"restart_quarantine\": false}";
+    BOOST_TEST(run_example("try_lock", dir.file("one.json"), out) == 0, read_file(out));
+    BOOST_TEST(contains(read_file(out), "bob tries: the resource is held by another owner"), read_file(out));
+    BOOST_TEST(contains(read_file(out), "bob tries again: holds it"));
+
+    BOOST_TEST(run_example("redlock_quorum", three, out) == 0, read_file(out));
+    BOOST_TEST(contains(read_file(out), "second client: not_acquired ["), read_file(out));
+
+    BOOST_TEST(run_example("fenced_store", three, out) == 0, read_file(out));
+    BOOST_TEST(contains(read_file(out), "the write was refused"), read_file(out));
+    BOOST_TEST(servers[0]->command({"GET", "example:account:balance"}).str == "100 (fast)");
+
+    BOOST_TEST(run_example("callbacks_and_futures", three, out) == 0, read_file(out));
+    BOOST_TEST(contains(read_file(out), "callback: released (ok)"), read_file(out));
+    BOOST_TEST(contains(read_file(out), "future: released"), read_file(out));
+
+    BOOST_TEST(run_example("scoped_lock", three, out) == 0, read_file(out));
+    BOOST_TEST(contains(read_file(out), "held example:scoped for 5 s on a 2 s lease"), read_file(out));
+
+    BOOST_TEST(run_example("connection_demo", "--uri " + servers[1]->uri() + " --coroutines 100 --seconds 1",
+                           out) == 0,
+               read_file(out));
+    BOOST_TEST(run_example("lock_demo",
+                           "--nodes " + redlock::test::node_uris(servers) +
+                               " --restart-quarantine off --workers 2 --seconds 1",
+                           out) == 0,
+               read_file(out));
+    BOOST_TEST(contains(read_file(out), "granted"), read_file(out));
+    for (const auto& s : servers)
+        BOOST_TEST(s->command({"KEYS", "{redlock:*}:lock"}).elements.empty());
+}
+
+// 3 processes of 2 s each, terms of 300 ms: the job log shows one leader per term (one name per
+// fence), terms that never interleave, and fences that grow from term to term.
+BOOST_AUTO_TEST_CASE(leader_election_has_one_leader_per_term) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto config = write_config(dir, servers, "three");
+    std::vector<pid_t> pids;
+    for (const char* name : {"A", "B", "C"}) {
+        pids.push_back(start_example("leader_election",
+                                     config + " --name " + name + " --seconds 2 --term-ms 300",
+                                     dir.file(std::string("le") + name)));
+    }
+    for (std::size_t i = 0; i < pids.size(); ++i)
+        BOOST_TEST(wait_child(pids[i], 30s) == 0, read_file(dir.file(std::string("le") + "ABC"[i])));
+    const auto log = servers[0]->command({"LRANGE", "example:leader:log", "0", "-1"});
+    BOOST_TEST_REQUIRE(log.elements.size() >= 6u);
+    std::set<unsigned long long> finished_terms;
+    std::set<std::string> leaders;
+    std::string current_name;
+    unsigned long long current_fence = 0;
+    for (const auto& entry : log.elements) {
+        std::istringstream in(entry.str);
+        std::string name;
+        unsigned long long fence = 0;
+        in >> name >> fence;
+        if (fence != current_fence) {
+            BOOST_TEST(fence > current_fence, entry.str);  // a new term: a larger fence
+            BOOST_TEST(!finished_terms.count(fence), entry.str);
+            finished_terms.insert(current_fence);
+            current_fence = fence;
+            current_name = name;
+            leaders.insert(name);
+        }
+        BOOST_TEST(name == current_name, entry.str);  // one leader per term
+    }
+    BOOST_TEST(finished_terms.size() >= 3u);
+    BOOST_TEST_MESSAGE(finished_terms.size() << " terms, " << leaders.size() << " distinct leaders");
+}
+
+// 3 service processes, 30 customers booking the same 10 seats through all of them: every seat
+// is booked exactly once. The same services without the lock double-book (the control).
+BOOST_AUTO_TEST_CASE(seat_booking_never_double_books_across_processes) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto config = write_config(dir, servers, "three");
+    for (const std::string mode : {"", "--no-lock"}) {
+        servers[0]->command({"FLUSHALL"});
+        std::vector<unsigned short> ports;
+        auto pids = start_booking_services(dir, config, 3, mode, ports);
+        const auto ok = book_everything(ports, 30, 10);
+        int double_booked = 0;
+        for (int seat = 1; seat <= 10; ++seat) {
+            const int n = ok.count(seat) ? ok.at(seat) : 0;
+            if (mode.empty()) BOOST_TEST(n == 1, "seat " << seat << " booked " << n << " times");
+            double_booked += n > 1 ? 1 : 0;
+        }
+        if (!mode.empty()) BOOST_TEST(double_booked > 0, "without the lock nothing was double-booked");
+        for (auto pid : pids) {
+            ::kill(pid, SIGTERM);
+            BOOST_TEST(wait_child(pid, 10s) == 0);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
