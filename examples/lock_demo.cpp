@@ -5,119 +5,15 @@
 //
 //   lock_demo --nodes URI[,URI...] [--name A] [--workers 4] [--seconds 10] [--resource demo:printer]
 //             [--restart-quarantine on|off]
-#include <redlock/redlock.hpp>
+#include "lock_demo_workers.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <random>
 #include <string>
-#include <vector>
 
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using clock_type = std::chrono::steady_clock;
-
-namespace {
-
-struct settings {
-    std::vector<std::string> nodes;
-    std::string name = "A";
-    std::string resource = "demo:printer";
-    int workers = 4;
-    int seconds = 10;
-    // Off only for servers started empty a moment ago (scripts/demo): see client_config.
-    bool restart_quarantine = true;
-};
-
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start < s.size()) {
-        auto comma = s.find(',', start);
-        if (comma == std::string::npos) comma = s.size();
-        if (comma > start) out.push_back(s.substr(start, comma - start));
-        start = comma + 1;
-    }
-    return out;
-}
-
-// One letter per node, in config order: G granted, D denied, X failed, . no answer yet.
-std::string node_letters(const redlock::diagnostics& diag) {
-    std::string s;
-    for (const auto& n : diag.nodes) {
-        switch (n.result) {
-            case redlock::node_outcome::verdict::granted:
-                s += 'G';
-                break;
-            case redlock::node_outcome::verdict::denied:
-                s += 'D';
-                break;
-            case redlock::node_outcome::verdict::failed:
-                s += 'X';
-                break;
-            case redlock::node_outcome::verdict::pending:
-                s += '.';
-                break;
-        }
-    }
-    return s;
-}
-
-double since(clock_type::time_point start) {
-    return std::chrono::duration<double>(clock_type::now() - start).count();
-}
-
-asio::awaitable<void> worker(redlock::client& client, settings s, int id, clock_type::time_point start,
-                             int& finished) {
-    std::mt19937 rng(std::random_device{}());
-    std::uniform_int_distribution<int> hold_ms(100, 300), rest_ms(0, 100);
-    asio::steady_timer timer(co_await asio::this_coro::executor);
-    redlock::lock_options o;
-    o.ttl = 2s;
-    o.wait = 1s;
-    const auto until = start + std::chrono::seconds(s.seconds);
-    while (clock_type::now() < until) {
-        redlock::diagnostics diag;
-        auto [ec, lease] =
-            co_await client.async_acquire(s.resource, o, diag, asio::as_tuple(asio::use_awaitable));
-        if (ec) {
-            std::printf("%6.2fs [%s w%d] %-18s %s\n", since(start), s.name.c_str(), id,
-                        ec.category() == redlock::error_category()
-                            ? redlock::error_name(static_cast<redlock::error>(ec.value()))
-                            : ec.message().c_str(),
-                        diag.message.c_str());
-            std::fflush(stdout);
-            timer.expires_after(500ms);
-            co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-            continue;
-        }
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(lease.remaining());
-        std::printf(
-            "%6.2fs [%s w%d] granted            validity left %4lld ms, nodes %s (%u of %zu granted)\n",
-            since(start), s.name.c_str(), id, static_cast<long long>(left.count()),
-            node_letters(diag).c_str(), lease.nodes_granted(), client.node_count());
-        std::fflush(stdout);
-        timer.expires_after(std::chrono::milliseconds(hold_ms(rng)));
-        co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-        auto [rec] = co_await lease.async_release(asio::as_tuple(asio::use_awaitable));
-        if (rec)
-            std::printf("%6.2fs [%s w%d] release: %s\n", since(start), s.name.c_str(), id,
-                        rec.message().c_str());
-        timer.expires_after(std::chrono::milliseconds(rest_ms(rng)));
-        co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    }
-    ++finished;
-}
-
-}  // namespace
+using lock_demo::settings;
+using lock_demo::split;
 
 int main(int argc, char** argv) {
     settings s;
@@ -136,30 +32,5 @@ int main(int argc, char** argv) {
                      "[--resource demo:printer] [--restart-quarantine on|off]\n");
         return 2;
     }
-    try {
-        asio::io_context ioc;
-        redlock::client_config cfg;
-        cfg.nodes = s.nodes;
-        cfg.restart_quarantine = s.restart_quarantine;
-        redlock::client client(ioc.get_executor(), cfg);
-        const auto start = clock_type::now();
-        int finished = 0;
-        for (int i = 1; i <= s.workers; ++i) {
-            auto w = worker(client, s, i, start, finished);
-            asio::co_spawn(ioc, std::move(w), [&](std::exception_ptr ep) {
-                if (ep) std::rethrow_exception(ep);
-                if (finished == s.workers) ioc.stop();
-            });
-        }
-        ioc.run();
-        auto m = client.metrics();
-        std::printf("[%s] done: %llu grants, %llu quorum_unreachable, %llu wait_timeout; metrics %s\n",
-                    s.name.c_str(), static_cast<unsigned long long>(m.acquired),
-                    static_cast<unsigned long long>(m.failed_quorum_unreachable),
-                    static_cast<unsigned long long>(m.failed_wait_timeout), m.to_json().c_str());
-        return 0;
-    } catch (const boost::system::system_error& e) {
-        std::fprintf(stderr, "lock_demo: %s\n", e.what());
-        return 2;
-    }
+    return lock_demo::run(s);
 }

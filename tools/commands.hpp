@@ -7,6 +7,7 @@ namespace redlock::cli {
 /// status. Usage errors are thrown as usage_error (exit status 2).
 int run_command(int argc, char** argv, int first);
 int check_command(int argc, char** argv, int first);
+int demo_command(int argc, char** argv, int first);
 
 /// Exit statuses of `redlock run` besides the command's own.
 inline constexpr int exit_usage = 2;

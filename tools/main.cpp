@@ -16,8 +16,9 @@ constexpr const char* help =
     "commands:\n"
     "  run     hold a lock while a command runs          (redlock run --help)\n"
     "  check   say what makes a deployment's locks unsafe (redlock check --help)\n"
+    "  demo    Redlock at work on local servers, with nodes killed under it (redlock demo --help)\n"
     "\n"
-    "The demo and the benchmarks are scripts/demo and bench/run_lock_bench in the source tree.\n";
+    "The benchmarks are bench/run_lock_bench in the source tree.\n";
 
 }  // namespace
 
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
     try {
         if (command == "run") return run_command(argc, argv, 2);
         if (command == "check") return check_command(argc, argv, 2);
+        if (command == "demo") return demo_command(argc, argv, 2);
         if (command == "--help" || command == "-h" || command == "help") {
             std::fputs(help, stdout);
             return 0;

@@ -5,6 +5,8 @@
 #include "support/lock_helpers.hpp"
 #include "support/redis_server.hpp"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -78,6 +80,14 @@ bool key_anywhere(const server_list& servers, const std::string& resource) {
     for (const auto& s : servers)
         if (redlock::test::key_exists(*s, resource)) return true;
     return false;
+}
+
+bool accepts_connections(unsigned short port) {
+    boost::asio::io_context ioc;
+    boost::asio::ip::tcp::socket socket(ioc);
+    boost::system::error_code ec;
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
+    return !ec;
 }
 
 bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
@@ -292,6 +302,30 @@ BOOST_AUTO_TEST_CASE(check_reports_replicas_duplicates_and_eviction) {
     BOOST_TEST(report.find("nodes[1] " + replica.uri() + " is a replica") != std::string::npos, report);
     BOOST_TEST(report.find("nodes[2] " + lru.uri() + ": maxmemory-policy allkeys-lru") != std::string::npos,
                report);
+}
+
+// redlock demo with its own servers: grants with 5 nodes and with 3, none with 2; afterwards
+// none of its servers is left running.
+BOOST_AUTO_TEST_CASE(demo_starts_kills_and_stops_its_own_servers) {
+    scratch_dir dir;
+    const auto out = dir.file("demo");
+    BOOST_TEST(run_redlock("demo --seconds 1 --workers 2", out) == 0, read_file(out));
+    const auto text = read_file(out);
+    BOOST_TEST(text.find("killing node 3") != std::string::npos, text);
+    BOOST_TEST(text.find("granted") != std::string::npos);
+    BOOST_TEST(text.find("(3 of 5 granted)") != std::string::npos);
+    BOOST_TEST(text.find("quorum_unreachable") != std::string::npos);
+    // Its servers' ports, from the first line: nothing answers there any more.
+    std::istringstream first(text.substr(0, text.find('\n')));
+    std::string word;
+    int ports = 0;
+    while (first >> word) {
+        unsigned port = 0;
+        if (std::sscanf(word.c_str(), "redis://127.0.0.1:%u", &port) != 1) continue;
+        ++ports;
+        BOOST_TEST(!accepts_connections(static_cast<unsigned short>(port)), word);
+    }
+    BOOST_TEST(ports == 5);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

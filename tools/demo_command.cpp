@@ -1,0 +1,205 @@
+// redlock demo: what scripts/demo shows, from the installed command. With no --nodes it starts
+// 5 redis-servers of its own, runs 2 worker processes of 4 coroutines each on one resource,
+// kills 2 of the servers (grants go on with 3), then a third (every attempt fails with
+// quorum_unreachable and names the dead nodes), and stops everything it started, by PID.
+#include "cli_args.hpp"
+#include "commands.hpp"
+#include "local_servers.hpp"
+#include "lock_demo_workers.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <limits.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace redlock::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* demo_help =
+    "usage: redlock demo [--nodes URI,...] [--workers 4] [--seconds 3]\n"
+    "\n"
+    "Two processes of --workers coroutines contend for one resource; every grant prints the\n"
+    "worker, the validity left and one letter per node (G granted, D denied, X failed, . not\n"
+    "needed). Without --nodes it starts 5 local redis-servers (redis-server must be installed),\n"
+    "kills 2 of them after --seconds (grants go on with 3 of 5), then a third (no quorum), and\n"
+    "stops them. With --nodes it uses those nodes, kills nothing, and runs 3 x --seconds + 1.\n";
+
+std::atomic<int> interrupted{0};
+
+extern "C" void on_interrupt(int sig) {
+    interrupted.store(sig);
+}
+
+// Sleeps `d`, or less if interrupted; false if interrupted.
+bool pause_for(std::chrono::milliseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+        if (interrupted.load() != 0) return false;
+        std::this_thread::sleep_for(20ms);
+    }
+    return interrupted.load() == 0;
+}
+
+std::string self_path() {
+    char buf[PATH_MAX];
+    const auto n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw std::runtime_error("cannot find the redlock executable (/proc/self/exe)");
+    return std::string(buf, static_cast<std::size_t>(n));
+}
+
+pid_t spawn_worker(const std::string& self, const std::vector<std::string>& nodes, const std::string& name,
+                   int workers, int seconds, bool quarantine) {
+    std::string joined;
+    for (const auto& n : nodes)
+        joined += (joined.empty() ? "" : ",") + n;
+    std::vector<std::string> args = {self,
+                                     "demo",
+                                     "--worker",
+                                     "--nodes",
+                                     joined,
+                                     "--name",
+                                     name,
+                                     "--workers",
+                                     std::to_string(workers),
+                                     "--seconds",
+                                     std::to_string(seconds),
+                                     "--restart-quarantine",
+                                     quarantine ? "on" : "off"};
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    if (const int rc = ::posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), environ); rc != 0) {
+        throw std::runtime_error("cannot start a demo worker: " + std::string(std::strerror(rc)));
+    }
+    return pid;
+}
+
+int worker_main(arg_reader& args) {
+    lock_demo::settings s;
+    while (auto flag = args.next_flag()) {
+        if (*flag == "--worker") continue;
+        if (*flag == "--nodes") {
+            s.nodes = split_list(args.value());
+        } else if (*flag == "--name") {
+            s.name = args.value();
+        } else if (*flag == "--workers") {
+            s.workers = static_cast<int>(args.number_value(1, 1000));
+        } else if (*flag == "--seconds") {
+            s.seconds = static_cast<int>(args.number_value(1, 3600));
+        } else if (*flag == "--restart-quarantine") {
+            s.restart_quarantine = args.value() != "off";
+        } else {
+            throw usage_error("unknown option " + *flag);
+        }
+    }
+    if (s.nodes.empty()) throw usage_error("--worker needs --nodes");
+    return lock_demo::run(s);
+}
+
+}  // namespace
+
+int demo_command(int argc, char** argv, int first) {
+    for (int i = first; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--worker") {
+            arg_reader args(argc, argv, first);
+            return worker_main(args);
+        }
+    }
+    std::vector<std::string> given_nodes;
+    int workers = 4;
+    int phase = 3;
+    arg_reader args(argc, argv, first);
+    while (auto flag = args.next_flag()) {
+        if (*flag == "--nodes") {
+            given_nodes = split_list(args.value());
+        } else if (*flag == "--workers") {
+            workers = static_cast<int>(args.number_value(1, 100));
+        } else if (*flag == "--seconds") {
+            phase = static_cast<int>(args.number_value(1, 600));
+        } else if (*flag == "--help" || *flag == "-h") {
+            std::fputs(demo_help, stdout);
+            return 0;
+        } else {
+            throw usage_error("unknown option " + *flag + " (see redlock demo --help)");
+        }
+    }
+    if (!args.rest().empty()) throw usage_error("redlock demo takes no arguments (see redlock demo --help)");
+
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+
+    std::optional<local_servers> servers;
+    std::vector<std::string> nodes = given_nodes;
+    if (nodes.empty()) {
+        servers.emplace(5);
+        nodes = servers->uris();
+    }
+    std::printf("redlock demo: %zu nodes:", nodes.size());
+    for (const auto& n : nodes)
+        std::printf(" %s", n.c_str());
+    std::printf(
+        "\nredlock demo: one letter per node: G granted, D denied, X failed, . not needed or no answer "
+        "yet\n");
+    std::fflush(stdout);
+
+    const auto self = self_path();
+    std::vector<pid_t> pids;
+    // Servers we started a moment ago lost no lock: no restart quarantine for them.
+    for (const char* name : {"A", "B"})
+        pids.push_back(spawn_worker(self, nodes, name, workers, 3 * phase + 1, !servers.has_value()));
+
+    const auto phase_ms = std::chrono::milliseconds(phase * 1000);
+    if (servers && pause_for(phase_ms)) {
+        for (std::size_t i : {0u, 1u}) {
+            std::printf("===== redlock demo: killing node %zu (%s, pid %d) =====\n", i + 1, nodes[i].c_str(),
+                        static_cast<int>(servers->pid(i)));
+            std::fflush(stdout);
+            servers->kill(i);
+        }
+        std::printf("===== 3 of 5 nodes left: still a quorum =====\n");
+        std::fflush(stdout);
+        if (pause_for(phase_ms)) {
+            std::printf("===== redlock demo: killing node 3 (%s, pid %d) =====\n", nodes[2].c_str(),
+                        static_cast<int>(servers->pid(2)));
+            servers->kill(2);
+            std::printf("===== 2 of 5 nodes left: no quorum, acquire fails with quorum_unreachable =====\n");
+            std::fflush(stdout);
+        }
+    }
+    int status = 0;
+    for (auto pid : pids) {
+        int st = 0;
+        while (true) {
+            const pid_t r = ::waitpid(pid, &st, WNOHANG);
+            if (r == pid) break;
+            if (interrupted.load() != 0) ::kill(pid, SIGTERM);
+            std::this_thread::sleep_for(20ms);
+        }
+        const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (code != 0 && status == 0) status = code;
+    }
+    if (interrupted.load() != 0) status = 128 + interrupted.load();
+    return status;  // `servers` stops its redis-servers by PID
+}
+
+}  // namespace redlock::cli
