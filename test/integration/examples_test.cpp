@@ -3,6 +3,7 @@
 #include "support/child_process.hpp"
 #include "support/lock_helpers.hpp"
 #include "support/redis_server.hpp"
+#include "support/scratch_dir.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -28,48 +29,18 @@
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
+using redlock::test::read_file;
 using redlock::test::redis_server;
+using redlock::test::scratch_dir;
 using redlock::test::server_list;
 using redlock::test::spawn_child;
 using redlock::test::start_redis_servers;
 using redlock::test::wait_child;
+using redlock::test::write_config_file;
 
 namespace {
 
 const std::string examples_dir = REDLOCK_EXAMPLES_DIR;
-
-struct scratch_dir {
-    std::filesystem::path path;
-    scratch_dir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "redlock-examples-XXXXXX").string();
-        BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-        path = tmpl;
-    }
-    ~scratch_dir() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path, ignored);
-    }
-    [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// The examples read their nodes from a config file: servers started a moment ago need the
-// restart quarantine off.
-std::string write_config(const scratch_dir& dir, const server_list& servers, const std::string& name) {
-    std::string nodes;
-    for (const auto& s : servers)
-        nodes += (nodes.empty() ? "\"" : ", \"") + s->uri() + "\"";
-    const auto path = dir.file(name + ".json");
-    std::ofstream(path) << "{\"nodes\": [" << nodes
-                        << "], \"node_timeout_ms\": 500, \"restart_quarantine\": false}";
-    return path;
-}
 
 pid_t start_example(const std::string& name, const std::string& args, const std::string& out) {
     return spawn_child("/bin/sh",
@@ -152,7 +123,7 @@ BOOST_AUTO_TEST_SUITE(examples_test)
 BOOST_AUTO_TEST_CASE(the_short_examples_run_and_show_what_they_say) {
     auto servers = start_redis_servers(3);
     scratch_dir dir;
-    const auto three = write_config(dir, servers, "three");
+    const auto three = write_config_file(dir, servers, "three");
     const auto out = dir.file("out");
 
     std::ofstream(dir.file("one.json"))
@@ -193,7 +164,7 @@ BOOST_AUTO_TEST_CASE(the_short_examples_run_and_show_what_they_say) {
 BOOST_AUTO_TEST_CASE(leader_election_has_one_leader_per_term) {
     auto servers = start_redis_servers(3);
     scratch_dir dir;
-    const auto config = write_config(dir, servers, "three");
+    const auto config = write_config_file(dir, servers, "three");
     std::vector<pid_t> pids;
     for (const char* name : {"A", "B", "C"}) {
         pids.push_back(start_example("leader_election",
@@ -232,7 +203,7 @@ BOOST_AUTO_TEST_CASE(leader_election_has_one_leader_per_term) {
 BOOST_AUTO_TEST_CASE(seat_booking_never_double_books_across_processes) {
     auto servers = start_redis_servers(3);
     scratch_dir dir;
-    const auto config = write_config(dir, servers, "three");
+    const auto config = write_config_file(dir, servers, "three");
     for (const std::string mode : {"", "--no-lock"}) {
         servers[0]->command({"FLUSHALL"});
         std::vector<unsigned short> ports;

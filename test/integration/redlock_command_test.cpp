@@ -4,6 +4,7 @@
 #include "support/child_process.hpp"
 #include "support/lock_helpers.hpp"
 #include "support/redis_server.hpp"
+#include "support/scratch_dir.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -22,49 +23,20 @@
 using namespace std::chrono_literals;
 using redlock::test::lock_key;
 using redlock::test::node_uris;
+using redlock::test::read_file;
 using redlock::test::redis_server;
+using redlock::test::scratch_dir;
 using redlock::test::server_list;
 using redlock::test::spawn_child;
 using redlock::test::start_redis_servers;
 using redlock::test::wait_child;
+using redlock::test::write_config_file;
 
 namespace {
 
 const std::string redlock_path = REDLOCK_COMMAND_PATH;
 
 // A temp dir for the test's files, removed at the end.
-struct scratch_dir {
-    std::filesystem::path path;
-    scratch_dir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "redlock-cmd-XXXXXX").string();
-        BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-        path = tmpl;
-    }
-    ~scratch_dir() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path, ignored);
-    }
-    [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// A config file for `servers` with timeouts that suit a loaded 2-core machine.
-std::string write_config(const scratch_dir& dir, const server_list& servers) {
-    std::string nodes;
-    for (const auto& s : servers)
-        nodes += (nodes.empty() ? "\"" : ", \"") + s->uri() + "\"";
-    const auto path = dir.file("config.json");
-    std::ofstream(path) << "{\"nodes\": [" << nodes
-                        << "], \"node_timeout_ms\": 500, \"restart_quarantine\": false, "
-                           "\"retry\": {\"min_delay_ms\": 5, \"max_delay_ms\": 50}}";
-    return path;
-}
 
 // Starts `redlock ARGS` through sh (so the arguments can be quoted as a shell would), its output
 // in `out`; `exec` keeps the PID the command's.
@@ -98,6 +70,14 @@ bool wait_until(const std::function<bool()>& condition, std::chrono::millisecond
     }
     return condition();
 }
+
+// Three servers, a scratch dir, and `redlock run` pointed at the servers.
+struct three_servers {
+    server_list servers = start_redis_servers(3);
+    scratch_dir dir;
+    std::string nodes = "--nodes " + node_uris(servers) + " --restart-quarantine off";
+    std::string run = "run " + nodes;
+};
 
 }  // namespace
 
@@ -147,7 +127,7 @@ marks_summary twenty_runs(const scratch_dir& dir, const std::string& config, con
 BOOST_AUTO_TEST_CASE(twenty_concurrent_runs_never_overlap) {
     auto servers = start_redis_servers(5);
     scratch_dir dir;
-    const auto config = write_config(dir, servers);
+    const auto config = write_config_file(dir, servers, "config");
     const auto shared = twenty_runs(dir, config, "shared");
     BOOST_TEST(shared.pairs == 20);
     BOOST_TEST(shared.overlaps == 0);
@@ -157,11 +137,7 @@ BOOST_AUTO_TEST_CASE(twenty_concurrent_runs_never_overlap) {
     BOOST_TEST(control.overlaps > 0);
 }
 
-BOOST_AUTO_TEST_CASE(the_command_gets_the_lease_in_its_environment_and_its_status_is_ours) {
-    auto servers = start_redis_servers(3);
-    scratch_dir dir;
-    const auto nodes = "--nodes " + node_uris(servers) + " --restart-quarantine off";
-    const auto run = "run " + nodes;
+BOOST_FIXTURE_TEST_CASE(the_command_gets_the_lease_in_its_environment_and_its_status_is_ours, three_servers) {
     const auto env = dir.file("env");
     const auto out = dir.file("out");
     BOOST_TEST(run_redlock(run + " --fenced job -- /bin/sh -c 'echo $REDLOCK_RESOURCE $REDLOCK_TOKEN " +
@@ -185,11 +161,7 @@ BOOST_AUTO_TEST_CASE(the_command_gets_the_lease_in_its_environment_and_its_statu
     BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "job"); }));
 }
 
-BOOST_AUTO_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_2) {
-    auto servers = start_redis_servers(3);
-    scratch_dir dir;
-    const auto nodes = "--nodes " + node_uris(servers) + " --restart-quarantine off";
-    const auto run = "run " + nodes;
+BOOST_FIXTURE_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_2, three_servers) {
     const auto out = dir.file("out");
     auto holder = start_redlock(run + " busy -- sleep 3", dir.file("holder"));
     BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "busy"); }));
@@ -225,11 +197,7 @@ BOOST_AUTO_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_2) 
 // The lock is taken from under a running command (its key deleted, as if it expired during a
 // partition): the watchdog finds it gone, the command gets SIGTERM, redlock exits 70. A command
 // that ignores SIGTERM gets SIGKILL after the grace period.
-BOOST_AUTO_TEST_CASE(a_command_that_outlives_its_lease_gets_sigterm_then_sigkill) {
-    auto servers = start_redis_servers(3);
-    scratch_dir dir;
-    const auto nodes = "--nodes " + node_uris(servers) + " --restart-quarantine off";
-    const auto run = "run " + nodes;
+BOOST_FIXTURE_TEST_CASE(a_command_that_outlives_its_lease_gets_sigterm_then_sigkill, three_servers) {
     const auto seen = dir.file("seen");
     auto steal = [&](const std::string& resource) {
         BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, resource); }));
@@ -253,11 +221,7 @@ BOOST_AUTO_TEST_CASE(a_command_that_outlives_its_lease_gets_sigterm_then_sigkill
 }
 
 // Ctrl-C while the command runs: the command is stopped, the lock released, exit 130.
-BOOST_AUTO_TEST_CASE(an_interrupt_stops_the_command_and_releases_the_lock) {
-    auto servers = start_redis_servers(3);
-    scratch_dir dir;
-    const auto nodes = "--nodes " + node_uris(servers) + " --restart-quarantine off";
-    const auto run = "run " + nodes;
+BOOST_FIXTURE_TEST_CASE(an_interrupt_stops_the_command_and_releases_the_lock, three_servers) {
     auto holding = start_redlock(run + " intr -- sleep 30", dir.file("out"));
     BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "intr"); }));
     ::kill(holding, SIGINT);
