@@ -8,6 +8,7 @@ namespace redlock::cli {
 int run_command(int argc, char** argv, int first);
 int check_command(int argc, char** argv, int first);
 int demo_command(int argc, char** argv, int first);
+int bench_command(int argc, char** argv, int first);
 
 /// Exit statuses of `redlock run` besides the command's own.
 inline constexpr int exit_usage = 2;

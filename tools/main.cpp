@@ -17,8 +17,9 @@ constexpr const char* help =
     "  run     hold a lock while a command runs          (redlock run --help)\n"
     "  check   say what makes a deployment's locks unsafe (redlock check --help)\n"
     "  demo    Redlock at work on local servers, with nodes killed under it (redlock demo --help)\n"
+    "  bench   acquire + release pairs/s and latencies against PING (redlock bench --help)\n"
     "\n"
-    "The benchmarks are bench/run_lock_bench in the source tree.\n";
+    "The full benchmark (node-redlock, the floors, hand-offs) is bench/run_lock_bench in the source tree.\n";
 
 }  // namespace
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
         if (command == "run") return run_command(argc, argv, 2);
         if (command == "check") return check_command(argc, argv, 2);
         if (command == "demo") return demo_command(argc, argv, 2);
+        if (command == "bench") return bench_command(argc, argv, 2);
         if (command == "--help" || command == "-h" || command == "help") {
             std::fputs(help, stdout);
             return 0;

@@ -292,4 +292,21 @@ BOOST_AUTO_TEST_CASE(demo_starts_kills_and_stops_its_own_servers) {
     BOOST_TEST(ports == 5);
 }
 
+// redlock bench on servers of its own: one run at N = 1 and one at N = 5, every pair completed.
+BOOST_AUTO_TEST_CASE(bench_reports_both_node_counts_as_json) {
+    scratch_dir dir;
+    const auto out = dir.file("bench");
+    BOOST_TEST(run_redlock("bench --seconds 1 --concurrency 1 --json", out) == 0, read_file(out));
+    const auto text = read_file(out);
+    BOOST_TEST(text.find("\"nodes\":1,") != std::string::npos, text);
+    BOOST_TEST(text.find("\"nodes\":5,") != std::string::npos, text);
+    std::size_t clean_runs = 0;
+    for (auto at = text.find("\"failures\":0,"); at != std::string::npos;
+         at = text.find("\"failures\":0,", at + 1))
+        ++clean_runs;
+    BOOST_TEST(clean_runs == 2u, text);
+    BOOST_TEST(text.find("\"pairs\":0,") == std::string::npos, text);
+    BOOST_TEST(run_redlock("bench --concurrency 0", out) == 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
