@@ -238,6 +238,23 @@ BOOST_FIXTURE_TEST_CASE(an_interrupt_stops_the_command_and_releases_the_lock, th
     BOOST_TEST(wait_child(holder, 20s) == 0);
 }
 
+// On a terminal (a pseudo-terminal from script(1)) the waiter shows how long it has waited and
+// how long the holder's lease has left, on one line rewritten in place.
+BOOST_FIXTURE_TEST_CASE(a_waiter_on_a_terminal_shows_its_wait_and_the_holders_time_left, three_servers) {
+    auto holder = start_redlock(run + " --ttl 10s busy -- sleep 1.5", dir.file("holder"));
+    BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "busy"); }));
+    const auto typescript = dir.file("typescript");
+    auto waiter =
+        spawn_child("/bin/sh", {"-c", "exec script -qec '" + redlock_path + " " + run +
+                                          " --wait 20s busy -- true' " + typescript + " >/dev/null 2>&1"});
+    BOOST_TEST(wait_child(waiter, 30s) == 0, read_file(typescript));
+    BOOST_TEST(wait_child(holder, 20s) == 0);
+    const auto screen = read_file(typescript);
+    BOOST_TEST(screen.find("\r\033[Kredlock: waited ") != std::string::npos, screen);
+    BOOST_TEST(screen.find("for \"busy\"; the holder's lease has ") != std::string::npos, screen);
+    BOOST_TEST(screen.find("\r\033[K") != std::string::npos);  // erased once it holds the lock
+}
+
 BOOST_AUTO_TEST_CASE(check_reports_replicas_duplicates_and_eviction) {
     auto servers = start_redis_servers(3);
     scratch_dir dir;
