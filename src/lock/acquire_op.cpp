@@ -810,6 +810,7 @@ private:
         if (cause == error::not_acquired && tally_.failed() > tally_.nodes() - tally_.quorum()) {
             cause = error::quorum_unreachable;
         }
+        if (cause == error::quorum_unreachable) cause = report_.unreachable_cause();
         if (cause == error::not_acquired && options_.wait > milliseconds::zero()) cause = error::wait_timeout;
         if (cause == error::quorum_unreachable && replication_short_) cause = error::not_replicated;
         finish(cause, lease(), report_.summary(tally_, describe(cause)));
@@ -823,6 +824,7 @@ private:
         if (ec == error::not_acquired) return "held by another owner";
         if (ec == error::wait_timeout) return "still held by another owner when the wait ran out";
         if (ec == error::quorum_unreachable) return "too many nodes failed or timed out";
+        if (ec == error::server_error) return "too many nodes refused the command";
         if (ec == error::validity_expired) return "the quorum came after the validity ran out";
         if (ec == error::not_replicated) return "too few replicas acknowledged the grant";
         return ec.message();

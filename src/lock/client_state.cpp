@@ -146,12 +146,19 @@ void client_state::eval_on(std::size_t node, const redis::script& s, std::span<c
                            std::function<void(boost::system::error_code, resp::value)> on_reply) {
     nodes_[node]->async_eval(
         s, keys, args, timeout,
-        boost::asio::bind_executor(strand_, [self = shared_from_this(), node, on_reply = std::move(on_reply)](
-                                                boost::system::error_code ec, resp::value v) {
-            if (!ec && v.is_error()) ec = error::server_error;
-            if (ec) self->metrics_.node_failure(node, ec);
-            if (on_reply) on_reply(ec, std::move(v));
-        }));
+        boost::asio::bind_executor(
+            strand_, [self = shared_from_this(), node, name = s.name, on_reply = std::move(on_reply)](
+                         boost::system::error_code ec, resp::value v) {
+                if (!ec && v.is_error()) {
+                    ec = error::server_error;
+                    // Redis names a script by its SHA-1 and line ("@user_script:13"), not by the
+                    // command it refused: say which of our scripts it is.
+                    if (v.str.find("@user_script") != std::string::npos)
+                        v.str += " [" + std::string(name) + ".lua]";
+                }
+                if (ec) self->metrics_.node_failure(node, ec);
+                if (on_reply) on_reply(ec, std::move(v));
+            }));
 }
 
 }  // namespace redlock::detail

@@ -138,7 +138,7 @@ private:
                 } else {
                     // The lease keeps the validity it had: the caller may try again before it ends.
                     client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
-                    finish(error::quorum_unreachable,
+                    finish(report_.unreachable_cause(),
                            "too many nodes failed; the lease keeps its old validity");
                 }
                 return;
@@ -183,7 +183,7 @@ private:
                 return;
             case round_state::unreachable:
                 client_->metrics().release_failed.fetch_add(1, std::memory_order_relaxed);
-                finish(error::quorum_unreachable,
+                finish(report_.unreachable_cause(),
                        "too many nodes failed; our keys there expire with their ttl");
                 return;
             case round_state::pending:

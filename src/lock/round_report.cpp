@@ -1,5 +1,7 @@
 #include "lock/round_report.hpp"
 
+#include <redlock/error.hpp>
+
 namespace redlock::detail {
 
 round_report::round_report(const client_state& client, std::string_view operation, std::string_view resource)
@@ -77,6 +79,16 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
     if (!denied.empty()) s += "; denied: " + denied;
     if (!failed.empty()) s += "; failed: " + failed;
     return s;
+}
+
+boost::system::error_code round_report::unreachable_cause() const {
+    bool any = false;
+    for (std::size_t i = 0; i < verdicts_.size(); ++i) {
+        if (verdicts_[i] != node_outcome::verdict::failed) continue;
+        if (errors_[i] != error::server_error) return error::quorum_unreachable;
+        any = true;
+    }
+    return any ? error::server_error : error::quorum_unreachable;
 }
 
 }  // namespace redlock::detail

@@ -1,0 +1,164 @@
+// The minimal ACL of docs/acl.md: the whole lock API works for a user that has exactly it, and
+// a user that lacks a command gets error::server_error with the missing permission named.
+#include "support/lock_helpers.hpp"
+#include "support/printing.hpp"
+#include "support/redis_server.hpp"
+#include "support/run_coro.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using redlock::test::eventually;
+using redlock::test::lock_config;
+using redlock::test::options;
+using redlock::test::redis_server;
+using redlock::test::run_coro;
+using redlock::test::sleep_for;
+using redlock::test::start_redis_servers;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// docs/acl.md's rule, word for word (a test that the document is right).
+const std::vector<std::string> lock_user_rule = {
+    "on",           ">secret",      "resetkeys", "resetchannels", "~{redlock:*",   "&{redlock:*",
+    "-@all",        "+hello",       "+auth",     "+ping",         "+select",       "+client|setname",
+    "+info",        "+script|load", "+evalsha",  "+eval",         "+set",          "+get",
+    "+del",         "+pttl",        "+pexpire",  "+pexpireat",    "+publish",      "+subscribe",
+    "+unsubscribe", "+wait",        "+type",     "+incr",         "+time",         "+hset",
+    "+hget",        "+hdel",        "+hlen",     "+hexists",      "+hsetnx",       "+zadd",
+    "+zrem",        "+zrank",       "+zscore",   "+zrange",       "+zrangebyscore"};
+
+void add_user(const redis_server& s, const std::string& name, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"ACL", "SETUSER", name};
+    args.insert(args.end(), lock_user_rule.begin(), lock_user_rule.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto reply = s.command(args);
+    BOOST_TEST_REQUIRE(reply.str == "OK", redlock::resp::to_string(reply));
+}
+
+redlock::client_config as_user(const redlock::test::server_list& servers, const std::string& user) {
+    auto cfg = lock_config(servers);
+    for (auto& uri : cfg.nodes)
+        uri.insert(std::string("redis://").size(), user + ":secret@");
+    return cfg;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(acl_test)
+
+BOOST_AUTO_TEST_CASE(the_minimal_acl_is_enough_for_every_kind_of_lock) {
+    auto servers = start_redis_servers(3);
+    for (const auto& s : servers)
+        add_user(*s, "locker", {});
+    // Up long enough for the quarantine (which needs INFO) to let them vote: uptime is in whole seconds.
+    std::this_thread::sleep_for(2100ms);
+    auto cfg = as_user(servers, "locker");
+    cfg.restart_quarantine = true;
+    cfg.max_ttl = 1000ms;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    redlock::client other(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // Plain: acquire, extend, a waiter woken by the release (SUBSCRIBE, PUBLISH), release.
+        redlock::diagnostics diag;
+        auto [ec, held] = co_await client.async_acquire("acl", options(900ms), diag, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!ec, diag.message);
+        co_await held.async_extend(900ms, asio::use_awaitable);
+        bool waiter_done = false;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                auto l = co_await other.async_acquire("acl", options(900ms, 5s), asio::use_awaitable);
+                co_await l.async_release(asio::use_awaitable);
+                waiter_done = true;
+            },
+            asio::detached);
+        co_await sleep_for(50ms);
+        co_await held.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return waiter_done; }));
+        BOOST_TEST(other.metrics().release_wakeups >= 1u);
+
+        // Reentrant, fenced, with the watchdog past its ttl.
+        auto r = options(900ms);
+        r.reentrant = true;
+        r.owner = redlock::owner_id("me");
+        r.fenced = true;
+        r.watchdog = true;
+        auto outer = co_await client.async_acquire("acl:r", r, asio::use_awaitable);
+        auto inner = co_await client.async_acquire("acl:r", r, asio::use_awaitable);
+        BOOST_TEST(inner.fence() == outer.fence());
+        co_await sleep_for(1200ms);
+        BOOST_TEST(outer.held());
+        co_await inner.async_release(asio::use_awaitable);
+        co_await outer.async_release(asio::use_awaitable);
+
+        // Fair, with a queued waiter.
+        auto f = options(900ms, 5s);
+        f.fair = true;
+        auto first = co_await client.async_acquire("acl:f", f, asio::use_awaitable);
+        bool fair_done = false;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                auto l = co_await other.async_acquire("acl:f", f, asio::use_awaitable);
+                co_await l.async_release(asio::use_awaitable);
+                fair_done = true;
+            },
+            asio::detached);
+        co_await sleep_for(100ms);
+        co_await first.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return fair_done; }));
+        for (auto* c : {&client, &other}) {
+            const auto m = c->metrics();
+            BOOST_TEST(m.failed_not_acquired + m.failed_wait_timeout + m.failed_quorum_unreachable +
+                           m.failed_validity_expired + m.failed_other ==
+                       0u);
+        }
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_permission_is_a_server_error_that_names_it) {
+    auto servers = start_redis_servers(3);
+    for (const auto& s : servers) {
+        add_user(*s, "nopublish", {"-publish"});
+        add_user(*s, "noset", {"-set"});
+    }
+    asio::io_context ioc;
+    redlock::client nopublish(ioc.get_executor(), as_user(servers, "nopublish"));
+    redlock::client noset(ioc.get_executor(), as_user(servers, "noset"));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        redlock::diagnostics refused;
+        auto [ec, none] = co_await noset.async_acquire("acl", options(), refused, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::server_error), ec.message() << ": " << refused.message);
+        BOOST_TEST(refused.message.find("no permissions to run the 'set' command") != std::string::npos,
+                   refused.message);
+
+        auto held = co_await nopublish.async_acquire("acl", options(), asio::use_awaitable);
+        redlock::diagnostics release_diag;
+        auto [rec] = co_await held.async_release(release_diag, tuple_awaitable);
+        BOOST_TEST((rec == redlock::error::server_error), rec.message() << ": " << release_diag.message);
+        // Inside a script Redis names the script and its line, not the command: release.lua line
+        // 13 is its PUBLISH.
+        BOOST_TEST(release_diag.message.find("can't run this command") != std::string::npos,
+                   release_diag.message);
+        BOOST_TEST(release_diag.message.find("@user_script:13. [release.lua]") != std::string::npos,
+                   release_diag.message);
+    }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
