@@ -36,6 +36,18 @@ using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+// A script's reply of `size` integers (the shape of every multi-value answer of our scripts).
+bool is_integer_array(const resp::value& v, std::size_t size) {
+    return v.kind == resp::type::array && v.elements.size() == size &&
+           std::all_of(v.elements.begin(), v.elements.end(),
+                       [](const resp::value& e) { return e.kind == resp::type::integer; });
+}
+
+// A fence as a script returned it (a counter, never negative).
+std::uint64_t fence_from(const resp::value& v) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(v.integer, 0));
+}
+
 error_code check_request(const client_config& cfg, const std::string& resource, const lock_options& o,
                          std::string& why) {
     if (resource.empty() || resource.size() > max_resource_length) {
@@ -245,9 +257,7 @@ private:
 
     // {1, fence}: granted; {0, holder's PTTL}: refused.
     void on_fenced_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
-        const bool well_formed = !ec && v.kind == resp::type::array && v.elements.size() == 2 &&
-                                 v.elements[0].kind == resp::type::integer &&
-                                 v.elements[1].kind == resp::type::integer;
+        const bool well_formed = !ec && is_integer_array(v, 2);
         if (!counting(round)) {
             if (well_formed && v.elements[0].integer == 1) late_grant(round, node, v.elements[1].integer);
             return;
@@ -256,7 +266,7 @@ private:
         if (counted_as_failure(node, ec, v, well_formed)) return;
         if (v.elements[0].integer == 1) {
             granted_[node] = true;
-            fences_[node] = static_cast<std::uint64_t>(std::max<std::int64_t>(v.elements[1].integer, 0));
+            fences_[node] = fence_from(v.elements[1]);
             count_grant(node);
         } else {
             contended_ = true;
@@ -385,17 +395,13 @@ private:
         }
         answered_[node] = true;
         granted_[node] = granted;
-        const bool well_formed =
-            !ec && v.kind == resp::type::array && v.elements.size() == (fenced_ ? 5u : 4u) &&
-            std::all_of(v.elements.begin(), v.elements.end(),
-                        [](const resp::value& e) { return e.kind == resp::type::integer; });
+        const bool well_formed = !ec && is_integer_array(v, fenced_ ? 5 : 4);
         // Even after the round is decided: a straggler's ticket may still complete the quorum.
         if (well_formed) note_place(v.elements[2].integer, v.elements[3].integer);
         if (!counting(round)) return;
         if (counted_as_failure(node, ec, v, well_formed)) return;
         if (v.elements[0].integer == 1) {
-            if (fenced_)
-                fences_[node] = static_cast<std::uint64_t>(std::max<std::int64_t>(v.elements[4].integer, 0));
+            if (fenced_) fences_[node] = fence_from(v.elements[4]);
             count_grant(node);
         } else {
             contended_ = true;
@@ -424,9 +430,7 @@ private:
         const resp::value* depth = &v;
         bool well_formed = !ec && v.kind == resp::type::integer;
         if (fenced_) {
-            well_formed = !ec && v.kind == resp::type::array && v.elements.size() == 3 &&
-                          std::all_of(v.elements.begin(), v.elements.end(),
-                                      [](const resp::value& e) { return e.kind == resp::type::integer; });
+            well_formed = !ec && is_integer_array(v, 3);
             if (well_formed) depth = &v.elements[0];
         }
         if (!counting(round)) {
@@ -438,7 +442,7 @@ private:
         if (depth->integer >= 1) {
             granted_[node] = true;
             if (fenced_) {
-                fences_[node] = static_cast<std::uint64_t>(std::max<std::int64_t>(v.elements[1].integer, 0));
+                fences_[node] = fence_from(v.elements[1]);
                 numbered_[node] = v.elements[2].integer == 1;
             }
             count_grant(node);
