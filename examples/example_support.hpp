@@ -17,6 +17,20 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
+
+/// "a,,b," -> {"a", "b"}.
+inline std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start < s.size()) {
+        auto comma = s.find(',', start);
+        if (comma == std::string::npos) comma = s.size();
+        if (comma > start) out.push_back(s.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
 
 inline redlock::client_config example_config(const char* program, const char* arg) {
     const std::string text = arg != nullptr ? arg : "redis://127.0.0.1:6379";
@@ -26,12 +40,7 @@ inline redlock::client_config example_config(const char* program, const char* ar
     if (text.ends_with(".json")) {
         cfg = redlock::client_config::from_file(text, ec, why);
     } else {
-        for (std::size_t start = 0; start <= text.size();) {
-            auto comma = text.find(',', start);
-            if (comma == std::string::npos) comma = text.size();
-            if (comma > start) cfg.nodes.push_back(text.substr(start, comma - start));
-            start = comma + 1;
-        }
+        cfg.nodes = split_list(text);
         ec = cfg.validate(why);
     }
     if (ec) {

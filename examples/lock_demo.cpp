@@ -5,6 +5,7 @@
 //
 //   lock_demo --nodes URI[,URI...] [--name A] [--workers 4] [--seconds 10] [--resource demo:printer]
 //             [--restart-quarantine on|off]
+#include "example_support.hpp"
 #include "lock_demo_workers.hpp"
 
 #include <cstdio>
@@ -13,14 +14,13 @@
 #include <string>
 
 using lock_demo::settings;
-using lock_demo::split;
 
 int main(int argc, char** argv) {
     settings s;
     std::map<std::string, std::string> kv;
     for (int i = 1; i + 1 < argc; i += 2)
         kv[argv[i]] = argv[i + 1];
-    if (kv.count("--nodes")) s.nodes = split(kv["--nodes"]);
+    if (kv.count("--nodes")) s.nodes = split_list(kv["--nodes"]);
     if (kv.count("--name")) s.name = kv["--name"];
     if (kv.count("--resource")) s.resource = kv["--resource"];
     if (kv.count("--workers")) s.workers = std::atoi(kv["--workers"].c_str());

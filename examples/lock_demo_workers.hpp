@@ -34,18 +34,6 @@ struct settings {
     bool restart_quarantine = true;
 };
 
-inline std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start < s.size()) {
-        auto comma = s.find(',', start);
-        if (comma == std::string::npos) comma = s.size();
-        if (comma > start) out.push_back(s.substr(start, comma - start));
-        start = comma + 1;
-    }
-    return out;
-}
-
 // One letter per node, in config order: G granted, D denied, X failed, . no answer yet.
 inline std::string node_letters(const redlock::diagnostics& diag) {
     std::string s;
