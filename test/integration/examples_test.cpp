@@ -17,8 +17,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -33,7 +32,7 @@ using redlock::test::read_file;
 using redlock::test::redis_server;
 using redlock::test::scratch_dir;
 using redlock::test::server_list;
-using redlock::test::spawn_child;
+using redlock::test::spawn_shell;
 using redlock::test::start_redis_servers;
 using redlock::test::wait_child;
 using redlock::test::write_config_file;
@@ -43,8 +42,7 @@ namespace {
 const std::string examples_dir = REDLOCK_EXAMPLES_DIR;
 
 pid_t start_example(const std::string& name, const std::string& args, const std::string& out) {
-    return spawn_child("/bin/sh",
-                       {"-c", "exec " + examples_dir + "/" + name + " " + args + " >" + out + " 2>&1"});
+    return spawn_shell(examples_dir + "/" + name + " " + args, out);
 }
 
 // Runs an example to its end; its output goes to `out`.

@@ -11,10 +11,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <memory>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -27,7 +24,7 @@ using redlock::test::read_file;
 using redlock::test::redis_server;
 using redlock::test::scratch_dir;
 using redlock::test::server_list;
-using redlock::test::spawn_child;
+using redlock::test::spawn_shell;
 using redlock::test::start_redis_servers;
 using redlock::test::wait_child;
 using redlock::test::write_config_file;
@@ -36,12 +33,9 @@ namespace {
 
 const std::string redlock_path = REDLOCK_COMMAND_PATH;
 
-// A temp dir for the test's files, removed at the end.
-
-// Starts `redlock ARGS` through sh (so the arguments can be quoted as a shell would), its output
-// in `out`; `exec` keeps the PID the command's.
+// Starts `redlock ARGS` (quoted as in a shell), its output in `out`.
 pid_t start_redlock(const std::string& args, const std::string& out) {
-    return spawn_child("/bin/sh", {"-c", "exec " + redlock_path + " " + args + " >" + out + " 2>&1"});
+    return spawn_shell(redlock_path + " " + args, out);
 }
 
 int run_redlock(const std::string& args, const std::string& out) {
@@ -244,9 +238,8 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_on_a_terminal_shows_its_wait_and_the_holders_ti
     auto holder = start_redlock(run + " --ttl 10s busy -- sleep 1.5", dir.file("holder"));
     BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "busy"); }));
     const auto typescript = dir.file("typescript");
-    auto waiter =
-        spawn_child("/bin/sh", {"-c", "exec script -qec '" + redlock_path + " " + run +
-                                          " --wait 20s busy -- true' " + typescript + " >/dev/null 2>&1"});
+    auto waiter = spawn_shell(
+        "script -qec '" + redlock_path + " " + run + " --wait 20s busy -- true' " + typescript, "/dev/null");
     BOOST_TEST(wait_child(waiter, 30s) == 0, read_file(typescript));
     BOOST_TEST(wait_child(holder, 20s) == 0);
     const auto screen = read_file(typescript);

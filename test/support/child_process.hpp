@@ -31,6 +31,12 @@ inline pid_t spawn_child(const std::string& path, const std::vector<std::string>
     return pid;
 }
 
+/// Starts `command_line` through /bin/sh (so its arguments are quoted as a shell would quote
+/// them) with stdout and stderr in the file `out`; `exec` keeps the PID the command's.
+inline pid_t spawn_shell(const std::string& command_line, const std::string& out) {
+    return spawn_child("/bin/sh", {"-c", "exec " + command_line + " >" + out + " 2>&1"});
+}
+
 /// Waits for the child up to `limit`; kills it (by its PID) if it overruns. Returns its exit
 /// status, 128 + the signal if a signal ended it, -1 if it overran.
 inline int wait_child(pid_t pid, std::chrono::seconds limit) {
