@@ -57,6 +57,7 @@ struct metrics_snapshot {
     std::uint64_t leases_lost =
         0;  ///< leases found lost: by an extend, the watchdog, or their validity running out
     std::uint64_t watchdog_renewals = 0;  ///< extends made by watchdogs (also counted in `extended`)
+    std::uint64_t watchdogs_running = 0;  ///< a gauge: watchdogs started and not yet stopped
     std::uint64_t release_wakeups = 0;    ///< waiting acquires woken by a release message
     std::vector<node_metrics> nodes;
     latency_histogram acquire_latency;  ///< call to lease, successful acquires only

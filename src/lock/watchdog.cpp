@@ -23,11 +23,15 @@ watchdog::watchdog(std::shared_ptr<lease_state> state, milliseconds ttl, millise
       tick_(state_->client->strand()) {}
 
 void watchdog::start() {
+    state_->client->metrics().watchdogs_running.fetch_add(1, std::memory_order_relaxed);
+    started_ = true;
     watch_validity(state_);
     schedule(clock::now() + every_);
 }
 
 void watchdog::stop() {
+    if (started_ && !stopped_)
+        state_->client->metrics().watchdogs_running.fetch_sub(1, std::memory_order_relaxed);
     stopped_ = true;
     tick_.cancel();
 }

@@ -37,6 +37,7 @@ private:
     std::chrono::milliseconds every_;
     clock::time_point hold_until_;
     boost::asio::steady_timer tick_;
+    bool started_ = false;
     bool stopped_ = false;
 };
 

@@ -118,6 +118,7 @@ BOOST_DATA_TEST_CASE(keeps_a_1s_lease_alive_through_a_4s_body, node_counts, n) {
                 co_await sleep_for(50ms);
             }
             BOOST_TEST(l.held());
+            BOOST_TEST(holder.metrics().watchdogs_running == 1u);
             co_return 42;
         };
         int result = co_await redlock::async_with_lock(holder, "w", short_lease(), body, asio::use_awaitable);
@@ -136,6 +137,7 @@ BOOST_DATA_TEST_CASE(keeps_a_1s_lease_alive_through_a_4s_body, node_counts, n) {
         BOOST_TEST(m.watchdog_renewals >= 12u);  // 4 s / 250 ms, give or take the edges
         BOOST_TEST(m.leases_lost == 0u);
         BOOST_TEST(m.released == 1u);
+        BOOST_TEST(m.watchdogs_running == 0u);
         co_await taken.async_release(tuple_awaitable);
     }());
 }
@@ -226,6 +228,7 @@ BOOST_DATA_TEST_CASE(deleting_the_key_behind_the_holder_loses_the_lease_at_the_n
         BOOST_TEST_REQUIRE(outcome.has_value());
         BOOST_TEST(code_of(*outcome) == redlock::error::lock_lost);
         BOOST_TEST(client.metrics().leases_lost == 1u);
+        BOOST_TEST(client.metrics().watchdogs_running == 0u);  // a loss stops it too
         const auto before = pexpire_calls(servers);
         co_await sleep_for(800ms);
         BOOST_TEST(pexpire_calls(servers) == before);
