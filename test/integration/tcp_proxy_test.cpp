@@ -299,6 +299,97 @@ BOOST_AUTO_TEST_CASE(blackhole_discards_both_ways) {
     BOOST_TEST(server.command({"GET", "k"}).is_null());
 }
 
+BOOST_AUTO_TEST_CASE(drop_requests_loses_commands_but_still_delivers_replies) {
+    redis_server server;
+    tcp_proxy proxy(server.port());
+    blocking_client client(proxy.port());
+    // A BLPOP that reached the server before the link went one-way.
+    client.send(command({"BLPOP", "list", "0"}));
+    BOOST_TEST_REQUIRE(wait_until([&] {
+        return server.command({"INFO", "clients"}).str.find("blocked_clients:1") != std::string::npos;
+    }));
+    proxy.set_mode(tcp_proxy::mode::drop_requests);
+    const auto set = command({"SET", "k", "v"});
+    const auto before = proxy.bytes_from_clients();
+    client.send(set);
+    BOOST_TEST_REQUIRE(wait_until([&] { return proxy.bytes_from_clients() >= before + set.size(); }));
+    // The reply direction still works: the BLPOP's answer arrives...
+    BOOST_TEST(server.command({"RPUSH", "list", "x"}).integer == 1);
+    const std::string popped = "*2\r\n$4\r\nlist\r\n$1\r\nx\r\n";
+    BOOST_TEST(client.read_exactly(popped) == popped);
+    // ...and the SET never reached the server, so nothing more comes.
+    BOOST_TEST(client.read(1, 300ms).timed_out);
+    BOOST_TEST(server.command({"GET", "k"}).is_null());
+    proxy.heal();
+    client.send(command({"PING"}));
+    BOOST_TEST(client.read_exactly(pong) == pong);
+}
+
+BOOST_AUTO_TEST_CASE(slicing_delivers_every_byte_in_one_byte_writes) {
+    redis_server server;
+    tcp_proxy proxy(server.port());
+    proxy.set_slice(true);
+    // The connection parses a reply that arrives a byte at a time.
+    asio::io_context ioc;
+    redlock::redis::connection_config cc;
+    cc.address.host = "127.0.0.1";
+    cc.address.port = proxy.port();
+    redlock::redis::connection conn(ioc.get_executor(), cc);
+    const std::string big(3000, 'x');
+    redlock::test::run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await conn.async_connect(asio::use_awaitable);
+        resp::request req;
+        req.push("SET", "big", big);
+        req.push("GET", "big");
+        auto [ec, replies] = co_await conn.async_exec(req, 10s, asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST_REQUIRE(!ec, ec.message());
+        BOOST_TEST_REQUIRE(replies.size() == 2u);
+        BOOST_TEST(replies[1].str == big);
+    }());
+    BOOST_TEST(server.command({"STRLEN", "big"}).integer == 3000);
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_cut_after_n_bytes_arrives_in_part_then_the_connection_resets) {
+    redis_server server;
+    tcp_proxy proxy(server.port());
+    blocking_client client(proxy.port());
+    BOOST_TEST(server.command({"SET", "k", "0123456789"}).str == "OK");
+    proxy.cut_replies_after(7);
+    client.send(command({"GET", "k"}));
+    const auto r = client.read(100, patience);
+    BOOST_TEST(r.data == "$10\r\n01");  // the first 7 bytes of "$10\r\n0123456789\r\n"
+    BOOST_TEST((r.ec == asio::error::connection_reset), r.ec.message());
+    // One-shot: the next connection is whole.
+    blocking_client again(proxy.port());
+    again.send(command({"PING"}));
+    BOOST_TEST(again.read_exactly(pong) == pong);
+}
+
+BOOST_AUTO_TEST_CASE(a_request_cut_after_n_bytes_never_runs) {
+    redis_server server;
+    tcp_proxy proxy(server.port());
+    blocking_client client(proxy.port());
+    proxy.cut_requests_after(10);
+    client.send(command({"SET", "k", "v"}));
+    const auto r = client.read(1, patience);
+    BOOST_TEST(r.data.empty());
+    BOOST_TEST((r.ec == asio::error::connection_reset), r.ec.message());
+    BOOST_TEST(server.command({"GET", "k"}).is_null());
+}
+
+BOOST_AUTO_TEST_CASE(jitter_delays_but_keeps_the_order) {
+    redis_server server;
+    tcp_proxy proxy(server.port());
+    blocking_client client(proxy.port());
+    proxy.set_jitter(40ms);
+    std::string expected;
+    for (int i = 0; i < 20; ++i) {
+        client.send(command({"ECHO", std::to_string(i)}));
+        expected += "$" + std::to_string(std::to_string(i).size()) + "\r\n" + std::to_string(i) + "\r\n";
+    }
+    BOOST_TEST(client.read_exactly(expected) == expected);
+}
+
 BOOST_AUTO_TEST_CASE(reset_connections_sends_a_reset_both_ways) {
     redis_server server;
     tcp_proxy proxy(server.port());

@@ -16,7 +16,9 @@
 #include <deque>
 #include <exception>
 #include <future>
+#include <random>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -68,12 +70,17 @@ struct tcp_proxy_state {
     std::atomic<tcp_proxy::mode> mode{tcp_proxy::mode::pass};
     std::atomic<std::chrono::milliseconds::rep> request_delay_ms{0};
     std::atomic<std::chrono::milliseconds::rep> reply_delay_ms{0};
+    std::atomic<std::chrono::milliseconds::rep> jitter_ms{0};
+    std::atomic<bool> slice{false};
+    std::atomic<std::int64_t> cut_requests_after{-1};
+    std::atomic<std::int64_t> cut_replies_after{-1};
     // Written by the proxy thread, read by the test thread.
     std::atomic<std::size_t> accepted{0};
     std::atomic<std::uint64_t> from_clients{0};
     std::atomic<std::uint64_t> from_server{0};
 
     // Proxy thread only.
+    std::minstd_rand jitter_rng{std::random_device{}()};
     bool stopping = false;
     std::set<std::shared_ptr<tcp_proxy_session>> sessions;
 };
@@ -140,13 +147,16 @@ asio::awaitable<void> read_side(tcp_proxy_state* st, session_ptr s, direction di
             co_return;
         }
         // Mode and delay as they are when the chunk is read: a setter affects later chunks only.
-        const auto due =
-            steady::now() + std::chrono::milliseconds(std::max<std::int64_t>(delay_ms.load(), 0));
+        auto delay = std::max<std::int64_t>(delay_ms.load(), 0);
+        if (const auto jitter = st->jitter_ms.load(); jitter > 0)
+            delay += static_cast<std::int64_t>(st->jitter_rng() % static_cast<std::uint64_t>(jitter + 1));
+        const auto due = steady::now() + std::chrono::milliseconds(delay);
         if (n > 0) {
             counter.fetch_add(n);
             const auto m = st->mode.load();
-            const bool discard =
-                m == tcp_proxy::mode::blackhole || (m == tcp_proxy::mode::drop_replies && !is_request);
+            const bool discard = m == tcp_proxy::mode::blackhole ||
+                                 (m == tcp_proxy::mode::drop_replies && !is_request) ||
+                                 (m == tcp_proxy::mode::drop_requests && is_request);
             if (!discard) enqueue(to, tcp_proxy_chunk{due, std::string(buf.data(), n), false});
         }
         if (ec) {  // EOF: close both sides once what is queued has been written
@@ -179,9 +189,29 @@ asio::awaitable<void> write_side(tcp_proxy_state* st, session_ptr s, direction d
             close_session(*st, s, false);
             co_return;
         }
-        auto [ec, n] = co_await asio::async_write(to, asio::buffer(c.bytes), tuple_awaitable);
-        if (ec) {
-            close_session(*st, s, false);
+        // A cut: write up to the limit, then reset this connection.
+        auto& cut = is_request ? st->cut_requests_after : st->cut_replies_after;
+        bool cut_here = false;
+        if (auto limit = cut.load(); limit >= 0) {
+            if (static_cast<std::int64_t>(c.bytes.size()) >= limit &&
+                cut.compare_exchange_strong(limit, -1)) {
+                c.bytes.resize(static_cast<std::size_t>(limit));
+                cut_here = true;
+            } else if (static_cast<std::int64_t>(c.bytes.size()) < limit) {
+                cut.fetch_sub(static_cast<std::int64_t>(c.bytes.size()));
+            }
+        }
+        error_code ec;
+        if (st->slice.load()) {
+            for (std::size_t i = 0; i < c.bytes.size() && !ec; ++i)
+                std::tie(ec, std::ignore) =
+                    co_await asio::async_write(to, asio::buffer(c.bytes.data() + i, 1), tuple_awaitable);
+        } else {
+            std::tie(ec, std::ignore) =
+                co_await asio::async_write(to, asio::buffer(c.bytes), tuple_awaitable);
+        }
+        if (ec || cut_here) {
+            close_session(*st, s, cut_here);
             co_return;
         }
     }
@@ -285,6 +315,32 @@ void tcp_proxy::set_request_delay(std::chrono::milliseconds d) {
 
 void tcp_proxy::set_mode(mode m) {
     state_->mode.store(m);
+}
+
+void tcp_proxy::set_jitter(std::chrono::milliseconds j) {
+    state_->jitter_ms.store(j.count());
+}
+
+void tcp_proxy::set_slice(bool one_byte_writes) {
+    state_->slice.store(one_byte_writes);
+}
+
+void tcp_proxy::cut_replies_after(std::int64_t bytes) {
+    state_->cut_replies_after.store(bytes < 0 ? -1 : bytes);
+}
+
+void tcp_proxy::cut_requests_after(std::int64_t bytes) {
+    state_->cut_requests_after.store(bytes < 0 ? -1 : bytes);
+}
+
+void tcp_proxy::heal() {
+    set_mode(mode::pass);
+    set_request_delay(std::chrono::milliseconds(0));
+    set_reply_delay(std::chrono::milliseconds(0));
+    set_jitter(std::chrono::milliseconds(0));
+    set_slice(false);
+    cut_replies_after(-1);
+    cut_requests_after(-1);
 }
 
 void tcp_proxy::reset_connections() {

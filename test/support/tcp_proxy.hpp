@@ -39,6 +39,7 @@ public:
         pass,          ///< forward both ways
         drop_replies,  ///< forward client->server; read and discard server->client (commands run, no replies)
         blackhole,     ///< read and discard both ways (nothing reaches the server, nothing comes back)
+        drop_requests,  ///< read and discard client->server; forward server->client (a one-way partition)
     };
 
     /// Binds 127.0.0.1:0 and starts the proxy thread. Throws boost::system::system_error if it
@@ -62,6 +63,18 @@ public:
     /// The same for client->server (requests).
     void set_request_delay(std::chrono::milliseconds d);
     void set_mode(mode m);
+    /// A random extra delay in [0, j] for every chunk, both directions (order is still kept: a
+    /// chunk is never written before the one read ahead of it).
+    void set_jitter(std::chrono::milliseconds j);
+    /// Writes what it forwards one byte at a time (a peer that reads replies in pieces).
+    void set_slice(bool one_byte_writes);
+    /// Forwards only `bytes` more bytes server->client (or client->server), then resets the
+    /// connection that reached the limit: a reply (request) cut in the middle. One-shot: the
+    /// limit is gone after it fired. A negative count: no limit.
+    void cut_replies_after(std::int64_t bytes);
+    void cut_requests_after(std::int64_t bytes);
+    /// Back to forwarding everything at once: pass, no delay, no jitter, no slicing, no cut.
+    void heal();
 
     /// Abruptly closes every current client and upstream connection (RST: SO_LINGER 0), dropping
     /// whatever is queued. Returns once they are closed. The proxy goes on accepting.
