@@ -1,0 +1,152 @@
+// The long-run chaos mode: randomized schedules (see chaos_run.hpp) one after another until the
+// time is up, then a JSON report: schedules run, faults injected by kind, operations, and every
+// violation with its seed and evidence. Exit status 0 with no violation, 1 with any, 2 on usage.
+//
+//   chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] [--broken]
+//         --worker PATH
+#include "fault/chaos/chaos_run.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+
+namespace {
+
+struct args {
+    double minutes = 1;
+    std::uint64_t seed = 0;
+    bool seed_given = false;
+    int schedule_seconds = 20;
+    std::string report = "chaos-report.json";
+    bool broken = false;
+    std::string worker;
+};
+
+bool parse(int argc, char** argv, args& a) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string flag = argv[i];
+        if (flag == "--broken") {
+            a.broken = true;
+            continue;
+        }
+        if (i + 1 >= argc) return false;
+        const std::string value = argv[++i];
+        if (flag == "--minutes") {
+            a.minutes = std::stod(value);
+        } else if (flag == "--seed") {
+            a.seed = std::stoull(value);
+            a.seed_given = true;
+        } else if (flag == "--schedule-seconds") {
+            a.schedule_seconds = std::stoi(value);
+        } else if (flag == "--report") {
+            a.report = value;
+        } else if (flag == "--worker") {
+            a.worker = value;
+        } else {
+            return false;
+        }
+    }
+    return !a.worker.empty() && a.minutes > 0 && a.schedule_seconds > 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using nlohmann::json;
+    namespace chaos = redlock::chaos;
+    args a;
+    try {
+        if (!parse(argc, argv, a)) {
+            std::fprintf(stderr,
+                         "usage: chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] "
+                         "[--broken] --worker PATH\n");
+            return 2;
+        }
+    } catch (const std::exception&) {
+        std::fprintf(stderr, "chaos: a flag's value is not a number\n");
+        return 2;
+    }
+    if (!a.seed_given) a.seed = std::random_device{}();
+    std::printf("chaos: seed %llu, %.1f minutes, schedules of %d s%s\n",
+                static_cast<unsigned long long>(a.seed), a.minutes, a.schedule_seconds,
+                a.broken ? ", BROKEN variant (negative control)" : "");
+    std::fflush(stdout);
+
+    const auto started = std::chrono::steady_clock::now();
+    const auto until = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double, std::ratio<60>>(a.minutes));
+    json faults = json::object();
+    json operations = {{"holds", 0},          {"holds_lost", 0}, {"acquire_failures", 0}, {"writes", 0},
+                       {"writes_refused", 0}, {"reentries", 0},  {"watchdog_renewals", 0}};
+    json schedules = json::array();
+    json violations = json::array();
+    std::uint64_t next_seed = a.seed;
+    int exit_status = 0;
+    while (std::chrono::steady_clock::now() < until) {
+        chaos::schedule_options o;
+        o.seed = next_seed++;
+        o.seconds = a.schedule_seconds;
+        o.broken = a.broken;
+        o.worker_path = a.worker;
+        chaos::schedule_result r;
+        try {
+            r = chaos::run_schedule(o);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "chaos: schedule %llu could not run: %s\n",
+                         static_cast<unsigned long long>(o.seed), e.what());
+            exit_status = 1;
+            break;
+        }
+        chaos::print_violations(r, stdout);
+        for (const auto& [kind, n] : r.faults)
+            faults[kind] = faults.value(kind, std::uint64_t{0}) + n;
+        operations["holds"] = operations["holds"].get<std::uint64_t>() + r.holds;
+        operations["holds_lost"] = operations["holds_lost"].get<std::uint64_t>() + r.holds_lost;
+        operations["acquire_failures"] =
+            operations["acquire_failures"].get<std::uint64_t>() + r.acquire_failures;
+        operations["writes"] = operations["writes"].get<std::uint64_t>() + r.writes;
+        operations["writes_refused"] = operations["writes_refused"].get<std::uint64_t>() + r.writes_refused;
+        operations["reentries"] = operations["reentries"].get<std::uint64_t>() + r.reentries;
+        operations["watchdog_renewals"] =
+            operations["watchdog_renewals"].get<std::uint64_t>() + r.watchdog_renewals;
+        std::uint64_t injected = 0;
+        for (const auto& [kind, n] : r.faults)
+            injected += n;
+        schedules.push_back({{"seed", r.seed},
+                             {"seconds", r.seconds},
+                             {"faults", injected},
+                             {"holds", r.holds},
+                             {"violations", r.violations.size()}});
+        for (const auto& v : r.violations)
+            violations.push_back(
+                {{"seed", r.seed}, {"rule", v.rule}, {"detail", v.detail}, {"evidence", v.evidence}});
+        std::printf(
+            "schedule seed %llu: %.1f s, %llu faults, %llu holds (%llu lost), %llu failed acquires, "
+            "%llu writes (%llu stale refused), %zu violations\n",
+            static_cast<unsigned long long>(r.seed), r.seconds, static_cast<unsigned long long>(injected),
+            static_cast<unsigned long long>(r.holds), static_cast<unsigned long long>(r.holds_lost),
+            static_cast<unsigned long long>(r.acquire_failures), static_cast<unsigned long long>(r.writes),
+            static_cast<unsigned long long>(r.writes_refused), r.violations.size());
+        std::fflush(stdout);
+    }
+    if (!violations.empty()) exit_status = 1;
+    const json report = {
+        {"seed", a.seed},
+        {"broken", a.broken},
+        {"minutes",
+         std::chrono::duration<double, std::ratio<60>>(std::chrono::steady_clock::now() - started).count()},
+        {"schedules", schedules.size()},
+        {"faults", faults},
+        {"operations", operations},
+        {"violations", violations.size()},
+        {"violation_details", violations},
+        {"per_schedule", schedules}};
+    std::ofstream(a.report) << report.dump(2) << "\n";
+    std::printf("chaos: %zu schedules, %zu violations; report in %s\n", schedules.size(), violations.size(),
+                a.report.c_str());
+    return exit_status;
+}

@@ -1,0 +1,55 @@
+#ifndef REDLOCK_TEST_FAULT_CHAOS_CHAOS_RUN_HPP
+#define REDLOCK_TEST_FAULT_CHAOS_CHAOS_RUN_HPP
+
+#include "fault/chaos/history_checker.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace redlock::chaos {
+
+struct schedule_options {
+    std::uint64_t seed = 1;
+    int seconds = 20;         ///< how long the workers work and the faults come
+    int workers = 3;          ///< client processes
+    int coroutines = 6;       ///< per worker
+    int resources = 2;        ///< per kind of lock
+    bool faults = true;       ///< false: the workload alone
+    bool broken = false;      ///< the negative control: workers hold on any one node's grant
+    std::string worker_path;  ///< the chaos_worker executable
+};
+
+struct schedule_result {
+    std::uint64_t seed = 0;
+    double seconds = 0;
+    std::map<std::string, std::uint64_t> faults;  ///< injected, by kind
+    std::uint64_t holds = 0;
+    std::uint64_t holds_lost = 0;
+    std::uint64_t acquire_failures = 0;
+    std::uint64_t writes = 0;
+    std::uint64_t writes_refused = 0;  ///< stale fences the store turned away
+    std::uint64_t reentries = 0;
+    std::uint64_t watchdog_renewals = 0;
+    std::uint64_t bad_lines = 0;
+    std::vector<violation> violations;
+};
+
+/// One randomized schedule: five fresh redis-servers (three without persistence, two with AOF
+/// and fsync always) and a store server, a TCP proxy for every worker-node pair, `workers`
+/// chaos_worker processes, and faults drawn from the seed until the time is up; then everything
+/// heals, the workers finish, every resource must be acquirable again within max_ttl and no
+/// key of ours may be left, and the history is checked. Every process it started is stopped,
+/// by PID, before it returns. Throws std::runtime_error if the set-up itself fails.
+/// With REDLOCK_CHAOS_KEEP=DIR set, the histories and worker logs are copied to DIR/seed-<seed>.
+[[nodiscard]] schedule_result run_schedule(const schedule_options& options);
+
+/// Prints the violations with the seed and their evidence (one JSON line per record), the
+/// first five of each rule.
+void print_violations(const schedule_result& r, std::FILE* out);
+
+}  // namespace redlock::chaos
+
+#endif

@@ -1,0 +1,366 @@
+// One client process of the chaos harness: `coroutines` coroutines take locks of every kind
+// (plain, fenced, reentrant, fair) on a few resources, with the watchdog on, hold them for random
+// times (some longer than the ttl), write to a fenced store with their fence, and record every
+// operation with its invoke and completion times (CLOCK_MONOTONIC, shared by every process on
+// the machine) as JSON lines in the history file. The harness injects the faults; this process
+// only works and records.
+//
+//   chaos_worker --worker K --nodes URI,URI,... --store URI --history FILE --seconds S --seed X
+//                [--coroutines C] [--resources R] [--broken 1]
+// --broken 1: the negative control: one single-node client per node, and a hold as soon as any
+// one node grants (a quorum of 1): its holds overlap, which the checker must report.
+#include "fault/chaos/history.hpp"
+#include <redlock/redis/connection.hpp>
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace chaos = redlock::chaos;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr std::array<const char*, 4> kinds = {"plain", "fenced", "reentrant", "fair"};
+
+// Accepts a write unless the store already accepted a larger fence; keeps the accepted ones in
+// order. KEYS[1] the largest fence so far, KEYS[2] the list of accepted "fence token".
+constexpr const char* store_write_lua = R"(
+local largest = tonumber(redis.call('GET', KEYS[1]) or '0')
+local fence = tonumber(ARGV[1])
+if fence < largest then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('RPUSH', KEYS[2], ARGV[1] .. ' ' .. ARGV[2])
+return 1
+)";
+
+struct args {
+    int worker = 0;
+    std::vector<std::string> nodes;
+    std::string store;
+    std::string history;
+    int seconds = 10;
+    std::uint64_t seed = 1;
+    int coroutines = 8;
+    int resources = 2;
+    bool broken = false;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        auto comma = s.find(',', start);
+        if (comma == std::string::npos) comma = s.size();
+        if (comma > start) out.push_back(s.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
+
+bool parse(int argc, char** argv, args& a) {
+    std::map<std::string, std::string> kv;
+    for (int i = 1; i + 1 < argc; i += 2)
+        kv[argv[i]] = argv[i + 1];
+    for (const char* required : {"--worker", "--nodes", "--store", "--history", "--seconds", "--seed"})
+        if (!kv.count(required)) return false;
+    a.worker = std::stoi(kv["--worker"]);
+    a.nodes = split_commas(kv["--nodes"]);
+    a.store = kv["--store"];
+    a.history = kv["--history"];
+    a.seconds = std::stoi(kv["--seconds"]);
+    a.seed = std::stoull(kv["--seed"]);
+    if (kv.count("--coroutines")) a.coroutines = std::stoi(kv["--coroutines"]);
+    if (kv.count("--resources")) a.resources = std::stoi(kv["--resources"]);
+    if (kv.count("--broken")) a.broken = kv["--broken"] == "1";
+    return !a.nodes.empty() && a.coroutines > 0 && a.resources > 0 && a.seconds > 0;
+}
+
+redlock::client_config node_config(std::vector<std::string> nodes) {
+    redlock::client_config cfg;
+    cfg.nodes = std::move(nodes);
+    cfg.key_prefix = "chaos:";
+    // Our ttls are at most 800 ms; a short max_ttl keeps the restart quarantine short too.
+    cfg.max_ttl = 2000ms;
+    cfg.node_timeout = 50ms;
+    cfg.connect_timeout = 200ms;
+    cfg.restart_quarantine = true;
+    cfg.retry = {5ms, 50ms};
+    return cfg;
+}
+
+class worker {
+public:
+    worker(asio::io_context& ioc, args a)
+        : ioc_(ioc), args_(std::move(a)), store_(ioc.get_executor(), store_config()) {
+        out_ = std::fopen(args_.history.c_str(), "w");
+        if (out_ == nullptr) throw std::runtime_error("cannot write " + args_.history);
+        if (args_.broken) {
+            for (const auto& node : args_.nodes)
+                clients_.push_back(
+                    std::make_unique<redlock::client>(ioc.get_executor(), node_config({node})));
+        } else {
+            clients_.push_back(
+                std::make_unique<redlock::client>(ioc.get_executor(), node_config(args_.nodes)));
+        }
+        store_.async_connect([](error_code) {});
+        deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(args_.seconds);
+    }
+    ~worker() { std::fclose(out_); }
+    worker(const worker&) = delete;
+    worker& operator=(const worker&) = delete;
+
+    void start() {
+        for (int c = 0; c < args_.coroutines; ++c)
+            asio::co_spawn(ioc_, run_coroutine(c), [this](std::exception_ptr ep) {
+                ++finished_;
+                if (ep) {
+                    try {
+                        std::rethrow_exception(ep);
+                    } catch (const std::exception& e) {
+                        std::fprintf(stderr, "chaos_worker %d: a coroutine failed: %s\n", args_.worker,
+                                     e.what());
+                    }
+                }
+            });
+    }
+    [[nodiscard]] bool finished() const { return finished_ == args_.coroutines; }
+
+    void write_summary() {
+        chaos::worker_summary s;
+        s.worker = args_.worker;
+        s.scopes_started = scopes_started_;
+        s.scopes_ended = scopes_ended_;
+        for (const auto& c : clients_) {
+            const auto m = c->metrics();
+            s.watchdogs_running += m.watchdogs_running;
+            s.watchdog_renewals += m.watchdog_renewals;
+            s.leases_lost += m.leases_lost;
+        }
+        record(chaos::to_json_line(s));
+    }
+
+private:
+    static redlock::redis::connection_config store_config_for(const std::string& uri) {
+        redlock::redis::connection_config cc;
+        std::string why;
+        if (redlock::redis::parse_node_uri(uri, cc.address, why)) throw std::runtime_error(why);
+        return cc;
+    }
+    redlock::redis::connection_config store_config() const { return store_config_for(args_.store); }
+
+    void record(const std::string& line) {
+        std::fputs(line.c_str(), out_);
+        std::fputc('\n', out_);
+        std::fflush(out_);  // a worker killed later still leaves what it recorded
+    }
+
+    asio::awaitable<void> sleep_for(milliseconds d) {
+        asio::steady_timer t(co_await asio::this_coro::executor, d);
+        co_await t.async_wait(asio::use_awaitable);
+    }
+
+    asio::awaitable<void> write_to_store(const std::string& resource, redlock::lease& l) {
+        chaos::write_record w;
+        w.worker = args_.worker;
+        w.resource = resource;
+        w.token = l.token();
+        w.fence = l.fence();
+        w.valid_until =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(l.valid_until().time_since_epoch()).count();
+        w.invoked = chaos::now_ns();
+        redlock::resp::request req;
+        req.push("EVAL", store_write_lua, "2", "store:" + resource + ":largest",
+                 "store:" + resource + ":accepted", std::to_string(w.fence), w.token);
+        // Sent in full even if the scope is cancelled meanwhile (a lost lease): a real client's
+        // write in flight reaches the store all the same, and the store's fence check is what
+        // turns a stale one away.
+        auto [ec, replies] = co_await store_.async_exec(
+            req, 2000ms, asio::bind_cancellation_slot(asio::cancellation_slot(), tuple_awaitable));
+        w.completed = chaos::now_ns();
+        if (ec || replies.size() != 1) co_return;  // the store is not faulted; no answer tells nothing
+        w.accepted = replies[0].integer == 1;
+        record(chaos::to_json_line(w));
+    }
+
+    // The body of a scope: holds for `hold`, writing its fence to the store every 50 ms or so,
+    // and re-enters a reentrant lock once. Records its end whether it returns or is cancelled.
+    asio::awaitable<void> body(redlock::lease& l, chaos::hold_record& h, const redlock::lock_options& o,
+                               redlock::client& client, milliseconds hold) {
+        h.acquired = chaos::now_ns();
+        h.token = l.token();
+        h.fence = l.fence();
+        auto note_end = [&] {
+            h.ended = chaos::now_ns();
+            h.valid_until =
+                std::chrono::duration_cast<std::chrono::nanoseconds>(l.valid_until().time_since_epoch())
+                    .count();
+        };
+        try {
+            const auto until = std::chrono::steady_clock::now() + hold;
+            bool reentered = false;
+            if (o.fenced) co_await write_to_store(h.resource, l);
+            while (std::chrono::steady_clock::now() < until) {
+                if (o.reentrant && !reentered) {
+                    reentered = true;
+                    co_await reenter(client, h, o);
+                }
+                const auto left =
+                    std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
+                co_await sleep_for(std::clamp(left, 1ms, 50ms));
+                // Also after the last sleep: a process paused in it writes as it wakes up, with
+                // a lease that may have run out meanwhile (what the store's fence check is for).
+                if (o.fenced) co_await write_to_store(h.resource, l);
+            }
+        } catch (...) {
+            note_end();
+            throw;
+        }
+        note_end();
+    }
+
+    asio::awaitable<void> reenter(redlock::client& client, const chaos::hold_record& h,
+                                  redlock::lock_options o) {
+        o.wait = 0ms;
+        o.watchdog = false;
+        chaos::reentry_record r;
+        r.worker = args_.worker;
+        r.resource = h.resource;
+        r.token = h.token;
+        r.outer_fence = h.fence;
+        auto [ec, inner] = co_await client.async_acquire(h.resource, o, tuple_awaitable);
+        if (ec) {
+            r.error = ec.message();
+        } else {
+            r.inner_fence = inner.fence();
+            co_await inner.async_release(tuple_awaitable);
+        }
+        record(chaos::to_json_line(r));
+    }
+
+    asio::awaitable<void> run_coroutine(int index) {
+        std::mt19937_64 rng(args_.seed * 1000003 + static_cast<std::uint64_t>(args_.worker) * 1009 +
+                            static_cast<std::uint64_t>(index));
+        auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+        while (std::chrono::steady_clock::now() < deadline_) {
+            const std::string kind = kinds[static_cast<std::size_t>(pick(static_cast<int>(kinds.size())))];
+            const std::string resource = kind + ":" + std::to_string(pick(args_.resources));
+            redlock::lock_options o;
+            o.ttl = std::array{300ms, 500ms, 800ms}[static_cast<std::size_t>(pick(3))];
+            o.wait = std::array{0ms, 300ms, 1000ms}[static_cast<std::size_t>(pick(3))];
+            o.fenced = kind != "plain";
+            o.reentrant = kind == "reentrant";
+            if (o.reentrant)
+                o.owner = redlock::owner_id("w" + std::to_string(args_.worker) + "c" + std::to_string(index));
+            o.fair = kind == "fair";
+            if (o.fair) {
+                o.wait = std::max(o.wait, 300ms);
+                o.queue_timeout = 1500ms;
+            }
+            const auto hold = milliseconds(pick(static_cast<int>(o.ttl.count() * 3 / 2)));
+
+            chaos::hold_record h;
+            h.worker = args_.worker;
+            h.coroutine = index;
+            h.resource = resource;
+            h.kind = kind;
+            h.invoked = chaos::now_ns();
+            ++scopes_started_;
+            std::string outcome = "released";
+            // The broken variant takes the first node that grants; the real one asks its quorum.
+            std::vector<std::size_t> order(clients_.size());
+            for (std::size_t i = 0; i < order.size(); ++i)
+                order[i] = i;
+            std::shuffle(order.begin(), order.end(), rng);
+            std::string acquire_error;
+            for (std::size_t i : order) {
+                auto& client = *clients_[i];
+                try {
+                    co_await redlock::async_with_lock(
+                        client, resource, o, [&](redlock::lease& l) { return body(l, h, o, client, hold); },
+                        asio::use_awaitable);
+                } catch (const boost::system::system_error& e) {
+                    if (h.acquired == 0) {
+                        acquire_error = e.code().message();
+                        continue;  // not acquired here
+                    }
+                    outcome = e.code() == redlock::error::lock_lost ? "lost" : e.code().message();
+                }
+                break;
+            }
+            ++scopes_ended_;
+            if (h.acquired == 0) {
+                chaos::failure_record f;
+                f.worker = args_.worker;
+                f.resource = resource;
+                f.kind = kind;
+                f.invoked = h.invoked;
+                f.completed = chaos::now_ns();
+                f.error = acquire_error;
+                record(chaos::to_json_line(f));
+                co_await sleep_for(milliseconds(1 + pick(20)));
+                continue;
+            }
+            h.outcome = outcome;
+            record(chaos::to_json_line(h));
+        }
+    }
+
+    asio::io_context& ioc_;
+    args args_;
+    redlock::redis::connection store_;
+    std::vector<std::unique_ptr<redlock::client>> clients_;
+    std::FILE* out_ = nullptr;
+    std::chrono::steady_clock::time_point deadline_;
+    int finished_ = 0;
+    std::uint64_t scopes_started_ = 0;
+    std::uint64_t scopes_ended_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    args a;
+    try {
+        if (!parse(argc, argv, a)) {
+            std::fprintf(stderr,
+                         "usage: chaos_worker --worker K --nodes URI,URI,... --store URI --history FILE "
+                         "--seconds S --seed X [--coroutines C] [--resources R] [--broken 1]\n");
+            return 2;
+        }
+        asio::io_context ioc;
+        worker w(ioc, a);
+        w.start();
+        // Every scope started before the deadline runs to its end; a scope is bounded by its
+        // wait (1 s), its hold (1.2 s) and its release.
+        const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(a.seconds + 60);
+        while (!w.finished() && std::chrono::steady_clock::now() < limit)
+            ioc.run_one_for(100ms);
+        // A release completes at a quorum; let the other nodes' releases be answered too.
+        ioc.run_for(300ms);
+        w.write_summary();
+        return w.finished() ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "chaos_worker %d: %s\n", a.worker, e.what());
+        return 1;
+    }
+}

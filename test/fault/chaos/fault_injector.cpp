@@ -1,0 +1,202 @@
+#include "fault/chaos/fault_injector.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <stdexcept>
+
+namespace redlock::chaos {
+
+using std::chrono::milliseconds;
+using mode = test::tcp_proxy::mode;
+
+namespace {
+// Longer than the workers' longest ttl (800 ms): a paused worker wakes up with a lease that ran
+// out while it slept, the GC-pause scenario.
+constexpr int worker_pause_min_ms = 900;
+constexpr int worker_pause_max_ms = 1800;
+constexpr std::size_t max_servers_out = 2;
+}  // namespace
+
+fault_injector::fault_injector(std::uint64_t seed, std::vector<std::unique_ptr<test::redis_server>>& servers,
+                               std::vector<std::vector<std::unique_ptr<test::tcp_proxy>>>& proxies,
+                               std::vector<pid_t> workers)
+    : rng_(seed), servers_(servers), proxies_(proxies), workers_(std::move(workers)) {}
+
+int fault_injector::uniform(int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng_);
+}
+
+milliseconds fault_injector::heal_after() {
+    return milliseconds(uniform(200, 1500));
+}
+
+milliseconds fault_injector::next_gap() {
+    return milliseconds(uniform(100, 500));
+}
+
+void fault_injector::later(milliseconds after, std::function<void()> heal) {
+    pending_.push_back({clock::now() + after, std::move(heal)});
+}
+
+void fault_injector::heal_due() {
+    const auto now = clock::now();
+    // A heal may schedule nothing new, but run them from a copy all the same.
+    std::vector<pending_heal> due;
+    auto split = std::stable_partition(pending_.begin(), pending_.end(),
+                                       [&](const pending_heal& p) { return p.at > now; });
+    std::move(split, pending_.end(), std::back_inserter(due));
+    pending_.erase(split, pending_.end());
+    for (auto& p : due)
+        p.heal();
+}
+
+void fault_injector::heal_all() {
+    auto all = std::move(pending_);
+    pending_.clear();
+    for (auto& p : all)
+        p.heal();
+    for (auto& per_worker : proxies_)
+        for (auto& proxy : per_worker)
+            proxy->heal();
+}
+
+void fault_injector::inject() {
+    const int roll = uniform(0, 99);
+    if (roll < 45) {
+        network_fault();
+    } else if (roll < 55) {
+        partition();
+    } else if (roll < 75) {
+        server_fault();
+    } else if (roll < 85) {
+        worker_pause();
+    } else if (roll < 93) {
+        server_command({"SCRIPT", "FLUSH"}, "script_flush");
+    } else {
+        server_command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"}, "client_kill");
+    }
+}
+
+void fault_injector::network_fault() {
+    auto& proxy = *proxies_[static_cast<std::size_t>(uniform(0, static_cast<int>(proxies_.size()) - 1))]
+                           [static_cast<std::size_t>(uniform(0, static_cast<int>(servers_.size()) - 1))];
+    test::tcp_proxy* p = &proxy;
+    switch (uniform(0, 7)) {
+        case 0:
+            count("latency");
+            p->set_request_delay(milliseconds(uniform(5, 60)));
+            p->set_reply_delay(milliseconds(uniform(5, 120)));
+            p->set_jitter(milliseconds(uniform(0, 40)));
+            break;
+        case 1:
+            count("blackhole");
+            p->set_mode(mode::blackhole);
+            break;
+        case 2:
+            count("drop_replies");
+            p->set_mode(mode::drop_replies);
+            break;
+        case 3:
+            count("drop_requests");
+            p->set_mode(mode::drop_requests);
+            break;
+        case 4:
+            count("reset");
+            p->reset_connections();
+            return;  // nothing to heal
+        case 5:
+            count("slice");
+            p->set_slice(true);
+            break;
+        case 6:
+            count("cut_reply");
+            p->cut_replies_after(uniform(1, 200));
+            break;
+        default:
+            count("cut_request");
+            p->cut_requests_after(uniform(1, 200));
+            break;
+    }
+    later(heal_after(), [p] { p->heal(); });
+}
+
+void fault_injector::partition() {
+    count("partition");
+    const auto w = static_cast<std::size_t>(uniform(0, static_cast<int>(proxies_.size()) - 1));
+    std::vector<std::size_t> nodes(servers_.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        nodes[i] = i;
+    std::shuffle(nodes.begin(), nodes.end(), rng_);
+    nodes.resize(static_cast<std::size_t>(uniform(2, 3)));
+    // Asymmetric: each cut link loses one direction or both.
+    const mode modes[] = {mode::blackhole, mode::drop_replies, mode::drop_requests};
+    std::vector<test::tcp_proxy*> cut;
+    for (auto n : nodes) {
+        auto* p = proxies_[w][n].get();
+        p->set_mode(modes[uniform(0, 2)]);
+        cut.push_back(p);
+    }
+    later(heal_after(), [cut] {
+        for (auto* p : cut)
+            p->heal();
+    });
+}
+
+void fault_injector::server_fault() {
+    std::vector<std::size_t> candidates;
+    for (std::size_t n = 0; n < servers_.size(); ++n)
+        if (server_available(n)) candidates.push_back(n);
+    if (candidates.empty() || servers_out_.size() >= max_servers_out) return;
+    const auto n = candidates[static_cast<std::size_t>(uniform(0, static_cast<int>(candidates.size()) - 1))];
+    auto* server = servers_[n].get();
+    servers_out_.insert(n);
+    if (uniform(0, 1) == 0) {
+        count("server_pause");
+        server->pause();
+        later(milliseconds(uniform(200, 1500)), [this, server, n] {
+            server->resume();
+            servers_out_.erase(n);
+        });
+    } else {
+        // The AOF servers (fsync always) keep what they granted; the others lose it.
+        count(n >= 3 ? "server_restart_aof" : "server_restart_empty");
+        server->kill9();
+        later(milliseconds(uniform(0, 500)), [this, server, n] {
+            server->restart();
+            last_restart_ = clock::now();
+            servers_out_.erase(n);
+        });
+    }
+}
+
+void fault_injector::worker_pause() {
+    std::vector<std::size_t> candidates;
+    for (std::size_t w = 0; w < workers_.size(); ++w)
+        if (!workers_paused_.contains(w)) candidates.push_back(w);
+    if (candidates.empty()) return;
+    const auto w = candidates[static_cast<std::size_t>(uniform(0, static_cast<int>(candidates.size()) - 1))];
+    count("worker_pause");
+    ::kill(workers_[w], SIGSTOP);
+    workers_paused_.insert(w);
+    later(milliseconds(uniform(worker_pause_min_ms, worker_pause_max_ms)), [this, w] {
+        ::kill(workers_[w], SIGCONT);
+        workers_paused_.erase(w);
+    });
+}
+
+void fault_injector::server_command(const std::vector<std::string>& command, const std::string& kind) {
+    std::vector<std::size_t> candidates;
+    for (std::size_t n = 0; n < servers_.size(); ++n)
+        if (server_available(n)) candidates.push_back(n);
+    if (candidates.empty()) return;
+    const auto n = candidates[static_cast<std::size_t>(uniform(0, static_cast<int>(candidates.size()) - 1))];
+    count(kind);
+    try {
+        (void)servers_[n]->command(command);
+    } catch (const std::exception&) {
+        // A server that could not answer now: the fault simply did not happen.
+        --injected_[kind];
+    }
+}
+
+}  // namespace redlock::chaos

@@ -1,0 +1,96 @@
+#ifndef REDLOCK_TEST_FAULT_CHAOS_HISTORY_HPP
+#define REDLOCK_TEST_FAULT_CHAOS_HISTORY_HPP
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace redlock::chaos {
+
+/// Times are nanoseconds of std::chrono::steady_clock, which on Linux is CLOCK_MONOTONIC: one
+/// clock for every process on the machine, so the workers' records can be compared.
+using nanos = std::int64_t;
+
+[[nodiscard]] nanos now_ns() noexcept;
+
+/// One critical section: from the acquire's completion to the end of the scope. While the scope
+/// ran, the lease was valid until valid_until (the watchdog moves it on): the hold counts as
+/// [acquired, min(ended, valid_until)].
+struct hold_record {
+    int worker = 0;
+    int coroutine = 0;
+    std::string resource;
+    std::string kind;  ///< plain, fenced, reentrant or fair
+    std::string token;
+    std::uint64_t fence = 0;  ///< 0 for unfenced kinds
+    nanos invoked = 0;        ///< the acquire was called
+    nanos acquired = 0;       ///< the acquire completed with a lease
+    nanos ended = 0;          ///< the scope's body finished (before the release)
+    nanos valid_until = 0;    ///< the lease's validity when the body finished
+    std::string outcome;      ///< "released", "lost", or the release's error
+};
+
+/// An acquire that completed without a lease (a fail in Jepsen's terms: it holds nothing).
+struct failure_record {
+    int worker = 0;
+    std::string resource;
+    std::string kind;
+    nanos invoked = 0;
+    nanos completed = 0;
+    std::string error;
+};
+
+/// A write to the fenced store inside a hold.
+struct write_record {
+    int worker = 0;
+    std::string resource;
+    std::string token;
+    std::uint64_t fence = 0;
+    nanos invoked = 0;
+    nanos completed = 0;
+    nanos valid_until = 0;  ///< the lease's validity when the write was sent
+    bool accepted = false;
+};
+
+/// A re-entry of a fenced reentrant lock inside its outer hold: it must get the outer fence.
+struct reentry_record {
+    int worker = 0;
+    std::string resource;
+    std::string token;
+    std::uint64_t outer_fence = 0;
+    std::uint64_t inner_fence = 0;
+    std::string error;  ///< non-empty if the re-entry failed
+};
+
+/// What a worker says about itself once every scope has ended.
+struct worker_summary {
+    int worker = 0;
+    std::uint64_t scopes_started = 0;
+    std::uint64_t scopes_ended = 0;
+    std::uint64_t watchdogs_running = 0;  ///< must be 0: every ended scope stopped its watchdog
+    std::uint64_t watchdog_renewals = 0;
+    std::uint64_t leases_lost = 0;
+};
+
+struct history {
+    std::vector<hold_record> holds;
+    std::vector<failure_record> failures;
+    std::vector<write_record> writes;
+    std::vector<reentry_record> reentries;
+    std::vector<worker_summary> summaries;
+};
+
+/// One JSON object per line, with a "type" member.
+[[nodiscard]] std::string to_json_line(const hold_record& r);
+[[nodiscard]] std::string to_json_line(const failure_record& r);
+[[nodiscard]] std::string to_json_line(const write_record& r);
+[[nodiscard]] std::string to_json_line(const reentry_record& r);
+[[nodiscard]] std::string to_json_line(const worker_summary& r);
+
+/// Adds the records of one worker's history file. A line that does not parse (a worker killed
+/// in the middle of a write) is skipped and counted in `bad_lines`.
+void read_history_file(const std::string& path, history& into, std::size_t& bad_lines);
+
+}  // namespace redlock::chaos
+
+#endif

@@ -1,0 +1,134 @@
+#include "fault/chaos/history_checker.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace redlock::chaos {
+
+namespace {
+
+nanos hold_end(const hold_record& h) {
+    return std::min(h.ended, h.valid_until);
+}
+
+// Holds of each resource whose interval is not empty (a client paused between its acquire and
+// its body may find its validity already gone: it held nothing it could use).
+std::map<std::string, std::vector<const hold_record*>> holds_by_resource(const history& h) {
+    std::map<std::string, std::vector<const hold_record*>> out;
+    for (const auto& hold : h.holds)
+        if (hold_end(hold) > hold.acquired) out[hold.resource].push_back(&hold);
+    for (auto& [resource, holds] : out)
+        std::sort(holds.begin(), holds.end(),
+                  [](const hold_record* a, const hold_record* b) { return a->acquired < b->acquired; });
+    return out;
+}
+
+void check_mutual_exclusion(const std::vector<const hold_record*>& holds, std::vector<violation>& out) {
+    const hold_record* latest = nullptr;  // the hold that ends last among those started so far
+    for (const hold_record* h : holds) {
+        if (latest != nullptr && h->acquired < hold_end(*latest)) {
+            out.push_back({"mutual_exclusion",
+                           h->resource + ": a hold began " +
+                               std::to_string((hold_end(*latest) - h->acquired) / 1000) +
+                               " us before the previous one ended",
+                           {to_json_line(*latest), to_json_line(*h)}});
+        }
+        if (latest == nullptr || hold_end(*h) > hold_end(*latest)) latest = h;
+    }
+}
+
+void check_fence_order(const std::vector<const hold_record*>& by_start, std::vector<violation>& out) {
+    std::vector<const hold_record*> fenced;
+    for (const hold_record* h : by_start)
+        if (h->fence != 0) fenced.push_back(h);
+    std::vector<const hold_record*> by_end = fenced;
+    std::sort(by_end.begin(), by_end.end(),
+              [](const hold_record* a, const hold_record* b) { return hold_end(*a) < hold_end(*b); });
+    const hold_record* largest_before = nullptr;  // the largest fence among holds already ended
+    std::size_t ended = 0;
+    for (const hold_record* h : fenced) {
+        while (ended < by_end.size() && hold_end(*by_end[ended]) <= h->acquired) {
+            if (largest_before == nullptr || by_end[ended]->fence > largest_before->fence)
+                largest_before = by_end[ended];
+            ++ended;
+        }
+        if (largest_before != nullptr && h->fence <= largest_before->fence) {
+            out.push_back({"fence_order",
+                           h->resource + ": fence " + std::to_string(h->fence) +
+                               " granted after a hold with fence " + std::to_string(largest_before->fence) +
+                               " had ended",
+                           {to_json_line(*largest_before), to_json_line(*h)}});
+        }
+    }
+}
+
+void check_store(const std::map<std::string, std::vector<accepted_write>>& store,
+                 std::vector<violation>& out) {
+    for (const auto& [resource, writes] : store) {
+        for (std::size_t i = 1; i < writes.size(); ++i) {
+            const auto& a = writes[i - 1];
+            const auto& b = writes[i];
+            if (b.fence < a.fence || (b.fence == a.fence && b.token != a.token)) {
+                out.push_back({"store_fences",
+                               resource + ": the store accepted fence " + std::to_string(b.fence) +
+                                   " (token " + b.token + ") after fence " + std::to_string(a.fence) +
+                                   " (token " + a.token + ")",
+                               {}});
+            }
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<violation> check_history(const history& h,
+                                     const std::map<std::string, std::vector<accepted_write>>& store,
+                                     int workers) {
+    std::vector<violation> out;
+    for (const auto& [resource, holds] : holds_by_resource(h)) {
+        check_mutual_exclusion(holds, out);
+        check_fence_order(holds, out);
+    }
+    for (const auto& r : h.reentries) {
+        if (r.error.empty() && r.inner_fence != r.outer_fence) {
+            out.push_back({"reentry_fence",
+                           r.resource + ": a re-entry got fence " + std::to_string(r.inner_fence) +
+                               " inside a hold with fence " + std::to_string(r.outer_fence),
+                           {to_json_line(r)}});
+        }
+    }
+    for (const auto& w : h.writes) {
+        if (!w.accepted && w.completed <= w.valid_until) {
+            out.push_back({"valid_write_refused",
+                           w.resource + ": the store refused fence " + std::to_string(w.fence) +
+                               " while its lease was valid: a newer fence had been issued",
+                           {to_json_line(w)}});
+        }
+    }
+    check_store(store, out);
+    std::set<int> reported;
+    for (const auto& s : h.summaries) {
+        reported.insert(s.worker);
+        if (s.watchdogs_running != 0) {
+            out.push_back({"watchdog_stopped",
+                           "worker " + std::to_string(s.worker) + ": " + std::to_string(s.watchdogs_running) +
+                               " watchdogs still running after every scope ended",
+                           {to_json_line(s)}});
+        }
+        if (s.scopes_started != s.scopes_ended) {
+            out.push_back({"scopes_ended",
+                           "worker " + std::to_string(s.worker) + ": " + std::to_string(s.scopes_started) +
+                               " scopes started, " + std::to_string(s.scopes_ended) + " ended",
+                           {to_json_line(s)}});
+        }
+    }
+    for (int w = 0; w < workers; ++w) {
+        if (!reported.contains(w)) {
+            out.push_back(
+                {"scopes_ended", "worker " + std::to_string(w) + " left no summary (it did not finish)", {}});
+        }
+    }
+    return out;
+}
+
+}  // namespace redlock::chaos

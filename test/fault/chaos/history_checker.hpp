@@ -1,0 +1,43 @@
+#ifndef REDLOCK_TEST_FAULT_CHAOS_HISTORY_CHECKER_HPP
+#define REDLOCK_TEST_FAULT_CHAOS_HISTORY_CHECKER_HPP
+
+#include "fault/chaos/history.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace redlock::chaos {
+
+/// A write the fenced store accepted, in the order it accepted them.
+struct accepted_write {
+    std::uint64_t fence = 0;
+    std::string token;
+};
+
+/// A broken rule and the smallest part of the history that shows it (two records, mostly),
+/// each as its JSON line.
+struct violation {
+    std::string rule;
+    std::string detail;
+    std::vector<std::string> evidence;
+};
+
+/// Checks a history against a mutex with fencing (I/O-free):
+/// - mutual_exclusion: no two holds of one resource overlap, a hold being
+///   [acquired, min(ended, valid_until)];
+/// - fence_order: of two holds of a resource, the one that started after the other ended has
+///   the larger fence;
+/// - reentry_fence: a re-entry gets its outer hold's fence;
+/// - valid_write_refused: the store refused a write that completed while its lease was valid
+///   (a newer fence was issued while it held);
+/// - store_fences: the fences the store accepted never decrease, and two writes with one fence
+///   come from one hold;
+/// - watchdog_stopped / scopes_ended: every worker ended every scope and stopped every watchdog.
+/// `workers`: how many summaries there must be (a worker that left none died uncleanly).
+[[nodiscard]] std::vector<violation> check_history(
+    const history& h, const std::map<std::string, std::vector<accepted_write>>& store, int workers);
+
+}  // namespace redlock::chaos
+
+#endif

@@ -1,0 +1,154 @@
+// The chaos harness's history checker on histories written by hand: each rule reports the
+// smallest history that breaks it and stays quiet on one that keeps it.
+#include "fault/chaos/history_checker.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <unistd.h>
+
+namespace chaos = redlock::chaos;
+
+namespace {
+
+constexpr chaos::nanos ms = 1'000'000;
+
+chaos::hold_record hold(std::string resource, std::string token, std::uint64_t fence, chaos::nanos acquired,
+                        chaos::nanos ended, chaos::nanos valid_until) {
+    chaos::hold_record h;
+    h.resource = std::move(resource);
+    h.kind = fence == 0 ? "plain" : "fenced";
+    h.token = std::move(token);
+    h.fence = fence;
+    h.invoked = acquired - ms;
+    h.acquired = acquired;
+    h.ended = ended;
+    h.valid_until = valid_until;
+    h.outcome = "released";
+    return h;
+}
+
+chaos::worker_summary clean_summary(int worker) {
+    chaos::worker_summary s;
+    s.worker = worker;
+    s.scopes_started = s.scopes_ended = 3;
+    return s;
+}
+
+std::vector<std::string> rules(const std::vector<chaos::violation>& v) {
+    std::vector<std::string> out;
+    for (const auto& x : v)
+        out.push_back(x.rule);
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(history_checker)
+
+BOOST_AUTO_TEST_CASE(holds_one_after_another_with_rising_fences_pass) {
+    chaos::history h;
+    h.holds = {hold("r", "a", 1, 0, 10 * ms, 50 * ms), hold("r", "b", 2, 11 * ms, 20 * ms, 60 * ms),
+               hold("s", "c", 0, 5 * ms, 30 * ms, 60 * ms)};
+    h.summaries = {clean_summary(0)};
+    const auto v = chaos::check_history(h, {{"r", {{1, "a"}, {1, "a"}, {2, "b"}}}}, 1);
+    BOOST_TEST(v.empty());
+}
+
+BOOST_AUTO_TEST_CASE(an_overlap_is_reported_with_both_holds) {
+    chaos::history h;
+    h.holds = {hold("r", "a", 0, 0, 10 * ms, 50 * ms), hold("r", "b", 0, 9 * ms, 20 * ms, 60 * ms)};
+    h.summaries = {clean_summary(0)};
+    const auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST_REQUIRE(v.size() == 1u);
+    BOOST_TEST(v[0].rule == "mutual_exclusion");
+    BOOST_TEST_REQUIRE(v[0].evidence.size() == 2u);
+    BOOST_TEST(v[0].evidence[0].find("\"token\":\"a\"") != std::string::npos);
+    BOOST_TEST(v[0].evidence[1].find("\"token\":\"b\"") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_hold_ends_at_its_validity_not_at_its_scope) {
+    chaos::history h;
+    // a's scope ran to 30 ms, but its lease was valid only until 10 ms (a paused client): b,
+    // granted at 12 ms, does not overlap it.
+    h.holds = {hold("r", "a", 1, 0, 30 * ms, 10 * ms), hold("r", "b", 2, 12 * ms, 20 * ms, 60 * ms)};
+    h.summaries = {clean_summary(0)};
+    BOOST_TEST(chaos::check_history(h, {}, 1).empty());
+    // Valid until 13 ms: it does.
+    h.holds[0].valid_until = 13 * ms;
+    BOOST_TEST(rules(chaos::check_history(h, {}, 1)) == std::vector<std::string>{"mutual_exclusion"});
+}
+
+BOOST_AUTO_TEST_CASE(a_fence_that_goes_back_is_reported) {
+    chaos::history h;
+    h.holds = {hold("r", "a", 5, 0, 10 * ms, 50 * ms), hold("r", "b", 3, 11 * ms, 20 * ms, 60 * ms)};
+    h.summaries = {clean_summary(0)};
+    const auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST(rules(v) == std::vector<std::string>{"fence_order"});
+    BOOST_TEST(v[0].detail.find("fence 3") != std::string::npos);
+    // Equal is as bad as smaller: two holds, one fence.
+    h.holds[1].fence = 5;
+    BOOST_TEST(rules(chaos::check_history(h, {}, 1)) == std::vector<std::string>{"fence_order"});
+}
+
+BOOST_AUTO_TEST_CASE(a_re_entry_with_another_fence_is_reported) {
+    chaos::history h;
+    h.reentries = {{0, "r", "a", 4, 4, ""}, {0, "r", "b", 6, 7, ""}, {0, "r", "c", 8, 0, "not_acquired"}};
+    h.summaries = {clean_summary(0)};
+    const auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST(rules(v) == std::vector<std::string>{"reentry_fence"});
+}
+
+BOOST_AUTO_TEST_CASE(a_write_refused_while_its_lease_was_valid_is_reported) {
+    chaos::history h;
+    chaos::write_record late{0, "r", "a", 3, 10 * ms, 20 * ms, 15 * ms, false};  // completed after validity
+    chaos::write_record valid{0, "r", "b", 4, 10 * ms, 12 * ms, 15 * ms, false};
+    h.writes = {late, valid};
+    h.summaries = {clean_summary(0)};
+    BOOST_TEST(rules(chaos::check_history(h, {}, 1)) == std::vector<std::string>{"valid_write_refused"});
+}
+
+BOOST_AUTO_TEST_CASE(the_store_accepting_a_lower_or_shared_fence_is_reported) {
+    chaos::history h;
+    h.summaries = {clean_summary(0)};
+    BOOST_TEST(rules(chaos::check_history(h, {{"r", {{2, "a"}, {1, "b"}}}}, 1)) ==
+               std::vector<std::string>{"store_fences"});
+    BOOST_TEST(rules(chaos::check_history(h, {{"r", {{2, "a"}, {2, "b"}}}}, 1)) ==
+               std::vector<std::string>{"store_fences"});
+}
+
+BOOST_AUTO_TEST_CASE(a_running_watchdog_or_a_missing_worker_is_reported) {
+    chaos::history h;
+    auto s = clean_summary(0);
+    s.watchdogs_running = 1;
+    h.summaries = {s};
+    BOOST_TEST(rules(chaos::check_history(h, {}, 2)) ==
+               (std::vector<std::string>{"watchdog_stopped", "scopes_ended"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_history_file_reads_back_and_skips_a_torn_line) {
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("history_checker_test-" + std::to_string(::getpid()) + ".jsonl"))
+                                 .string();
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        BOOST_TEST_REQUIRE(f != nullptr);
+        std::fputs((chaos::to_json_line(hold("r", "a", 1, 0, 10 * ms, 50 * ms)) + "\n").c_str(), f);
+        std::fputs((chaos::to_json_line(clean_summary(2)) + "\n").c_str(), f);
+        std::fputs("{\"type\":\"hold\",\"wor", f);  // killed in the middle of a write
+        std::fclose(f);
+    }
+    chaos::history h;
+    std::size_t bad = 0;
+    chaos::read_history_file(path, h, bad);
+    std::remove(path.c_str());
+    BOOST_TEST(bad == 1u);
+    BOOST_TEST_REQUIRE(h.holds.size() == 1u);
+    BOOST_TEST(h.holds[0].valid_until == 50 * ms);
+    BOOST_TEST_REQUIRE(h.summaries.size() == 1u);
+    BOOST_TEST(h.summaries[0].worker == 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
