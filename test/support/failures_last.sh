@@ -14,7 +14,8 @@ if ((status != 0)); then
     echo
     echo "=== $(basename "$1") failed (exit $status); the failures, repeated from above: ==="
     awk '
-        /Entering test case/ { test_case = $0; shown = 0 }
+        /Entering test case/ { test_case = $0; shown = 0; next }
+        /Leaving test |Entering test suite/ { next }
         /error: in |fatal error|critical error|exception|[Tt]imeout|aborted|[Ss]anitizer|Segmentation|signal/ {
             if (!shown && test_case != "") { print test_case; shown = 1 }
             print "    " $0

@@ -160,13 +160,12 @@ public:
     }
 
 private:
-    static redlock::redis::connection_config store_config_for(const std::string& uri) {
+    redlock::redis::connection_config store_config() const {
         redlock::redis::connection_config cc;
         std::string why;
-        if (redlock::redis::parse_node_uri(uri, cc.address, why)) throw std::runtime_error(why);
+        if (redlock::redis::parse_node_uri(args_.store, cc.address, why)) throw std::runtime_error(why);
         return cc;
     }
-    redlock::redis::connection_config store_config() const { return store_config_for(args_.store); }
 
     void record(const std::string& line) {
         std::fputs(line.c_str(), out_);
