@@ -8,6 +8,7 @@
 // --fenced 1: fenced locks; inside the critical section each holder appends its fence to the
 // checker's list "fences" (so the list is in grant order), and a release that fails (a node is
 // being restarted) is reported but not fatal: its keys expire.
+#include "support/comma_list.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/redlock.hpp>
 
@@ -46,24 +47,12 @@ struct args {
     int queue_timeout_ms = 5000;
 };
 
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        auto comma = s.find(',', start);
-        if (comma == std::string::npos) comma = s.size();
-        if (comma > start) out.push_back(s.substr(start, comma - start));
-        start = comma + 1;
-    }
-    return out;
-}
-
 bool parse(int argc, char** argv, args& a) {
     std::map<std::string, std::string> kv;
     for (int i = 1; i + 1 < argc; i += 2)
         kv[argv[i]] = argv[i + 1];
     if (!kv.count("--nodes") || !kv.count("--checker")) return false;
-    a.nodes = split(kv["--nodes"]);
+    a.nodes = redlock::test::split_commas(kv["--nodes"]);
     a.checker = kv["--checker"];
     if (kv.count("--resource")) a.resource = kv["--resource"];
     if (kv.count("--coroutines")) a.coroutines = std::atoi(kv["--coroutines"].c_str());

@@ -3,13 +3,12 @@
 
 #include "support/redis_server.hpp"
 
-#include <boost/test/unit_test.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -17,11 +16,12 @@
 namespace redlock::test {
 
 /// A temp dir for a test's files (child processes' output, config files), removed at the end.
+/// Throws std::runtime_error if it cannot be made.
 struct scratch_dir {
     std::filesystem::path path;
     scratch_dir() {
         std::string tmpl = (std::filesystem::temp_directory_path() / "redlock-test-XXXXXX").string();
-        BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+        if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp " + tmpl + " failed");
         path = tmpl;
     }
     ~scratch_dir() {

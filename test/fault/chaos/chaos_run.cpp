@@ -1,7 +1,9 @@
 #include "fault/chaos/chaos_run.hpp"
 
 #include "fault/chaos/fault_injector.hpp"
+#include "fault/chaos/lock_kinds.hpp"
 #include "support/redis_server.hpp"
+#include "support/scratch_dir.hpp"
 #include "support/tcp_proxy.hpp"
 #include <redlock/redlock.hpp>
 
@@ -10,10 +12,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <array>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <span>
 #include <stdexcept>
 #include <thread>
 
@@ -33,24 +35,8 @@ using test::tcp_proxy;
 
 namespace {
 
-constexpr std::array<const char*, 4> kinds = {"plain", "fenced", "reentrant", "fair"};
 constexpr auto max_ttl = 2000ms;  // the workers' client_config.max_ttl
-
-// The workers' temp files; removed with everything in them.
-struct scratch {
-    std::filesystem::path path;
-    scratch() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "redlock-chaos-XXXXXX").string();
-        if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-        path = tmpl;
-    }
-    ~scratch() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path, ignored);
-    }
-    scratch(const scratch&) = delete;
-    scratch& operator=(const scratch&) = delete;
-};
+constexpr std::size_t nodes_per_deployment = 5;
 
 // The worker processes, killed (by PID) and reaped on every exit path.
 struct worker_processes {
@@ -109,33 +95,33 @@ std::string join(const std::vector<std::string>& parts) {
     return out;
 }
 
-std::vector<std::string> resources_of(int per_kind) {
-    std::vector<std::string> out;
-    for (const char* kind : kinds)
-        for (int i = 0; i < per_kind; ++i)
-            out.push_back(std::string(kind) + ":" + std::to_string(i));
-    return out;
-}
-
 // After the faults healed: every resource can be acquired again within max_ttl, with the
 // options of its kind, and released.
-void check_acquirable_again(const std::vector<std::unique_ptr<redis_server>>& servers,
+using server_list = std::span<const std::unique_ptr<redis_server>>;
+
+void check_acquirable_again(server_list plain_nodes, server_list fenced_nodes,
                             const std::vector<std::string>& resources, std::vector<violation>& out) {
     asio::io_context ioc;
-    client_config cfg;
-    for (const auto& s : servers)
-        cfg.nodes.push_back(s->uri());
-    cfg.key_prefix = "chaos:";
-    cfg.max_ttl = max_ttl;
-    redlock::client client(ioc.get_executor(), cfg);
+    auto client_for = [&](server_list servers) {
+        client_config cfg;
+        for (const auto& s : servers)
+            cfg.nodes.push_back(s->uri());
+        cfg.key_prefix = "chaos:";
+        cfg.max_ttl = max_ttl;
+        return std::make_unique<redlock::client>(ioc.get_executor(), cfg);
+    };
+    const auto plain_client = client_for(plain_nodes);
+    const auto fenced_client = client_for(fenced_nodes);
     for (const auto& resource : resources) {
+        const auto& kind = kind_of(resource);
+        auto& client = kind.fenced ? *fenced_client : *plain_client;
         lock_options o;
         o.ttl = 500ms;
         o.wait = max_ttl;
-        o.fenced = resource.rfind("plain:", 0) != 0;
-        o.reentrant = resource.rfind("reentrant:", 0) == 0;
+        o.fenced = kind.fenced;
+        o.reentrant = kind.reentrant;
         if (o.reentrant) o.owner = owner_id("checker");
-        o.fair = resource.rfind("fair:", 0) == 0;
+        o.fair = kind.fair;
         o.queue_timeout = 1500ms;
         boost::system::error_code acquire_ec;
         std::string why;
@@ -200,15 +186,23 @@ schedule_result run_schedule(const schedule_options& options) {
     const auto started = clock::now();
     schedule_result result;
     result.seed = options.seed;
-    scratch dir;
+    test::scratch_dir dir;
 
-    test::redis_server_options plain;
+    // The plain deployment: nodes 0-2 without persistence, 3-4 with AOF. The fenced one: AOF
+    // with fsync always everywhere (see lock_kinds.hpp).
+    test::redis_server_options empty_on_restart;
     test::redis_server_options aof;
     aof.appendonly = true;
     aof.appendfsync = "always";
-    std::vector<std::unique_ptr<redis_server>> servers;
-    for (int n = 0; n < 5; ++n)
-        servers.push_back(std::make_unique<redis_server>(n >= 3 ? aof : plain));
+    std::vector<std::unique_ptr<redis_server>> servers;  // plain deployment first, then fenced
+    std::vector<std::size_t> deployment;
+    std::vector<bool> persistent;
+    for (std::size_t n = 0; n < 2 * nodes_per_deployment; ++n) {
+        const bool keeps_data = n >= 3;
+        servers.push_back(std::make_unique<redis_server>(keeps_data ? aof : empty_on_restart));
+        deployment.push_back(n / nodes_per_deployment);
+        persistent.push_back(keeps_data);
+    }
     redis_server store;
 
     std::vector<std::vector<std::unique_ptr<tcp_proxy>>> proxies(static_cast<std::size_t>(options.workers));
@@ -224,19 +218,25 @@ schedule_result run_schedule(const schedule_options& options) {
     std::vector<std::string> histories;
     for (int w = 0; w < options.workers; ++w) {
         std::vector<std::string> uris;
-        for (const auto& p : proxies[static_cast<std::size_t>(w)])
-            uris.push_back(p->uri());
+        std::vector<std::string> fenced_uris;
+        for (std::size_t n = 0; n < servers.size(); ++n)
+            (deployment[n] == 0 ? uris : fenced_uris)
+                .push_back(proxies[static_cast<std::size_t>(w)][n]->uri());
         histories.push_back((dir.path / ("history-" + std::to_string(w) + ".jsonl")).string());
-        workers.spawn(
-            options.worker_path,
-            {"--worker", std::to_string(w), "--nodes", join(uris), "--store", store.uri(), "--history",
-             histories.back(), "--seconds", std::to_string(options.seconds), "--seed",
-             std::to_string(options.seed), "--coroutines", std::to_string(options.coroutines), "--resources",
-             std::to_string(options.resources), "--broken", options.broken ? "1" : "0"},
-            (dir.path / ("worker-" + std::to_string(w) + ".log")).string());
+        workers.spawn(options.worker_path, {"--worker",       std::to_string(w),
+                                            "--nodes",        join(uris),
+                                            "--fenced-nodes", join(fenced_uris),
+                                            "--store",        store.uri(),
+                                            "--history",      histories.back(),
+                                            "--seconds",      std::to_string(options.seconds),
+                                            "--seed",         std::to_string(options.seed),
+                                            "--coroutines",   std::to_string(options.coroutines),
+                                            "--resources",    std::to_string(options.resources),
+                                            "--broken",       options.broken ? "1" : "0"},
+                      (dir.path / ("worker-" + std::to_string(w) + ".log")).string());
     }
 
-    fault_injector faults(options.seed, servers, proxies, workers.pids);
+    fault_injector faults(options.seed, servers, deployment, persistent, proxies, workers.pids);
     const auto faults_end = clock::now() + std::chrono::seconds(options.seconds);
     if (options.faults) {
         auto next = clock::now() + faults.next_gap();
@@ -269,7 +269,7 @@ schedule_result run_schedule(const schedule_options& options) {
     for (const auto& path : histories)
         read_history_file(path, h, bad_lines);
     result.bad_lines = bad_lines;
-    const auto resources = resources_of(options.resources);
+    const auto resources = all_resources(options.resources);
     result.violations = check_history(h, store_contents(store, resources), options.workers);
     if (overran > 0) {
         result.violations.push_back(
@@ -281,7 +281,8 @@ schedule_result run_schedule(const schedule_options& options) {
     if (!options.broken) {
         // Restarted servers vote again once the quarantine is over; then max_ttl is the bound.
         std::this_thread::sleep_until(std::max(clock::now(), faults.last_restart() + max_ttl + 100ms));
-        check_acquirable_again(servers, resources, result.violations);
+        check_acquirable_again(std::span(servers).first(nodes_per_deployment),
+                               std::span(servers).last(nodes_per_deployment), resources, result.violations);
         std::vector<std::string> left;
         const auto keys_deadline = clock::now() + max_ttl;
         while (!(left = keys_left(servers)).empty() && clock::now() < keys_deadline)

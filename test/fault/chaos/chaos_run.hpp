@@ -16,7 +16,7 @@ struct schedule_options {
     int seconds = 20;         ///< how long the workers work and the faults come
     int workers = 3;          ///< client processes
     int coroutines = 6;       ///< per worker
-    int resources = 2;        ///< per kind of lock
+    int resources = 2;        ///< per kind of lock (lock_kinds.hpp)
     bool faults = true;       ///< false: the workload alone
     bool broken = false;      ///< the negative control: workers hold on any one node's grant
     std::string worker_path;  ///< the chaos_worker executable
@@ -37,8 +37,10 @@ struct schedule_result {
     std::vector<violation> violations;
 };
 
-/// One randomized schedule: five fresh redis-servers (three without persistence, two with AOF
-/// and fsync always) and a store server, a TCP proxy for every worker-node pair, `workers`
+/// One randomized schedule: two Redlock deployments of five fresh redis-servers each (the plain
+/// one, for unfenced locks: three without persistence, two with AOF and fsync always; the fenced
+/// one: all five with AOF, fsync always) and a store server, a TCP proxy for every worker-node
+/// pair, `workers`
 /// chaos_worker processes, and faults drawn from the seed until the time is up; then everything
 /// heals, the workers finish, every resource must be acquirable again within max_ttl and no
 /// key of ours may be left, and the history is checked. Every process it started is stopped,

@@ -1,15 +1,18 @@
 // One client process of the chaos harness: `coroutines` coroutines take locks of every kind
-// (plain, fenced, reentrant, fair) on a few resources, with the watchdog on, hold them for random
+// (lock_kinds.hpp: plain, reentrant and fair on one deployment, their fenced variants on another)
+// on a few resources, with the watchdog on, hold them for random
 // times (some longer than the ttl), write to a fenced store with their fence, and record every
 // operation with its invoke and completion times (CLOCK_MONOTONIC, shared by every process on
 // the machine) as JSON lines in the history file. The harness injects the faults; this process
 // only works and records.
 //
-//   chaos_worker --worker K --nodes URI,URI,... --store URI --history FILE --seconds S --seed X
-//                [--coroutines C] [--resources R] [--broken 1]
+//   chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI
+//                --history FILE --seconds S --seed X [--coroutines C] [--resources R] [--broken 1]
 // --broken 1: the negative control: one single-node client per node, and a hold as soon as any
 // one node grants (a quorum of 1): its holds overlap, which the checker must report.
 #include "fault/chaos/history.hpp"
+#include "fault/chaos/lock_kinds.hpp"
+#include "support/comma_list.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/redlock.hpp>
 
@@ -40,7 +43,6 @@ using std::chrono::milliseconds;
 namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-constexpr std::array<const char*, 4> kinds = {"plain", "fenced", "reentrant", "fair"};
 
 // Accepts a write unless the store already accepted a larger fence; keeps the accepted ones in
 // order. KEYS[1] the largest fence so far, KEYS[2] the list of accepted "fence token".
@@ -56,6 +58,7 @@ return 1
 struct args {
     int worker = 0;
     std::vector<std::string> nodes;
+    std::vector<std::string> fenced_nodes;
     std::string store;
     std::string history;
     int seconds = 10;
@@ -65,26 +68,16 @@ struct args {
     bool broken = false;
 };
 
-std::vector<std::string> split_commas(const std::string& s) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        auto comma = s.find(',', start);
-        if (comma == std::string::npos) comma = s.size();
-        if (comma > start) out.push_back(s.substr(start, comma - start));
-        start = comma + 1;
-    }
-    return out;
-}
-
 bool parse(int argc, char** argv, args& a) {
     std::map<std::string, std::string> kv;
     for (int i = 1; i + 1 < argc; i += 2)
         kv[argv[i]] = argv[i + 1];
-    for (const char* required : {"--worker", "--nodes", "--store", "--history", "--seconds", "--seed"})
+    for (const char* required :
+         {"--worker", "--nodes", "--fenced-nodes", "--store", "--history", "--seconds", "--seed"})
         if (!kv.count(required)) return false;
     a.worker = std::stoi(kv["--worker"]);
-    a.nodes = split_commas(kv["--nodes"]);
+    a.nodes = redlock::test::split_commas(kv["--nodes"]);
+    a.fenced_nodes = redlock::test::split_commas(kv["--fenced-nodes"]);
     a.store = kv["--store"];
     a.history = kv["--history"];
     a.seconds = std::stoi(kv["--seconds"]);
@@ -92,7 +85,8 @@ bool parse(int argc, char** argv, args& a) {
     if (kv.count("--coroutines")) a.coroutines = std::stoi(kv["--coroutines"]);
     if (kv.count("--resources")) a.resources = std::stoi(kv["--resources"]);
     if (kv.count("--broken")) a.broken = kv["--broken"] == "1";
-    return !a.nodes.empty() && a.coroutines > 0 && a.resources > 0 && a.seconds > 0;
+    return !a.nodes.empty() && !a.fenced_nodes.empty() && a.coroutines > 0 && a.resources > 0 &&
+           a.seconds > 0;
 }
 
 redlock::client_config node_config(std::vector<std::string> nodes) {
@@ -114,14 +108,8 @@ public:
         : ioc_(ioc), args_(std::move(a)), store_(ioc.get_executor(), store_config()) {
         out_ = std::fopen(args_.history.c_str(), "w");
         if (out_ == nullptr) throw std::runtime_error("cannot write " + args_.history);
-        if (args_.broken) {
-            for (const auto& node : args_.nodes)
-                clients_.push_back(
-                    std::make_unique<redlock::client>(ioc.get_executor(), node_config({node})));
-        } else {
-            clients_.push_back(
-                std::make_unique<redlock::client>(ioc.get_executor(), node_config(args_.nodes)));
-        }
+        add_clients(clients_, args_.nodes);
+        add_clients(fenced_clients_, args_.fenced_nodes);
         store_.async_connect([](error_code) {});
         deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(args_.seconds);
     }
@@ -145,16 +133,29 @@ public:
     }
     [[nodiscard]] bool finished() const { return finished_ == args_.coroutines; }
 
+    // One client for the deployment, or in the broken variant one single-node client per node.
+    void add_clients(std::vector<std::unique_ptr<redlock::client>>& into,
+                     const std::vector<std::string>& nodes) {
+        if (args_.broken) {
+            for (const auto& node : nodes)
+                into.push_back(std::make_unique<redlock::client>(ioc_.get_executor(), node_config({node})));
+        } else {
+            into.push_back(std::make_unique<redlock::client>(ioc_.get_executor(), node_config(nodes)));
+        }
+    }
+
     void write_summary() {
         chaos::worker_summary s;
         s.worker = args_.worker;
         s.scopes_started = scopes_started_;
         s.scopes_ended = scopes_ended_;
-        for (const auto& c : clients_) {
-            const auto m = c->metrics();
-            s.watchdogs_running += m.watchdogs_running;
-            s.watchdog_renewals += m.watchdog_renewals;
-            s.leases_lost += m.leases_lost;
+        for (const auto* group : {&clients_, &fenced_clients_}) {
+            for (const auto& c : *group) {
+                const auto m = c->metrics();
+                s.watchdogs_running += m.watchdogs_running;
+                s.watchdog_renewals += m.watchdog_renewals;
+                s.leases_lost += m.leases_lost;
+            }
         }
         record(chaos::to_json_line(s));
     }
@@ -259,40 +260,42 @@ private:
     asio::awaitable<void> run_coroutine(int index) {
         std::mt19937_64 rng(args_.seed * 1000003 + static_cast<std::uint64_t>(args_.worker) * 1009 +
                             static_cast<std::uint64_t>(index));
-        auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+        auto pick = [&](std::size_t n) { return static_cast<int>(rng() % n); };
         while (std::chrono::steady_clock::now() < deadline_) {
-            const std::string kind = kinds[static_cast<std::size_t>(pick(static_cast<int>(kinds.size())))];
-            const std::string resource = kind + ":" + std::to_string(pick(args_.resources));
+            const auto& kind = chaos::lock_kinds[static_cast<std::size_t>(pick(chaos::lock_kinds.size()))];
+            const std::string resource =
+                chaos::resource_name(kind, pick(static_cast<std::size_t>(args_.resources)));
             redlock::lock_options o;
             o.ttl = std::array{300ms, 500ms, 800ms}[static_cast<std::size_t>(pick(3))];
             o.wait = std::array{0ms, 300ms, 1000ms}[static_cast<std::size_t>(pick(3))];
-            o.fenced = kind != "plain";
-            o.reentrant = kind == "reentrant";
+            o.fenced = kind.fenced;
+            o.reentrant = kind.reentrant;
             if (o.reentrant)
                 o.owner = redlock::owner_id("w" + std::to_string(args_.worker) + "c" + std::to_string(index));
-            o.fair = kind == "fair";
+            o.fair = kind.fair;
             if (o.fair) {
                 o.wait = std::max(o.wait, 300ms);
                 o.queue_timeout = 1500ms;
             }
-            const auto hold = milliseconds(pick(static_cast<int>(o.ttl.count() * 3 / 2)));
+            const auto hold = milliseconds(pick(static_cast<std::size_t>(o.ttl.count() * 3 / 2)));
 
             chaos::hold_record h;
             h.worker = args_.worker;
             h.coroutine = index;
             h.resource = resource;
-            h.kind = kind;
+            h.kind = kind.name;
             h.invoked = chaos::now_ns();
             ++scopes_started_;
             std::string outcome = "released";
             // The broken variant takes the first node that grants; the real one asks its quorum.
-            std::vector<std::size_t> order(clients_.size());
+            auto& clients = kind.fenced ? fenced_clients_ : clients_;
+            std::vector<std::size_t> order(clients.size());
             for (std::size_t i = 0; i < order.size(); ++i)
                 order[i] = i;
             std::shuffle(order.begin(), order.end(), rng);
             std::string acquire_error;
             for (std::size_t i : order) {
-                auto& client = *clients_[i];
+                auto& client = *clients[i];
                 try {
                     co_await redlock::async_with_lock(
                         client, resource, o, [&](redlock::lease& l) { return body(l, h, o, client, hold); },
@@ -311,7 +314,7 @@ private:
                 chaos::failure_record f;
                 f.worker = args_.worker;
                 f.resource = resource;
-                f.kind = kind;
+                f.kind = kind.name;
                 f.invoked = h.invoked;
                 f.completed = chaos::now_ns();
                 f.error = acquire_error;
@@ -327,7 +330,8 @@ private:
     asio::io_context& ioc_;
     args args_;
     redlock::redis::connection store_;
-    std::vector<std::unique_ptr<redlock::client>> clients_;
+    std::vector<std::unique_ptr<redlock::client>> clients_;         // the plain deployment
+    std::vector<std::unique_ptr<redlock::client>> fenced_clients_;  // the fenced deployment
     std::FILE* out_ = nullptr;
     std::chrono::steady_clock::time_point deadline_;
     int finished_ = 0;
@@ -341,9 +345,10 @@ int main(int argc, char** argv) {
     args a;
     try {
         if (!parse(argc, argv, a)) {
-            std::fprintf(stderr,
-                         "usage: chaos_worker --worker K --nodes URI,URI,... --store URI --history FILE "
-                         "--seconds S --seed X [--coroutines C] [--resources R] [--broken 1]\n");
+            std::fprintf(
+                stderr,
+                "usage: chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI "
+                "--history FILE --seconds S --seed X [--coroutines C] [--resources R] [--broken 1]\n");
             return 2;
         }
         asio::io_context ioc;

@@ -14,16 +14,38 @@ namespace {
 // out while it slept, the GC-pause scenario.
 constexpr int worker_pause_min_ms = 900;
 constexpr int worker_pause_max_ms = 1800;
-constexpr std::size_t max_servers_out = 2;
+constexpr std::size_t max_servers_out = 2;  // per deployment: 3 of its 5 nodes stay up
 }  // namespace
 
 fault_injector::fault_injector(std::uint64_t seed, std::vector<std::unique_ptr<test::redis_server>>& servers,
+                               std::vector<std::size_t> deployment, std::vector<bool> persistent,
                                std::vector<std::vector<std::unique_ptr<test::tcp_proxy>>>& proxies,
                                std::vector<pid_t> workers)
-    : rng_(seed), servers_(servers), proxies_(proxies), workers_(std::move(workers)) {}
+    : rng_(seed),
+      servers_(servers),
+      deployment_(std::move(deployment)),
+      persistent_(std::move(persistent)),
+      proxies_(proxies),
+      workers_(std::move(workers)) {}
 
 int fault_injector::uniform(int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(rng_);
+}
+
+std::size_t fault_injector::below(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+}
+
+std::vector<std::size_t> fault_injector::available_servers() const {
+    std::vector<std::size_t> out;
+    for (std::size_t n = 0; n < servers_.size(); ++n)
+        if (!servers_out_.contains(n)) out.push_back(n);
+    return out;
+}
+
+std::size_t fault_injector::out_in_deployment(std::size_t d) const {
+    return static_cast<std::size_t>(std::count_if(servers_out_.begin(), servers_out_.end(),
+                                                  [&](std::size_t n) { return deployment_[n] == d; }));
 }
 
 milliseconds fault_injector::heal_after() {
@@ -78,9 +100,7 @@ void fault_injector::inject() {
 }
 
 void fault_injector::network_fault() {
-    auto& proxy = *proxies_[static_cast<std::size_t>(uniform(0, static_cast<int>(proxies_.size()) - 1))]
-                           [static_cast<std::size_t>(uniform(0, static_cast<int>(servers_.size()) - 1))];
-    test::tcp_proxy* p = &proxy;
+    test::tcp_proxy* p = proxies_[below(proxies_.size())][below(servers_.size())].get();
     switch (uniform(0, 7)) {
         case 0:
             count("latency");
@@ -122,7 +142,7 @@ void fault_injector::network_fault() {
 
 void fault_injector::partition() {
     count("partition");
-    const auto w = static_cast<std::size_t>(uniform(0, static_cast<int>(proxies_.size()) - 1));
+    const auto w = below(proxies_.size());
     std::vector<std::size_t> nodes(servers_.size());
     for (std::size_t i = 0; i < nodes.size(); ++i)
         nodes[i] = i;
@@ -143,11 +163,10 @@ void fault_injector::partition() {
 }
 
 void fault_injector::server_fault() {
-    std::vector<std::size_t> candidates;
-    for (std::size_t n = 0; n < servers_.size(); ++n)
-        if (server_available(n)) candidates.push_back(n);
-    if (candidates.empty() || servers_out_.size() >= max_servers_out) return;
-    const auto n = candidates[static_cast<std::size_t>(uniform(0, static_cast<int>(candidates.size()) - 1))];
+    const auto candidates = available_servers();
+    if (candidates.empty()) return;
+    const auto n = candidates[below(candidates.size())];
+    if (out_in_deployment(deployment_[n]) >= max_servers_out) return;
     auto* server = servers_[n].get();
     servers_out_.insert(n);
     if (uniform(0, 1) == 0) {
@@ -159,7 +178,7 @@ void fault_injector::server_fault() {
         });
     } else {
         // The AOF servers (fsync always) keep what they granted; the others lose it.
-        count(n >= 3 ? "server_restart_aof" : "server_restart_empty");
+        count(persistent_[n] ? "server_restart_aof" : "server_restart_empty");
         server->kill9();
         later(milliseconds(uniform(0, 500)), [this, server, n] {
             server->restart();
@@ -174,7 +193,7 @@ void fault_injector::worker_pause() {
     for (std::size_t w = 0; w < workers_.size(); ++w)
         if (!workers_paused_.contains(w)) candidates.push_back(w);
     if (candidates.empty()) return;
-    const auto w = candidates[static_cast<std::size_t>(uniform(0, static_cast<int>(candidates.size()) - 1))];
+    const auto w = candidates[below(candidates.size())];
     count("worker_pause");
     ::kill(workers_[w], SIGSTOP);
     workers_paused_.insert(w);
@@ -185,11 +204,9 @@ void fault_injector::worker_pause() {
 }
 
 void fault_injector::server_command(const std::vector<std::string>& command, const std::string& kind) {
-    std::vector<std::size_t> candidates;
-    for (std::size_t n = 0; n < servers_.size(); ++n)
-        if (server_available(n)) candidates.push_back(n);
+    const auto candidates = available_servers();
     if (candidates.empty()) return;
-    const auto n = candidates[static_cast<std::size_t>(uniform(0, static_cast<int>(candidates.size()) - 1))];
+    const auto n = candidates[below(candidates.size())];
     count(kind);
     try {
         (void)servers_[n]->command(command);

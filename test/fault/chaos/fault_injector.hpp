@@ -25,13 +25,16 @@ namespace redlock::chaos {
 ///   and a partition of one worker from two or three nodes;
 /// - processes: SIGSTOP of a server, kill -9 and restart (the AOF servers keep their data, the
 ///   others lose it), SIGSTOP of a worker past the longest ttl, SCRIPT FLUSH, CLIENT KILL.
-/// At most two servers are paused or down at once. Not thread-safe: one thread drives it.
+/// At most two servers of a deployment are paused or down at once. Not thread-safe: one thread
+/// drives it.
 class fault_injector {
 public:
     using clock = std::chrono::steady_clock;
 
-    /// proxies[w][n]: worker w's proxy to server n.
+    /// proxies[w][n]: worker w's proxy to server n. deployment[n]: the Redlock deployment server
+    /// n belongs to; persistent[n]: whether it keeps its data over a kill -9 (AOF always).
     fault_injector(std::uint64_t seed, std::vector<std::unique_ptr<test::redis_server>>& servers,
+                   std::vector<std::size_t> deployment, std::vector<bool> persistent,
                    std::vector<std::vector<std::unique_ptr<test::tcp_proxy>>>& proxies,
                    std::vector<pid_t> workers);
 
@@ -54,11 +57,13 @@ private:
         std::function<void()> heal;
     };
 
-    [[nodiscard]] int uniform(int lo, int hi);  // inclusive
+    [[nodiscard]] int uniform(int lo, int hi);                         // inclusive
+    [[nodiscard]] std::size_t below(std::size_t n);                    // in [0, n), n > 0
+    [[nodiscard]] std::vector<std::size_t> available_servers() const;  // neither paused nor down
+    [[nodiscard]] std::size_t out_in_deployment(std::size_t d) const;  // paused or down
     [[nodiscard]] std::chrono::milliseconds heal_after();
     void later(std::chrono::milliseconds after, std::function<void()> heal);
     void count(const std::string& kind) { ++injected_[kind]; }
-    [[nodiscard]] bool server_available(std::size_t n) const { return !servers_out_.contains(n); }
 
     void network_fault();
     void partition();
@@ -68,6 +73,8 @@ private:
 
     std::mt19937_64 rng_;
     std::vector<std::unique_ptr<test::redis_server>>& servers_;
+    std::vector<std::size_t> deployment_;
+    std::vector<bool> persistent_;
     std::vector<std::vector<std::unique_ptr<test::tcp_proxy>>>& proxies_;
     std::vector<pid_t> workers_;
     std::vector<pending_heal> pending_;

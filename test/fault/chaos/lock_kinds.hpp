@@ -1,0 +1,54 @@
+#ifndef REDLOCK_TEST_FAULT_CHAOS_LOCK_KINDS_HPP
+#define REDLOCK_TEST_FAULT_CHAOS_LOCK_KINDS_HPP
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::chaos {
+
+/// The kinds of lock the workers take. Unfenced kinds run on the "plain" deployment, whose
+/// nodes 0-2 have no persistence (a restart loses their keys: the restart quarantine must cover
+/// it); fenced kinds run on the "fenced" deployment, all AOF with fsync always, as fences need
+/// counters that survive a restart (docs/safety.md).
+struct lock_kind {
+    std::string_view name;
+    bool fenced;
+    bool reentrant;
+    bool fair;
+};
+
+inline constexpr std::array<lock_kind, 6> lock_kinds = {{
+    {"plain", false, false, false},
+    {"reentrant", false, true, false},
+    {"fair", false, false, true},
+    {"fenced", true, false, false},
+    {"fenced_reentrant", true, true, false},
+    {"fenced_fair", true, false, true},
+}};
+
+/// Resource "<kind>:<index>".
+inline std::string resource_name(const lock_kind& kind, int index) {
+    return std::string(kind.name) + ":" + std::to_string(index);
+}
+
+/// The kind of a resource named by resource_name().
+inline const lock_kind& kind_of(std::string_view resource) {
+    const auto name = resource.substr(0, resource.find(':'));
+    for (const auto& k : lock_kinds)
+        if (k.name == name) return k;
+    return lock_kinds[0];
+}
+
+inline std::vector<std::string> all_resources(int per_kind) {
+    std::vector<std::string> out;
+    for (const auto& kind : lock_kinds)
+        for (int i = 0; i < per_kind; ++i)
+            out.push_back(resource_name(kind, i));
+    return out;
+}
+
+}  // namespace redlock::chaos
+
+#endif

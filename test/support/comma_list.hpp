@@ -1,0 +1,24 @@
+#ifndef REDLOCK_TEST_SUPPORT_COMMA_LIST_HPP
+#define REDLOCK_TEST_SUPPORT_COMMA_LIST_HPP
+
+#include <string>
+#include <vector>
+
+namespace redlock::test {
+
+/// "a,b,,c" -> {"a", "b", "c"}: the node lists the tests pass to their child processes.
+inline std::vector<std::string> split_commas(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        auto comma = s.find(',', start);
+        if (comma == std::string::npos) comma = s.size();
+        if (comma > start) out.push_back(s.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace redlock::test
+
+#endif
