@@ -66,6 +66,8 @@ private:
                 return "the server stopped answering health checks";
             case error::connection_closed:
                 return "the connection was closed";
+            case error::tls_failed:
+                return "TLS could not be set up with the server (certificates, handshake or verification)";
             case error::unexpected_reply:
                 return "the server's reply has an unexpected type or shape";
             case error::protocol_error:
@@ -137,6 +139,8 @@ const char* error_name(error e) noexcept {
             return "reply_lost";
         case error::health_check_failed:
             return "health_check_failed";
+        case error::tls_failed:
+            return "tls_failed";
         case error::connection_closed:
             return "connection_closed";
         case error::unexpected_reply:

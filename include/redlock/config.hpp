@@ -1,6 +1,8 @@
 #ifndef REDLOCK_CONFIG_HPP
 #define REDLOCK_CONFIG_HPP
 
+#include <redlock/tls_config.hpp>
+
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -16,14 +18,6 @@ struct retry_config {
     std::chrono::milliseconds max_delay{250};
 };
 
-/// TLS settings for `rediss://` nodes (used from the TLS issue on; parsed and validated now).
-struct tls_config {
-    std::string ca_file;
-    std::string cert_file;
-    std::string key_file;
-    bool verify = true;
-};
-
 /// Everything a `client` needs: the N independent masters and the timing of the algorithm.
 ///
 /// Build it by hand, or from JSON (every key but `nodes` is optional):
@@ -33,7 +27,8 @@ struct tls_config {
 ///   "node_timeout_ms": 50, "connect_timeout_ms": 1000, "client_name": "redlock",
 ///   "restart_quarantine": true,
 ///   "retry": {"min_delay_ms": 50, "max_delay_ms": 250},
-///   "tls": {"ca_file": "...", "cert_file": "...", "key_file": "...", "verify": true} }
+///   "tls": {"ca_file": "...", "cert_file": "...", "key_file": "...", "server_name": "...",
+///           "verify": true} }
 /// ```
 struct client_config {
     /// One URI per independent master (see redis::parse_node_uri). N = nodes.size(); N = 1 is

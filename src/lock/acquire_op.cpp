@@ -612,6 +612,15 @@ private:
             ec = error::node_quarantined;
             detail = client_->why_not_voting(node);
         }
+        // A request that timed out waiting for a connection: the connection's own error (a
+        // refused password, a certificate that did not verify) says why.
+        if (v == vote::failed && ec == error::request_timeout && detail.empty()) {
+            auto& connection = client_->node(node);
+            if (!connection.is_connected()) {
+                const auto last = connection.last_error();
+                if (last.code) detail = "not connected: " + last.message;
+            }
+        }
         // A grant that did not count (quarantine, too few replicas) takes no part in the fence.
         if (v != vote::granted && node < granted_.size()) granted_[node] = false;
         report_.record(node, v, ec, std::move(detail));

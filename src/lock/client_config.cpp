@@ -276,7 +276,8 @@ error_code read_retry(const json_value& v, retry_config& out, std::string& why) 
 
 error_code read_tls(const json_value& v, tls_config& out, std::string& why) {
     if (!v.is_object()) return fail(why, "tls: expected an object, got " + describe(v));
-    if (auto ec = check_keys(v, "tls", {"ca_file", "cert_file", "key_file", "verify"}, why)) return ec;
+    if (auto ec = check_keys(v, "tls", {"ca_file", "cert_file", "key_file", "server_name", "verify"}, why))
+        return ec;
     if (auto* f = find(v, "ca_file")) {
         if (auto ec = read_string(*f, "tls.ca_file", out.ca_file, why)) return ec;
     }
@@ -285,6 +286,9 @@ error_code read_tls(const json_value& v, tls_config& out, std::string& why) {
     }
     if (auto* f = find(v, "key_file")) {
         if (auto ec = read_string(*f, "tls.key_file", out.key_file, why)) return ec;
+    }
+    if (auto* f = find(v, "server_name")) {
+        if (auto ec = read_string(*f, "tls.server_name", out.server_name, why)) return ec;
     }
     if (auto* f = find(v, "verify")) {
         if (auto ec = read_bool(*f, "tls.verify", out.verify, why)) return ec;
@@ -498,6 +502,9 @@ error_code client_config::validate(std::string& why) const {
         return fail(why, "retry: min_delay_ms (" + std::to_string(retry.min_delay.count()) +
                              ") is greater than max_delay_ms (" + std::to_string(retry.max_delay.count()) +
                              ")");
+    }
+    if (tls.cert_file.empty() != tls.key_file.empty()) {
+        return fail(why, "tls: cert_file and key_file go together (a client certificate needs its key)");
     }
     return {};
 }

@@ -23,6 +23,7 @@ std::vector<std::unique_ptr<redis::connection>> connections_for(
         if (auto ec = redis::parse_node_uri(uri, cc.address, why)) throw boost::system::system_error(ec, why);
         cc.client_name = cfg.client_name;
         cc.connect_timeout = cfg.connect_timeout;
+        cc.tls = cfg.tls;
         cc.scripts.assign(scripts::all.begin(), scripts::all.end());
         if (health) {
             cc.on_server_info = [health, i = nodes.size()](std::string_view text) {

@@ -15,6 +15,10 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -37,6 +41,7 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using socket_type = asio::generic::stream_protocol::socket;
+using tls_stream = asio::ssl::stream<socket_type&>;
 using exec_handler = asio::any_completion_handler<void(error_code, std::vector<resp::value>)>;
 using connect_handler = asio::any_completion_handler<void(error_code)>;
 
@@ -125,6 +130,11 @@ struct connection::impl : std::enable_shared_from_this<impl> {
     asio::strand<asio::any_io_executor> strand_;
     connection_config cfg_;
     socket_type socket_;
+    // rediss://: TLS over socket_, made anew for every connection (an SSL session cannot be
+    // reused on a new socket); its context is made at the first connect and kept.
+    std::unique_ptr<asio::ssl::context> tls_context_;
+    std::unique_ptr<tls_stream> tls_;
+    bool tls_handshaking_ = false;
     asio::ip::tcp::resolver resolver_;
     asio::steady_timer writer_cv_;      // expires at max: a condition variable woken by cancel()
     asio::steady_timer request_timer_;  // one timer for every request's timeout: see arm_request_timer()
@@ -235,6 +245,13 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         if (!writer_waiting_ || closed_ || !mux_.has_staged()) return;
         if (!mux_.awaiting_replies()) last_progress_ = clock_type::now();
         std::string_view bytes = mux_.prepare_write();
+        if (tls_) {
+            // TLS records are written by the writer coroutine: a synchronous SSL_write on a
+            // non-blocking socket could stop halfway through a record.
+            unwritten_ = bytes;
+            wake_writer();
+            return;
+        }
         error_code ec;
         std::size_t n = socket_.write_some(asio::buffer(bytes), ec);
         if (ec == asio::error::would_block || ec == asio::error::try_again) {
@@ -384,14 +401,25 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         });
         error_code ec = co_await open_socket();
         if (!ec) ec = co_await handshake();
+        // With TLS 1.3 the server checks our certificate after our side of the handshake is
+        // done: its refusal arrives as the first read fails.
+        if (ec && ec.category() == asio::error::get_ssl_category()) {
+            set_last_error(error::tls_failed, "TLS with " + node() + ": " + ec.message());
+            ec = error::tls_failed;
+        }
         connecting_ = false;
         connect_timer_.cancel();
         if (closed_) co_return error::connection_closed;
         if (ec && connect_timed_out_) {
             ec = error::connect_timeout;
-            set_last_error(ec, "connecting to " + node() + " timed out after " +
-                                   std::to_string(cfg_.connect_timeout.count()) + " ms");
+            // A TLS client talking to a plaintext port waits for a ServerHello that never comes.
+            const std::string stage = tls_handshaking_
+                                          ? "the TLS handshake with " + node() + " (is it a TLS port?)"
+                                          : "connecting to " + node();
+            set_last_error(
+                ec, stage + " timed out after " + std::to_string(cfg_.connect_timeout.count()) + " ms");
         }
+        tls_handshaking_ = false;
         if (ec) {
             error_code ignored;
             socket_.close(ignored);
@@ -401,12 +429,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
     asio::awaitable<error_code> open_socket() {
         error_code ec;
+        tls_.reset();
         socket_.close(ec);
         const auto& a = cfg_.address;
-        if (a.kind == node_address::transport::tls) {
-            set_last_error(error::invalid_config, "rediss:// (TLS) is not supported yet: " + node());
-            co_return error::invalid_config;
-        }
         if (a.kind == node_address::transport::unix_socket) {
             asio::local::stream_protocol::endpoint ep(a.path);
             auto [cec] = co_await socket_.async_connect(socket_type::endpoint_type(ep), use_tuple);
@@ -435,6 +460,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 socket_.set_option(asio::ip::tcp::no_delay(true), ec);
                 socket_.set_option(asio::socket_base::keep_alive(true), ec);
                 socket_.non_blocking(true, ec);  // flush() writes without blocking
+                if (a.kind == node_address::transport::tls) co_return co_await start_tls();
                 co_return error_code{};
             }
             last = cec;
@@ -444,9 +470,74 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         co_return last;
     }
 
+    // The context for every TLS connection of this node: its CAs, its client certificate.
+    error_code make_tls_context() {
+        const auto& t = cfg_.tls;
+        auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+        error_code ec;
+        ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                             asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                             asio::ssl::context::no_tlsv1_1,
+                         ec);
+        auto failed = [&](const std::string& what) {
+            set_last_error(error::tls_failed, "TLS for " + node() + ": " + what + ": " + ec.message());
+            return error_code(error::tls_failed);
+        };
+        if (t.verify) {
+            if (t.ca_file.empty()) {
+                ctx->set_default_verify_paths(ec);
+                if (ec) return failed("the system's CA paths");
+            } else {
+                ctx->load_verify_file(t.ca_file, ec);
+                if (ec) return failed("tls.ca_file \"" + t.ca_file + "\"");
+            }
+            ctx->set_verify_mode(asio::ssl::verify_peer, ec);
+        } else {
+            ctx->set_verify_mode(asio::ssl::verify_none, ec);
+        }
+        if (!t.cert_file.empty()) {
+            ctx->use_certificate_chain_file(t.cert_file, ec);
+            if (ec) return failed("tls.cert_file \"" + t.cert_file + "\"");
+            ctx->use_private_key_file(t.key_file, asio::ssl::context::pem, ec);
+            if (ec) return failed("tls.key_file \"" + t.key_file + "\"");
+        }
+        tls_context_ = std::move(ctx);
+        return {};
+    }
+
+    // TLS over the connected socket: SNI, the certificate checked against the CA and the name,
+    // then the handshake. Any failure is tls_failed, and nothing is sent in plaintext.
+    asio::awaitable<error_code> start_tls() {
+        if (!tls_context_) {
+            if (error_code ec = make_tls_context()) co_return ec;
+        }
+        const auto& t = cfg_.tls;
+        const std::string name = t.server_name.empty() ? cfg_.address.host : t.server_name;
+        tls_ = std::make_unique<tls_stream>(socket_, *tls_context_);
+        error_code ec;
+        // SNI carries a host name, never an IP address (RFC 6066).
+        if (asio::ip::make_address(name, ec); ec)
+            SSL_set_tlsext_host_name(tls_->native_handle(), name.c_str());
+        if (t.verify) tls_->set_verify_callback(asio::ssl::host_name_verification(name), ec);
+        tls_handshaking_ = true;  // until connect() has looked at a timeout
+        auto [hec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, use_tuple);
+        if (hec) {
+            std::string why = hec.message();
+            if (const long verdict = SSL_get_verify_result(tls_->native_handle());
+                t.verify && verdict != X509_V_OK)
+                why += " (" + std::string(X509_verify_cert_error_string(verdict)) + ", checking \"" + name +
+                       "\")";
+            set_last_error(error::tls_failed, "TLS handshake with " + node() + ": " + why);
+            tls_.reset();
+            co_return error::tls_failed;
+        }
+        co_return error_code{};
+    }
+
     // Sends `req` and reads exactly req.size() replies, before the reader/writer loops run.
     asio::awaitable<error_code> roundtrip(const resp::request& req, std::vector<resp::value>& replies) {
-        auto [wec, n] = co_await asio::async_write(socket_, asio::buffer(req.payload()), use_tuple);
+        auto [wec, n] = tls_ ? co_await asio::async_write(*tls_, asio::buffer(req.payload()), use_tuple)
+                             : co_await asio::async_write(socket_, asio::buffer(req.payload()), use_tuple);
         (void)n;
         if (wec) co_return wec;
         replies.clear();
@@ -467,7 +558,8 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 out = parser_.take();
                 co_return error_code{};
             }
-            auto [ec, n] = co_await socket_.async_read_some(asio::buffer(read_buffer_), use_tuple);
+            auto [ec, n] = tls_ ? co_await tls_->async_read_some(asio::buffer(read_buffer_), use_tuple)
+                                : co_await socket_.async_read_some(asio::buffer(read_buffer_), use_tuple);
             if (ec) co_return ec;
             read_pos_ = 0;
             read_end_ = n;
@@ -635,12 +727,20 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 }
             }
             auto [ec, n] =
-                co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_), use_tuple);
+                self->tls_
+                    ? co_await self->tls_->async_read_some(asio::buffer(self->read_buffer_), use_tuple)
+                    : co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_), use_tuple);
             if (ec) co_return ec;
             self->read_pos_ = 0;
             self->read_end_ = n;
             self->last_progress_ = clock_type::now();
         }
+    }
+
+    // The writer's writes: a coroutine of its own is fine there (one per socket write).
+    asio::awaitable<std::tuple<error_code, std::size_t>> write_all(asio::const_buffer bytes) {
+        if (tls_) co_return co_await asio::async_write(*tls_, bytes, use_tuple);
+        co_return co_await asio::async_write(socket_, bytes, use_tuple);
     }
 
     static asio::awaitable<error_code> writer(std::shared_ptr<impl> self) {
@@ -649,8 +749,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             if (!self->unwritten_.empty()) {
                 // The rest of a write that flush() began; the view stays valid until the next
                 // prepare_write().
-                auto [ec, n] =
-                    co_await asio::async_write(self->socket_, asio::buffer(self->unwritten_), use_tuple);
+                auto [ec, n] = co_await self->write_all(asio::buffer(self->unwritten_));
                 (void)n;
                 self->unwritten_ = {};
                 if (ec) co_return ec;
@@ -672,7 +771,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             // The health check measures silence from the moment a reply is first owed.
             if (!self->mux_.awaiting_replies()) self->last_progress_ = clock_type::now();
             std::string_view bytes = self->mux_.prepare_write();
-            auto [ec, n] = co_await asio::async_write(self->socket_, asio::buffer(bytes), use_tuple);
+            auto [ec, n] = co_await self->write_all(asio::buffer(bytes));
             (void)n;
             if (ec) co_return ec;
             self->update_stats([](connection_stats& s) { ++s.writes; });

@@ -414,15 +414,4 @@ BOOST_AUTO_TEST_CASE(close_completes_pending_requests) {
     }());
 }
 
-BOOST_AUTO_TEST_CASE(tls_uris_are_refused_clearly_until_supported) {
-    asio::io_context ioc;
-    connection conn(ioc.get_executor(), config_for("rediss://127.0.0.1:1"));
-    run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto [ec] = co_await conn.async_connect(tuple_awaitable);
-        BOOST_TEST((ec == redlock::error::invalid_config), ec.message());
-        BOOST_TEST(conn.last_error().message.find("TLS") != std::string::npos);
-        conn.close();
-    }());
-}
-
 BOOST_AUTO_TEST_SUITE_END()

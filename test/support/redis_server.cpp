@@ -315,6 +315,7 @@ redis_server::redis_server(redis_server_options opts) : opts_(std::move(opts)), 
     try {
         for (int attempt = 1;; ++attempt) {
             port_ = pick_free_port();
+            if (opts_.tls) tls_port_ = pick_free_port();
             const auto log_offset = file_size_or_zero(dir_ + "/redis.log");
             try {
                 spawn();
@@ -346,6 +347,10 @@ redis_server::~redis_server() {
 
 std::string redis_server::uri() const {
     return "redis://127.0.0.1:" + std::to_string(port_);
+}
+
+std::string redis_server::tls_uri() const {
+    return "rediss://127.0.0.1:" + std::to_string(tls_port_);
 }
 
 std::string redis_server::unix_socket() const {
@@ -400,6 +405,7 @@ void redis_server::spawn() {
         args.push_back(std::move(value));
     };
     option("--port", std::to_string(port_));
+    if (opts_.tls) option("--tls-port", std::to_string(tls_port_));
     option("--bind", "127.0.0.1");
     option("--save", "");  // no RDB snapshots: a kill9() without AOF loses everything
     option("--appendonly", opts_.appendonly ? "yes" : "no");

@@ -18,6 +18,10 @@ struct redis_server_options {
     bool appendonly = false;               // --appendonly yes|no
     std::string appendfsync = "everysec";  // with appendonly: always|everysec|no
     std::vector<std::string> extra_args;   // e.g. {"--requirepass", "pw"}
+    /// Also listen for TLS on tls_port() (a second free port); extra_args must name the
+    /// certificates (--tls-cert-file, --tls-key-file, --tls-ca-cert-file). The plain port stays,
+    /// for the fixture's own commands.
+    bool tls = false;
 };
 
 /// A real `redis-server` child process on a free 127.0.0.1 port, in its own temp dir.
@@ -50,6 +54,9 @@ public:
     [[nodiscard]] std::string host() const { return "127.0.0.1"; }
     /// "redis://127.0.0.1:<port>"
     [[nodiscard]] std::string uri() const;
+    /// With options.tls: the TLS port, and "rediss://127.0.0.1:<tls_port>".
+    [[nodiscard]] unsigned short tls_port() const noexcept { return tls_port_; }
+    [[nodiscard]] std::string tls_uri() const;
     /// Path of its unix socket, inside dir().
     [[nodiscard]] std::string unix_socket() const;
     [[nodiscard]] const std::string& dir() const noexcept { return dir_; }
@@ -91,6 +98,7 @@ private:
     std::string dir_;
     pid_t creator_pid_ = -1;  // only this process may remove dir_
     unsigned short port_ = 0;
+    unsigned short tls_port_ = 0;
     pid_t pid_ = -1;
     int slot_ = -1;  // index in the process-wide registry of live servers
     bool paused_ = false;

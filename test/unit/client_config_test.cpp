@@ -88,7 +88,8 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
         "node_timeout_ms": 40, "connect_timeout_ms": 2000, "client_name": "worker-7",
         "restart_quarantine": false,
         "retry": {"min_delay_ms": 10, "max_delay_ms": 20},
-        "tls": {"ca_file": "/ca.pem", "cert_file": "/c.pem", "key_file": "/k.pem", "verify": false}
+        "tls": {"ca_file": "/ca.pem", "cert_file": "/c.pem", "key_file": "/k.pem", "server_name": "redis.local",
+                "verify": false}
     })");
     BOOST_TEST(c.nodes.size() == 3u);
     BOOST_TEST(c.nodes[1] == "redis://:pw@host:7002/0");
@@ -105,6 +106,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
     BOOST_TEST(c.tls.ca_file == "/ca.pem");
     BOOST_TEST(c.tls.cert_file == "/c.pem");
     BOOST_TEST(c.tls.key_file == "/k.pem");
+    BOOST_TEST(c.tls.server_name == "redis.local");
     BOOST_TEST(c.tls.verify == false);
 }
 
@@ -151,6 +153,8 @@ BOOST_AUTO_TEST_CASE(unknown_keys_are_named_with_their_path) {
                  "client_config: unknown key \"retry.foo\" (expected one of: min_delay_ms, max_delay_ms)"));
     BOOST_TEST(
         contains(parse_fail(with_node(R"("tls": {"verify": true, "ca": "/x"})")), "unknown key \"tls.ca\""));
+    BOOST_TEST(contains(parse_fail(with_node(R"("tls": {"cert_file": "/c.pem"})")),
+                        "cert_file and key_file go together"));
 }
 
 BOOST_AUTO_TEST_CASE(wrong_types_name_the_key_what_was_expected_and_what_was_found) {

@@ -6,6 +6,7 @@
 #include <redlock/resp/parser_limits.hpp>
 #include <redlock/resp/request.hpp>
 #include <redlock/resp/value.hpp>
+#include <redlock/tls_config.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -52,6 +53,8 @@ struct connection_config {
     /// request on this connection meets is the server process described (run_id, uptime).
     std::function<void(std::string_view)> on_server_info;
     resp::parser_limits limits;
+    /// For a `rediss://` address: CA, client certificate, name to verify. Ignored otherwise.
+    tls_config tls;
 };
 
 /// What went wrong last on this connection, with the server's own words where there are any.

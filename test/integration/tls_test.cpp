@@ -1,0 +1,245 @@
+// rediss:// against `redis-server --tls-port`, with a CA, server and client certificates the
+// test makes with the `openssl` command at run time: verification by CA and by name (SNI),
+// client certificates, clear tls_failed errors, and never a fallback to plaintext.
+#include "support/lock_helpers.hpp"
+#include "support/redis_server.hpp"
+#include "support/run_coro.hpp"
+#include "support/scratch_dir.hpp"
+#include <redlock/redis/connection.hpp>
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using redlock::redis::connection;
+using redlock::redis::connection_config;
+using redlock::test::redis_server;
+using redlock::test::run_coro;
+using redlock::test::scratch_dir;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+void sh(const std::string& command) {
+    const int rc = std::system((command + " >/dev/null 2>&1").c_str());
+    BOOST_TEST_REQUIRE(rc == 0, "failed: " << command);
+}
+
+// A CA, a server certificate for localhost and 127.0.0.1 signed by it, a client certificate
+// signed by it, and a second CA that signed nothing of ours. EC keys: quick to make.
+struct certificates {
+    scratch_dir dir;
+    std::string ca, ca_key, server, server_key, client, client_key, other_ca, other_ca_key;
+
+    certificates() {
+        ca = dir.file("ca.crt");
+        ca_key = dir.file("ca.key");
+        other_ca = dir.file("other_ca.crt");
+        other_ca_key = dir.file("other_ca.key");
+        server = dir.file("server.crt");
+        server_key = dir.file("server.key");
+        client = dir.file("client.crt");
+        client_key = dir.file("client.key");
+        const std::string new_key = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+        sh(new_key + " -x509 -days 2 -subj '/CN=redlock test CA' -keyout " + ca_key + " -out " + ca);
+        sh(new_key + " -x509 -days 2 -subj '/CN=someone else' -keyout " + other_ca_key + " -out " + other_ca);
+        sign("server", "subjectAltName=DNS:localhost,IP:127.0.0.1", server, server_key);
+        sign("client", "extendedKeyUsage=clientAuth", client, client_key);
+    }
+
+    void sign(const std::string& name, const std::string& extension, const std::string& cert,
+              const std::string& key) {
+        const auto csr = dir.file(name + ".csr");
+        const auto ext = dir.file(name + ".ext");
+        sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj '/CN=" + name +
+           "' -keyout " + key + " -out " + csr);
+        std::ofstream(ext) << extension << "\n";
+        sh("openssl x509 -req -days 2 -in " + csr + " -CA " + ca + " -CAkey " + ca_key +
+           " -CAcreateserial -out " + cert + " -extfile " + ext);
+    }
+
+    // A server that speaks TLS on tls_port() (and plaintext on port(), for the fixture).
+    // `clients`: tls-auth-clients (no, optional or yes).
+    [[nodiscard]] std::unique_ptr<redis_server> server_with(const std::string& clients) const {
+        redlock::test::redis_server_options o;
+        o.tls = true;
+        o.extra_args = {"--tls-cert-file",    server, "--tls-key-file",     server_key,
+                        "--tls-ca-cert-file", ca,     "--tls-auth-clients", clients};
+        return std::make_unique<redis_server>(o);
+    }
+};
+
+connection_config config_for(const std::string& uri, const redlock::tls_config& tls) {
+    connection_config cfg;
+    std::string why;
+    BOOST_TEST_REQUIRE(!redlock::redis::parse_node_uri(uri, cfg.address, why), why);
+    cfg.tls = tls;
+    cfg.connect_timeout = 2s;
+    return cfg;
+}
+
+// Connects once and returns the outcome with the connection's message.
+std::pair<error_code, std::string> try_connect(const connection_config& cfg) {
+    asio::io_context ioc;
+    connection conn(ioc.get_executor(), cfg);
+    error_code result;
+    std::string message;
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto [ec] = co_await conn.async_connect(tuple_awaitable);
+        result = ec;
+        message = conn.last_error().message;
+        if (!ec) {
+            redlock::resp::request ping;
+            ping.push("PING");
+            auto [pec, replies] = co_await conn.async_exec(ping, 2s, tuple_awaitable);
+            BOOST_TEST(!pec, pec.message());
+            if (!pec) BOOST_TEST(replies.at(0).str == "PONG");
+        }
+        conn.close();
+    }());
+    return {result, message};
+}
+
+void expect_connects(const connection_config& cfg) {
+    auto [ec, message] = try_connect(cfg);
+    BOOST_TEST(!ec, ec.message() << ": " << message);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(tls_test)
+
+BOOST_AUTO_TEST_CASE(locks_over_tls_with_the_ca_and_a_client_certificate) {
+    certificates certs;
+    auto server = certs.server_with("yes");
+    redlock::client_config cfg;
+    cfg.nodes = {server->tls_uri()};
+    cfg.restart_quarantine = false;
+    cfg.tls.ca_file = certs.ca;
+    cfg.tls.cert_file = certs.client;
+    cfg.tls.key_file = certs.client_key;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        redlock::lock_options o;
+        o.ttl = 5s;
+        redlock::diagnostics diag;
+        auto [ec, lease] = co_await client.async_acquire("tls", o, diag, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << diag.message);
+        // The key is there, as the plaintext port of the same server shows.
+        BOOST_TEST(redlock::test::holder_on(*server, "tls") == lease.token());
+        auto [rec] = co_await lease.async_release(tuple_awaitable);
+        BOOST_TEST(!rec, rec.message());
+        BOOST_TEST(server->command({"EXISTS", redlock::test::lock_key("tls")}).integer == 0);
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_certificate_from_another_ca_is_tls_failed_with_the_reason) {
+    certificates certs;
+    auto server = certs.server_with("no");
+    redlock::tls_config tls;
+    tls.ca_file = certs.other_ca;
+    auto [ec, message] = try_connect(config_for(server->tls_uri(), tls));
+    BOOST_TEST((ec == redlock::error::tls_failed), ec.message());
+    BOOST_TEST(contains(message, "certificate verify failed"), message);
+    // Nothing reached the server as a command.
+    BOOST_TEST(!contains(server->command({"INFO", "commandstats"}).str, "cmdstat_hello"));
+
+    // The acquire names the cause too.
+    redlock::client_config cfg;
+    cfg.nodes = {server->tls_uri()};
+    cfg.restart_quarantine = false;
+    cfg.tls = tls;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        redlock::diagnostics diag;
+        const redlock::lock_options o;  // GCC 12: no braced temporary inside a co_await
+        auto [aec, lease] = co_await client.async_acquire("tls", o, diag, tuple_awaitable);
+        BOOST_TEST((aec == redlock::error::quorum_unreachable), aec.message());
+        BOOST_TEST(contains(diag.message, "certificate verify failed"), diag.message);
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(the_name_is_checked_and_sent_as_sni) {
+    certificates certs;
+    auto server = certs.server_with("no");
+    redlock::tls_config tls;
+    tls.ca_file = certs.ca;
+    // 127.0.0.1 is in the certificate: the URI's host is the name checked.
+    expect_connects(config_for(server->tls_uri(), tls));
+    // A DNS name in the certificate.
+    tls.server_name = "localhost";
+    expect_connects(config_for(server->tls_uri(), tls));
+    // A name that is not.
+    tls.server_name = "redis.example.com";
+    auto [ec, message] = try_connect(config_for(server->tls_uri(), tls));
+    BOOST_TEST((ec == redlock::error::tls_failed), ec.message());
+    BOOST_TEST(contains(message, "redis.example.com"), message);
+    // verify = false accepts it (and a certificate from any CA): an explicit opt-out.
+    tls.verify = false;
+    tls.ca_file = certs.other_ca;
+    expect_connects(config_for(server->tls_uri(), tls));
+}
+
+BOOST_AUTO_TEST_CASE(a_server_that_requires_a_client_certificate_refuses_a_client_without) {
+    certificates certs;
+    auto server = certs.server_with("yes");
+    redlock::tls_config tls;
+    tls.ca_file = certs.ca;
+    auto [ec, message] = try_connect(config_for(server->tls_uri(), tls));
+    BOOST_TEST((ec == redlock::error::tls_failed), ec.message());
+    BOOST_TEST(contains(message, "certificate required"), message);
+    tls.cert_file = certs.client;
+    tls.key_file = certs.client_key;
+    expect_connects(config_for(server->tls_uri(), tls));
+}
+
+BOOST_AUTO_TEST_CASE(rediss_to_a_plaintext_port_fails_and_never_falls_back) {
+    certificates certs;
+    auto server = certs.server_with("no");
+    redlock::tls_config tls;
+    tls.ca_file = certs.ca;
+    auto uri = server->uri();
+    uri.replace(0, std::string("redis://").size(), "rediss://");
+    auto cfg = config_for(uri, tls);
+    cfg.connect_timeout = 500ms;
+    auto [ec, message] = try_connect(cfg);
+    // The server waits for the end of a line that a ClientHello does not have; our handshake
+    // waits for a ServerHello: the connect timeout ends it.
+    BOOST_TEST((ec == redlock::error::connect_timeout), ec.message());
+    BOOST_TEST(contains(message, "TLS handshake"), message);
+    BOOST_TEST(!contains(server->command({"INFO", "commandstats"}).str, "cmdstat_hello"));
+}
+
+BOOST_AUTO_TEST_CASE(unreadable_certificate_files_are_named) {
+    redlock::tls_config tls;
+    tls.ca_file = "/nonexistent/ca.pem";
+    certificates certs;
+    auto server = certs.server_with("no");
+    auto [ec, message] = try_connect(config_for(server->tls_uri(), tls));
+    BOOST_TEST((ec == redlock::error::tls_failed), ec.message());
+    BOOST_TEST(contains(message, "tls.ca_file \"/nonexistent/ca.pem\""), message);
+    tls.ca_file = certs.ca;
+    tls.cert_file = certs.client;
+    tls.key_file = certs.ca_key;  // not the certificate's key
+    std::tie(ec, message) = try_connect(config_for(server->tls_uri(), tls));
+    BOOST_TEST((ec == redlock::error::tls_failed), ec.message());
+    BOOST_TEST(contains(message, "tls.key_file"), message);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
