@@ -176,6 +176,7 @@ private:
         const std::size_t n = client_->node_count();
         ++round_;
         tally_ = vote_tally(n);
+        awaiting_holds_ = false;
         holder_pttl_ = milliseconds::zero();
         woken_early_ = false;
         report_.reset();
@@ -280,9 +281,11 @@ private:
     // quorum has it: any later grant's quorum shares a node with that one, so its fence is
     // larger. Where a quorum already returned the largest, the lease does not wait (N = 1).
     //
-    // A reentrant re-entry keeps the fence of the hold it enters: where nodes report a hold
-    // already numbered, the fence is the largest of theirs (the outer grant wrote it to a
+    // A reentrant re-entry keeps the fence of the hold it enters: where a quorum of nodes report
+    // a hold already numbered, the fence is the largest of theirs (the outer grant wrote it to a
     // quorum, which shares a node with ours), and nodes that numbered a new hold get it too.
+    // Fewer than a quorum is no hold to enter: what they keep may be the leftover of a release
+    // that missed them, and another owner may have held the lock since, with a larger fence.
     void settle_fence() {
         const bool reentered = entered_existing_hold();
         fence_ = 0;
@@ -328,10 +331,22 @@ private:
         write_back(node, {});
     }
 
-    [[nodiscard]] bool entered_existing_hold() const {
+    // The hashes of a hold that still exists on a quorum have existed since its grant (a hash
+    // that is gone comes back only numbered anew), so nobody else held the lock meanwhile.
+    [[nodiscard]] bool entered_existing_hold() const { return existing_holds() >= tally_.quorum(); }
+
+    [[nodiscard]] std::size_t existing_holds() const {
+        std::size_t n = 0;
         for (std::size_t i = 0; i < granted_.size(); ++i)
-            if (granted_[i] && !numbered_[i]) return true;
-        return false;
+            if (granted_[i] && !numbered_[i]) n += 1;
+        return n;
+    }
+
+    // A won round in which some nodes, but not yet a quorum, report our existing hold: whether
+    // it is a re-entry depends on the nodes still to answer (at most a node timeout).
+    [[nodiscard]] bool hold_undecided() const {
+        const auto existing = existing_holds();
+        return existing > 0 && existing < tally_.quorum() && !tally_.all_answered();
     }
 
     void on_writeback(unsigned round, error_code ec, const resp::value& v) {
@@ -496,7 +511,7 @@ private:
     // Replies of the current round count until it is decided, and after that while the final
     // round waits for its stragglers to name the right cause.
     [[nodiscard]] bool counting(unsigned round) const {
-        return !done_ && round == round_ && (!tally_.decided() || awaiting_stragglers_);
+        return !done_ && round == round_ && (!tally_.decided() || awaiting_stragglers_ || awaiting_holds_);
     }
 
     void on_set_reply(unsigned round, std::size_t node, error_code ec, std::vector<resp::value> replies) {
@@ -630,6 +645,9 @@ private:
             if (tally_.decided()) decide();
         } else if (awaiting_stragglers_ && tally_.all_answered()) {
             finish_failed(final_cause_);
+        } else if (awaiting_holds_ && !hold_undecided()) {
+            awaiting_holds_ = false;
+            settle_fence();
         }
     }
 
@@ -639,7 +657,9 @@ private:
         last_round_ = now - t0_;
         switch (tally_.state()) {
             case round_state::won:
-                if (fenced_) {
+                if (fenced_ && hold_undecided()) {
+                    awaiting_holds_ = true;  // count() settles once the rest have answered
+                } else if (fenced_) {
                     settle_fence();
                 } else {
                     grant(now);
@@ -915,6 +935,7 @@ private:
     bool contended_ = false;
     bool sleeping_ = false;
     bool awaiting_stragglers_ = false;
+    bool awaiting_holds_ = false;  // a fenced reentrant round waits for hold_undecided() to end
     error_code final_cause_;
     int cleanups_pending_ = 0;
     bool done_ = false;
