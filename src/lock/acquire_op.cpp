@@ -287,9 +287,12 @@ private:
     // Fewer than a quorum is no hold to enter: what they keep may be the leftover of a release
     // that missed them, and another owner may have held the lock since, with a larger fence.
     void settle_fence() {
-        const bool reentered = entered_existing_hold();
-        fence_ = 0;
-        for (std::size_t i = 0; i < granted_.size(); ++i)
+        // A re-entry while this client holds the outer hold takes its fence, whatever the
+        // nodes that answered show (some of the hold's quorum may be out of reach).
+        const std::uint64_t outer = outer_fence();
+        const bool reentered = outer != 0 || entered_existing_hold();
+        fence_ = outer;
+        for (std::size_t i = 0; i < granted_.size() && outer == 0; ++i)
             if (granted_[i] && (!reentered || !numbered_[i])) fence_ = std::max(fence_, fences_[i]);
         fence_confirmed_ = 0;
         std::vector<std::size_t> behind;
@@ -334,6 +337,11 @@ private:
     // The hashes of a hold that still exists on a quorum have existed since its grant (a hash
     // that is gone comes back only numbered anew), so nobody else held the lock meanwhile.
     [[nodiscard]] bool entered_existing_hold() const { return existing_holds() >= tally_.quorum(); }
+
+    // The fence of this client's live hold of our owner on the resource; 0 if none.
+    [[nodiscard]] std::uint64_t outer_fence() const {
+        return owner_.empty() ? 0 : client_->holds().live_fence(keys_.lock, owner_, clock::now());
+    }
 
     [[nodiscard]] std::size_t existing_holds() const {
         std::size_t n = 0;
@@ -657,7 +665,7 @@ private:
         last_round_ = now - t0_;
         switch (tally_.state()) {
             case round_state::won:
-                if (fenced_ && hold_undecided()) {
+                if (fenced_ && hold_undecided() && outer_fence() == 0) {
                     awaiting_holds_ = true;  // count() settles once the rest have answered
                 } else if (fenced_) {
                     settle_fence();
@@ -695,6 +703,7 @@ private:
         state->owner = owner_;
         state->fair = fair_;
         state->fence = fence_;
+        if (fenced_ && !owner_.empty()) client_->holds().add(keys_.lock, owner_, state);
         if (fair_ && ticket_ != 0) {
             // Nodes that refused may still queue us: we no longer wait there. The nodes yet to
             // answer get it when they do (on_fair_reply).

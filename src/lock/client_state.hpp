@@ -4,6 +4,7 @@
 #include "lock/extend_batcher.hpp"
 #include "lock/metrics_recorder.hpp"
 #include "lock/node_health.hpp"
+#include "lock/reentrant_holds.hpp"
 #include "lock/release_listener.hpp"
 #include "lock/resource_keys.hpp"
 #include <redlock/config.hpp>
@@ -51,6 +52,8 @@ public:
     metrics_recorder& metrics() noexcept { return metrics_; }
     /// The subscriber connections of waiting acquires; strand only.
     release_listener& listener() noexcept { return listener_; }
+    /// This client's fenced reentrant leases, for its re-entries; strand only.
+    reentrant_holds& holds() noexcept { return holds_; }
 
     /// The per-node timeout for a lease of `ttl`: `requested` if set, else min(config, ttl / 10),
     /// so that one slow node cannot eat a large part of a short lease.
@@ -112,6 +115,7 @@ private:
     std::mt19937_64 rng_;
     extend_batcher extends_;
     release_listener listener_;
+    reentrant_holds holds_;
 };
 
 }  // namespace redlock::detail

@@ -255,6 +255,33 @@ BOOST_AUTO_TEST_CASE(a_leftover_of_our_own_on_a_minority_is_not_reentered) {
     }());
 }
 
+// The other side of that rule: while this client holds the outer lease, a re-entry is one, even
+// when the nodes that answer do not show a quorum of the hold (two of its nodes hang, and a third
+// lost it): it keeps the outer fence.
+BOOST_AUTO_TEST_CASE(a_reentry_under_a_live_lease_keeps_its_fence_when_the_hold_is_out_of_reach) {
+    auto servers = start_redis_servers(5);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        const auto me = redlock::owner_id::random();
+        auto outer = co_await client.async_acquire("z", fenced_reentrant(me), asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] {
+            return std::all_of(servers.begin(), servers.end(),
+                               [](const auto& s) { return redlock::test::key_exists(*s, "z"); });
+        }));
+        servers[2]->command({"DEL", redlock::test::lock_key("z")});
+        servers[3]->pause();
+        servers[4]->pause();
+        auto [ec, inner] = co_await client.async_acquire("z", fenced_reentrant(me), tuple_awaitable);
+        servers[3]->resume();
+        servers[4]->resume();
+        BOOST_TEST_REQUIRE(!ec, ec.message());
+        BOOST_TEST(inner.fence() == outer.fence());
+        co_await inner.async_release(asio::use_awaitable);
+        co_await outer.async_release(asio::use_awaitable);
+    }());
+}
+
 // 1,000 acquisitions by 2 processes x 10 coroutines; one node is killed and restarted (AOF,
 // appendfsync always) midway. Inside the critical section each holder appends its fence to a
 // list on a checker server: the list is in grant order and must strictly increase.
