@@ -95,7 +95,11 @@ BOOST_AUTO_TEST_CASE(a_fence_that_goes_back_is_reported) {
 
 BOOST_AUTO_TEST_CASE(a_re_entry_with_another_fence_is_reported) {
     chaos::history h;
-    h.reentries = {{0, "r", "a", 4, 4, ""}, {0, "r", "b", 6, 7, ""}, {0, "r", "c", 8, 0, "not_acquired"}};
+    // {worker, resource, token, outer fence, inner fence, completed, outer valid until, error}
+    h.reentries = {{0, "r", "a", 4, 4, 10 * ms, 20 * ms, ""},
+                   {0, "r", "b", 6, 7, 10 * ms, 20 * ms, ""},
+                   {0, "r", "c", 8, 0, 10 * ms, 20 * ms, "not_acquired"},
+                   {0, "r", "d", 8, 9, 30 * ms, 20 * ms, ""}};  // after the outer lease ran out
     h.summaries = {clean_summary(0)};
     const auto v = chaos::check_history(h, {}, 1);
     BOOST_TEST(rules(v) == std::vector<std::string>{"reentry_fence"});

@@ -222,7 +222,7 @@ private:
             while (std::chrono::steady_clock::now() < until) {
                 if (o.reentrant && !reentered) {
                     reentered = true;
-                    co_await reenter(client, h, o);
+                    co_await reenter(client, h, l, o);
                 }
                 const auto left =
                     std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
@@ -238,7 +238,7 @@ private:
         note_end();
     }
 
-    asio::awaitable<void> reenter(redlock::client& client, const chaos::hold_record& h,
+    asio::awaitable<void> reenter(redlock::client& client, const chaos::hold_record& h, redlock::lease& outer,
                                   redlock::lock_options o) {
         o.wait = 0ms;
         o.watchdog = false;
@@ -248,6 +248,10 @@ private:
         r.token = h.token;
         r.outer_fence = h.fence;
         auto [ec, inner] = co_await client.async_acquire(h.resource, o, tuple_awaitable);
+        r.completed = chaos::now_ns();
+        r.outer_valid_until =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(outer.valid_until().time_since_epoch())
+                .count();
         if (ec) {
             r.error = ec.message();
         } else {

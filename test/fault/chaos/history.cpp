@@ -22,7 +22,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(hold_record, worker, coroutine, resource, kin
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(failure_record, worker, resource, kind, invoked, completed, error)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(write_record, worker, resource, token, fence, invoked, completed,
                                    valid_until, accepted)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(reentry_record, worker, resource, token, outer_fence, inner_fence, error)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(reentry_record, worker, resource, token, outer_fence, inner_fence,
+                                   completed, outer_valid_until, error)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(worker_summary, worker, scopes_started, scopes_ended, watchdogs_running,
                                    watchdog_renewals, leases_lost)
 

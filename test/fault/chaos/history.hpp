@@ -52,14 +52,17 @@ struct write_record {
     bool accepted = false;
 };
 
-/// A re-entry of a fenced reentrant lock inside its outer hold: it must get the outer fence.
+/// A re-entry of a reentrant lock inside its outer hold: while the outer lease is valid, it must
+/// get the outer fence.
 struct reentry_record {
     int worker = 0;
     std::string resource;
     std::string token;
     std::uint64_t outer_fence = 0;
     std::uint64_t inner_fence = 0;
-    std::string error;  ///< non-empty if the re-entry failed
+    nanos completed = 0;
+    nanos outer_valid_until = 0;  ///< the outer lease's validity when the re-entry completed
+    std::string error;            ///< non-empty if the re-entry failed
 };
 
 /// What a worker says about itself once every scope has ended.

@@ -90,7 +90,7 @@ std::vector<violation> check_history(const history& h,
         check_fence_order(holds, out);
     }
     for (const auto& r : h.reentries) {
-        if (r.error.empty() && r.inner_fence != r.outer_fence) {
+        if (r.error.empty() && r.completed <= r.outer_valid_until && r.inner_fence != r.outer_fence) {
             out.push_back({"reentry_fence",
                            r.resource + ": a re-entry got fence " + std::to_string(r.inner_fence) +
                                " inside a hold with fence " + std::to_string(r.outer_fence),

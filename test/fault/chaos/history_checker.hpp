@@ -28,7 +28,7 @@ struct violation {
 ///   [acquired, min(ended, valid_until)];
 /// - fence_order: of two holds of a resource, the one that started after the other ended has
 ///   the larger fence;
-/// - reentry_fence: a re-entry gets its outer hold's fence;
+/// - reentry_fence: a re-entry that completed while its outer lease was valid got its fence;
 /// - valid_write_refused: the store refused a write that completed while its lease was valid
 ///   (a newer fence was issued while it held);
 /// - store_fences: the fences the store accepted never decrease, and two writes with one fence
