@@ -22,6 +22,7 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -44,13 +45,20 @@ struct with_lock_cancel_condition {
 };
 
 template <class T, class Body>
-boost::asio::awaitable<T> with_lock(client& c, std::string resource, lock_options options, Body body) {
+boost::asio::awaitable<T> with_lock(client& c, std::string resource, lock_options options, Body body,
+                                    diagnostics* diag) {
     namespace asio = boost::asio;
     // After the caller cancelled, the release below must still run.
     co_await asio::this_coro::throw_if_cancelled(false);
     options.watchdog = true;
-    auto [acquire_ec, held] =
-        co_await c.async_acquire(resource, options, asio::as_tuple(asio::use_awaitable));
+    // No co_await inside ?: (GCC 12 miscompiles it for results that are not trivially copyable).
+    std::tuple<boost::system::error_code, lease> acquired;
+    if (diag != nullptr) {
+        acquired = co_await c.async_acquire(resource, options, *diag, asio::as_tuple(asio::use_awaitable));
+    } else {
+        acquired = co_await c.async_acquire(resource, options, asio::as_tuple(asio::use_awaitable));
+    }
+    auto& [acquire_ec, held] = acquired;
     if (acquire_ec) throw boost::system::system_error(acquire_ec, "async_with_lock \"" + resource + "\"");
     // A cancellation that came as the acquire completed was not seen by anything: honour it here.
     auto no_cancel =
@@ -107,9 +115,21 @@ template <class Body, class CompletionToken = boost::asio::deferred_t>
 auto async_with_lock(client& c, std::string_view resource, lock_options options, Body body,
                      CompletionToken&& token = {}) {
     using result_type = with_lock_result_t<Body>;
+    return boost::asio::co_spawn(c.get_executor(),
+                                 detail::with_lock<result_type>(c, std::string(resource), std::move(options),
+                                                                std::move(body), nullptr),
+                                 std::forward<CompletionToken>(token));
+}
+
+/// As above, and fills `diag` with the acquire's diagnostics (which node granted, refused or
+/// failed, and why), before the body runs; `diag` must live until the operation completes.
+template <class Body, class CompletionToken = boost::asio::deferred_t>
+auto async_with_lock(client& c, std::string_view resource, lock_options options, diagnostics& diag, Body body,
+                     CompletionToken&& token = {}) {
+    using result_type = with_lock_result_t<Body>;
     return boost::asio::co_spawn(
         c.get_executor(),
-        detail::with_lock<result_type>(c, std::string(resource), std::move(options), std::move(body)),
+        detail::with_lock<result_type>(c, std::string(resource), std::move(options), std::move(body), &diag),
         std::forward<CompletionToken>(token));
 }
 

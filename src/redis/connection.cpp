@@ -30,6 +30,7 @@
 #include <mutex>
 #include <random>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 namespace redlock::redis {
@@ -536,8 +537,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
     // Sends `req` and reads exactly req.size() replies, before the reader/writer loops run.
     asio::awaitable<error_code> roundtrip(const resp::request& req, std::vector<resp::value>& replies) {
-        auto [wec, n] = tls_ ? co_await asio::async_write(*tls_, asio::buffer(req.payload()), use_tuple)
-                             : co_await asio::async_write(socket_, asio::buffer(req.payload()), use_tuple);
+        auto [wec, n] = co_await write_all(asio::buffer(req.payload()));
         (void)n;
         if (wec) co_return wec;
         replies.clear();
@@ -558,8 +558,13 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                 out = parser_.take();
                 co_return error_code{};
             }
-            auto [ec, n] = tls_ ? co_await tls_->async_read_some(asio::buffer(read_buffer_), use_tuple)
-                                : co_await socket_.async_read_some(asio::buffer(read_buffer_), use_tuple);
+            std::tuple<error_code, std::size_t> read;  // no co_await inside ?: (GCC 12)
+            if (tls_) {
+                read = co_await tls_->async_read_some(asio::buffer(read_buffer_), use_tuple);
+            } else {
+                read = co_await socket_.async_read_some(asio::buffer(read_buffer_), use_tuple);
+            }
+            auto [ec, n] = read;
             if (ec) co_return ec;
             read_pos_ = 0;
             read_end_ = n;
@@ -726,10 +731,13 @@ struct connection::impl : std::enable_shared_from_this<impl> {
                         co_return error::unexpected_reply;
                 }
             }
-            auto [ec, n] =
-                self->tls_
-                    ? co_await self->tls_->async_read_some(asio::buffer(self->read_buffer_), use_tuple)
-                    : co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_), use_tuple);
+            std::tuple<error_code, std::size_t> read;  // no co_await inside ?: (GCC 12)
+            if (self->tls_) {
+                read = co_await self->tls_->async_read_some(asio::buffer(self->read_buffer_), use_tuple);
+            } else {
+                read = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_), use_tuple);
+            }
+            auto [ec, n] = read;
             if (ec) co_return ec;
             self->read_pos_ = 0;
             self->read_end_ = n;

@@ -142,6 +142,25 @@ BOOST_DATA_TEST_CASE(keeps_a_1s_lease_alive_through_a_4s_body, node_counts, n) {
     }());
 }
 
+BOOST_DATA_TEST_CASE(with_diagnostics_the_body_sees_which_nodes_granted, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        redlock::diagnostics diag;
+        std::size_t granted_in_body = 0;
+        auto body = [&](redlock::lease&) -> asio::awaitable<void> {
+            for (const auto& node : diag.nodes)
+                granted_in_body += node.result == redlock::node_outcome::verdict::granted ? 1 : 0;
+            co_return;
+        };
+        co_await redlock::async_with_lock(client, "g", short_lease(), diag, body, asio::use_awaitable);
+        BOOST_TEST(diag.nodes.size() == servers.size());
+        BOOST_TEST(granted_in_body >= servers.size() / 2 + 1);
+        BOOST_TEST(co_await eventually([&] { return no_key_anywhere(servers, "g"); }));
+    }());
+}
+
 BOOST_DATA_TEST_CASE(a_body_that_throws_releases_and_the_exception_propagates, node_counts, n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
     asio::io_context ioc;

@@ -12,9 +12,13 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <thread>
@@ -251,6 +255,12 @@ schedule_result run_schedule(const schedule_options& options) {
         faults.heal_all();
     }
     result.faults = faults.injected();
+    result.fault_log = faults.log();
+    {
+        std::ofstream log(dir.path / "faults.jsonl");
+        for (const auto& line : result.fault_log)
+            log << line << "\n";
+    }
 
     const int overran = workers.wait_all(clock::now() + std::chrono::seconds(options.seconds + 90));
 
@@ -314,6 +324,25 @@ void print_violations(const schedule_result& r, std::FILE* out) {
                      v.rule.c_str(), v.detail.c_str());
         for (const auto& e : v.evidence)
             std::fprintf(out, "    %s\n", e.c_str());
+        // The faults of the max_ttl before the first record until the last one.
+        nanos first = std::numeric_limits<nanos>::max();
+        nanos last = 0;
+        for (const auto& e : v.evidence) {
+            const auto j = nlohmann::json::parse(e, nullptr, false);
+            for (const char* field : {"acquired", "invoked", "ended", "completed"}) {
+                if (!j.is_object() || !j.contains(field)) continue;
+                first = std::min(first, j[field].get<nanos>());
+                last = std::max(last, j[field].get<nanos>());
+            }
+        }
+        if (last == 0) continue;
+        const auto window_start =
+            first - std::chrono::duration_cast<std::chrono::nanoseconds>(max_ttl).count();
+        for (const auto& f : r.fault_log) {
+            const auto j = nlohmann::json::parse(f, nullptr, false);
+            const auto at = j.value("at", nanos{0});
+            if (at >= window_start && at <= last) std::fprintf(out, "    fault: %s\n", f.c_str());
+        }
     }
     for (const auto& [rule, n] : seen)
         if (n > shown_per_rule)

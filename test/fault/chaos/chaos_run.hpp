@@ -34,6 +34,7 @@ struct schedule_result {
     std::uint64_t reentries = 0;
     std::uint64_t watchdog_renewals = 0;
     std::uint64_t bad_lines = 0;
+    std::vector<std::string> fault_log;  ///< every fault and heal, a JSON line each (with its time)
     std::vector<violation> violations;
 };
 
@@ -49,7 +50,7 @@ struct schedule_result {
 [[nodiscard]] schedule_result run_schedule(const schedule_options& options);
 
 /// Prints the violations with the seed and their evidence (one JSON line per record), the
-/// first five of each rule.
+/// first five of each rule, each with the faults of the max_ttl before its records.
 void print_violations(const schedule_result& r, std::FILE* out);
 
 }  // namespace redlock::chaos

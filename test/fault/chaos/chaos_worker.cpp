@@ -261,6 +261,16 @@ private:
         record(chaos::to_json_line(r));
     }
 
+    // "0,2,3": the nodes that granted, by index in the deployment (`first`: the index of the
+    // broken variant's single node).
+    static std::string granted_nodes(const redlock::diagnostics& diag, std::size_t first) {
+        std::string out;
+        for (std::size_t n = 0; n < diag.nodes.size(); ++n)
+            if (diag.nodes[n].result == redlock::node_outcome::verdict::granted)
+                out += (out.empty() ? "" : ",") + std::to_string(first + n);
+        return out;
+    }
+
     asio::awaitable<void> run_coroutine(int index) {
         std::mt19937_64 rng(args_.seed * 1000003 + static_cast<std::uint64_t>(args_.worker) * 1009 +
                             static_cast<std::uint64_t>(index));
@@ -300,9 +310,14 @@ private:
             std::string acquire_error;
             for (std::size_t i : order) {
                 auto& client = *clients[i];
+                redlock::diagnostics diag;
                 try {
                     co_await redlock::async_with_lock(
-                        client, resource, o, [&](redlock::lease& l) { return body(l, h, o, client, hold); },
+                        client, resource, o, diag,
+                        [&](redlock::lease& l) {
+                            h.granted = granted_nodes(diag, clients.size() == 1 ? 0 : i);
+                            return body(l, h, o, client, hold);
+                        },
                         asio::use_awaitable);
                 } catch (const boost::system::system_error& e) {
                     if (h.acquired == 0) {

@@ -1,5 +1,7 @@
 #include "fault/chaos/fault_injector.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <csignal>
 #include <stdexcept>
@@ -41,6 +43,26 @@ std::vector<std::size_t> fault_injector::available_servers() const {
     for (std::size_t n = 0; n < servers_.size(); ++n)
         if (!servers_out_.contains(n)) out.push_back(n);
     return out;
+}
+
+std::string fault_injector::node_name(std::size_t n) const {
+    std::size_t index = 0;  // within its deployment, as the workers number their nodes
+    for (std::size_t i = 0; i < n; ++i)
+        index += deployment_[i] == deployment_[n] ? 1 : 0;
+    return "deployment " + std::to_string(deployment_[n]) + " node " + std::to_string(index);
+}
+
+void fault_injector::count(const std::string& kind, const std::string& target) {
+    ++injected_[kind];
+    note(kind, target);
+}
+
+void fault_injector::note(const std::string& event, const std::string& target) {
+    log_.push_back(nlohmann::json{
+        {"at", std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count()},
+        {"fault", event},
+        {"target",
+         target}}.dump());
 }
 
 std::size_t fault_injector::out_in_deployment(std::size_t d) const {
@@ -100,48 +122,55 @@ void fault_injector::inject() {
 }
 
 void fault_injector::network_fault() {
-    test::tcp_proxy* p = proxies_[below(proxies_.size())][below(servers_.size())].get();
+    const auto w = below(proxies_.size());
+    const auto n = below(servers_.size());
+    test::tcp_proxy* p = proxies_[w][n].get();
+    const std::string target = "worker " + std::to_string(w) + " -> " + node_name(n);
+    std::string kind;
     switch (uniform(0, 7)) {
         case 0:
-            count("latency");
+            kind = "latency";
             p->set_request_delay(milliseconds(uniform(5, 60)));
             p->set_reply_delay(milliseconds(uniform(5, 120)));
             p->set_jitter(milliseconds(uniform(0, 40)));
             break;
         case 1:
-            count("blackhole");
+            kind = "blackhole";
             p->set_mode(mode::blackhole);
             break;
         case 2:
-            count("drop_replies");
+            kind = "drop_replies";
             p->set_mode(mode::drop_replies);
             break;
         case 3:
-            count("drop_requests");
+            kind = "drop_requests";
             p->set_mode(mode::drop_requests);
             break;
         case 4:
-            count("reset");
+            count("reset", target);
             p->reset_connections();
             return;  // nothing to heal
         case 5:
-            count("slice");
+            kind = "slice";
             p->set_slice(true);
             break;
         case 6:
-            count("cut_reply");
+            kind = "cut_reply";
             p->cut_replies_after(uniform(1, 200));
             break;
         default:
-            count("cut_request");
+            kind = "cut_request";
             p->cut_requests_after(uniform(1, 200));
             break;
     }
-    later(heal_after(), [p] { p->heal(); });
+    count(kind, target);
+    later(heal_after(), [this, p, kind, target] {
+        p->heal();
+        note("heal " + kind, target);
+    });
 }
 
 void fault_injector::partition() {
-    count("partition");
     const auto w = below(proxies_.size());
     std::vector<std::size_t> nodes(servers_.size());
     for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -151,14 +180,18 @@ void fault_injector::partition() {
     // Asymmetric: each cut link loses one direction or both.
     const mode modes[] = {mode::blackhole, mode::drop_replies, mode::drop_requests};
     std::vector<test::tcp_proxy*> cut;
+    std::string target = "worker " + std::to_string(w) + " ->";
     for (auto n : nodes) {
         auto* p = proxies_[w][n].get();
         p->set_mode(modes[uniform(0, 2)]);
         cut.push_back(p);
+        target += ", " + node_name(n);
     }
-    later(heal_after(), [cut] {
+    count("partition", target);
+    later(heal_after(), [this, cut, target] {
         for (auto* p : cut)
             p->heal();
+        note("heal partition", target);
     });
 }
 
@@ -170,20 +203,22 @@ void fault_injector::server_fault() {
     auto* server = servers_[n].get();
     servers_out_.insert(n);
     if (uniform(0, 1) == 0) {
-        count("server_pause");
+        count("server_pause", node_name(n));
         server->pause();
         later(milliseconds(uniform(200, 1500)), [this, server, n] {
             server->resume();
             servers_out_.erase(n);
+            note("heal server_pause", node_name(n));
         });
     } else {
         // The AOF servers (fsync always) keep what they granted; the others lose it.
-        count(persistent_[n] ? "server_restart_aof" : "server_restart_empty");
+        count(persistent_[n] ? "server_restart_aof" : "server_restart_empty", node_name(n));
         server->kill9();
         later(milliseconds(uniform(0, 500)), [this, server, n] {
             server->restart();
             last_restart_ = clock::now();
             servers_out_.erase(n);
+            note("heal restarted", node_name(n));
         });
     }
 }
@@ -194,12 +229,13 @@ void fault_injector::worker_pause() {
         if (!workers_paused_.contains(w)) candidates.push_back(w);
     if (candidates.empty()) return;
     const auto w = candidates[below(candidates.size())];
-    count("worker_pause");
+    count("worker_pause", "worker " + std::to_string(w));
     ::kill(workers_[w], SIGSTOP);
     workers_paused_.insert(w);
     later(milliseconds(uniform(worker_pause_min_ms, worker_pause_max_ms)), [this, w] {
         ::kill(workers_[w], SIGCONT);
         workers_paused_.erase(w);
+        note("heal worker_pause", "worker " + std::to_string(w));
     });
 }
 
@@ -207,12 +243,11 @@ void fault_injector::server_command(const std::vector<std::string>& command, con
     const auto candidates = available_servers();
     if (candidates.empty()) return;
     const auto n = candidates[below(candidates.size())];
-    count(kind);
     try {
         (void)servers_[n]->command(command);
+        count(kind, node_name(n));
     } catch (const std::exception&) {
         // A server that could not answer now: the fault simply did not happen.
-        --injected_[kind];
     }
 }
 

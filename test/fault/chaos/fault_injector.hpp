@@ -48,6 +48,8 @@ public:
     [[nodiscard]] std::chrono::milliseconds next_gap();
 
     [[nodiscard]] const std::map<std::string, std::uint64_t>& injected() const noexcept { return injected_; }
+    /// Every fault and heal as a JSON line {"at": steady ns, "fault": kind, "target": ...}.
+    [[nodiscard]] const std::vector<std::string>& log() const noexcept { return log_; }
     /// When a server last came back from a restart: its votes wait out the client's quarantine.
     [[nodiscard]] clock::time_point last_restart() const noexcept { return last_restart_; }
 
@@ -63,7 +65,10 @@ private:
     [[nodiscard]] std::size_t out_in_deployment(std::size_t d) const;  // paused or down
     [[nodiscard]] std::chrono::milliseconds heal_after();
     void later(std::chrono::milliseconds after, std::function<void()> heal);
-    void count(const std::string& kind) { ++injected_[kind]; }
+    // Counts a fault and logs it with its target ("node 3", "worker 1 -> node 2").
+    void count(const std::string& kind, const std::string& target);
+    void note(const std::string& event, const std::string& target);
+    [[nodiscard]] std::string node_name(std::size_t n) const;
 
     void network_fault();
     void partition();
@@ -81,6 +86,7 @@ private:
     std::set<std::size_t> servers_out_;  // paused or down
     std::set<std::size_t> workers_paused_;
     std::map<std::string, std::uint64_t> injected_;
+    std::vector<std::string> log_;
     clock::time_point last_restart_{};
 };
 

@@ -28,6 +28,7 @@ struct hold_record {
     nanos ended = 0;          ///< the scope's body finished (before the release)
     nanos valid_until = 0;    ///< the lease's validity when the body finished
     std::string outcome;      ///< "released", "lost", or the release's error
+    std::string granted;      ///< the nodes (indices) that granted the acquire, "0,2,3"
 };
 
 /// An acquire that completed without a lease (a fail in Jepsen's terms: it holds nothing).
