@@ -401,12 +401,16 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             s->socket_.close(ignored);
         });
         error_code ec = co_await open_socket();
-        if (!ec) ec = co_await handshake();
-        // With TLS 1.3 the server checks our certificate after our side of the handshake is
-        // done: its refusal arrives as the first read fails.
-        if (ec && ec.category() == asio::error::get_ssl_category()) {
-            set_last_error(error::tls_failed, "TLS with " + node() + ": " + ec.message());
-            ec = error::tls_failed;
+        if (!ec) {
+            ec = co_await handshake();
+            // With TLS 1.3 the server checks our certificate after our side of the handshake is
+            // done: its refusal arrives as the first exchange fails, as an alert or a reset.
+            if (ec && tls_ && !connect_timed_out_ && ec.category() != error_category()) {
+                set_last_error(error::tls_failed, "TLS with " + node() + ": " + ec.message() +
+                                                      " right after the handshake (does the server require a "
+                                                      "client certificate: tls.cert_file?)");
+                ec = error::tls_failed;
+            }
         }
         connecting_ = false;
         connect_timer_.cancel();
@@ -522,6 +526,7 @@ struct connection::impl : std::enable_shared_from_this<impl> {
         if (t.verify) tls_->set_verify_callback(asio::ssl::host_name_verification(name), ec);
         tls_handshaking_ = true;  // until connect() has looked at a timeout
         auto [hec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, use_tuple);
+        if (!hec) tls_handshaking_ = false;
         if (hec) {
             std::string why = hec.message();
             if (const long verdict = SSL_get_verify_result(tls_->native_handle());
