@@ -37,8 +37,7 @@ enum class error {
     health_check_failed,  ///< the server stopped answering: no bytes for two health-check intervals
     connection_closed,    ///< the connection was closed by its owner; the request never ran
     unexpected_reply,     ///< a well-formed reply of the wrong type or shape
-    tls_failed,  ///< TLS could not be set up: unreadable CA/certificate/key, or the handshake or verification
-                 ///< failed
+    tls_failed,           ///< TLS could not be set up: certificate files, handshake or verification
 
     // RESP codec: hostile or broken input from the server.
     protocol_error,            ///< malformed RESP (a generic parse failure)
