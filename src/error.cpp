@@ -66,6 +66,8 @@ private:
                 return "the server stopped answering health checks";
             case error::connection_closed:
                 return "the connection was closed";
+            case error::queue_full:
+                return "the connection's request queue is full (max_queued_requests): back off and retry";
             case error::tls_failed:
                 return "TLS could not be set up with the server (certificates, handshake or verification)";
             case error::unexpected_reply:
@@ -141,6 +143,8 @@ const char* error_name(error e) noexcept {
             return "health_check_failed";
         case error::tls_failed:
             return "tls_failed";
+        case error::queue_full:
+            return "queue_full";
         case error::connection_closed:
             return "connection_closed";
         case error::unexpected_reply:

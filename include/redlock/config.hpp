@@ -25,7 +25,7 @@ struct retry_config {
 /// { "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock"],
 ///   "key_prefix": "redlock:", "max_ttl_ms": 60000, "drift_factor": 0.01,
 ///   "node_timeout_ms": 50, "connect_timeout_ms": 1000, "client_name": "redlock",
-///   "restart_quarantine": true,
+///   "restart_quarantine": true, "max_queued_requests": 100000,
 ///   "retry": {"min_delay_ms": 50, "max_delay_ms": 250},
 ///   "tls": {"ca_file": "...", "cert_file": "...", "key_file": "...", "server_name": "...",
 ///           "verify": true} }
@@ -53,6 +53,10 @@ struct client_config {
     /// still go to it. Turn it off only for nodes that cannot lose a lock (AOF with
     /// appendfsync always), or for servers started empty a moment ago, as tests and demos do.
     bool restart_quarantine = true;
+    /// Per node connection: requests waiting beyond this fail at once with error::queue_full
+    /// (back-pressure while a node is slow or away; an acquire counts that node as failed).
+    /// Zero: no limit.
+    std::size_t max_queued_requests = 100000;
     retry_config retry;
     tls_config tls;
 

@@ -38,6 +38,7 @@ enum class error {
     connection_closed,    ///< the connection was closed by its owner; the request never ran
     unexpected_reply,     ///< a well-formed reply of the wrong type or shape
     tls_failed,           ///< TLS could not be set up: certificate files, handshake or verification
+    queue_full,           ///< the connection already has max_queued_requests requests waiting: back off
 
     // RESP codec: hostile or broken input from the server.
     protocol_error,            ///< malformed RESP (a generic parse failure)

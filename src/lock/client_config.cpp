@@ -247,6 +247,19 @@ error_code read_millis(const json_value& v, const std::string& path, std::int64_
     return {};
 }
 
+// A count: a non-negative integer (no floats, as for read_millis).
+error_code read_count(const json_value& v, const std::string& path, std::size_t& out, std::string& why) {
+    if (v.is_number_unsigned()) {
+        out = static_cast<std::size_t>(v.get<std::uint64_t>());
+        return {};
+    }
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
+        out = static_cast<std::size_t>(v.get<std::int64_t>());
+        return {};
+    }
+    return fail(why, path + ": expected a non-negative integer, got " + describe(v));
+}
+
 error_code read_nodes(const json_value& v, std::vector<std::string>& out, std::string& why) {
     if (!v.is_array()) return fail(why, "nodes: expected an array of URI strings, got " + describe(v));
     out.clear();
@@ -300,10 +313,11 @@ error_code read_tls(const json_value& v, tls_config& out, std::string& why) {
 // hand-built configs go through too.
 error_code read_config(const json_value& doc, client_config& out, std::string& why) {
     if (!doc.is_object()) return fail(why, "expected a JSON object at the top level, got " + describe(doc));
-    if (auto ec = check_keys(doc, "",
-                             {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms",
-                              "connect_timeout_ms", "client_name", "restart_quarantine", "retry", "tls"},
-                             why)) {
+    if (auto ec = check_keys(
+            doc, "",
+            {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms", "connect_timeout_ms",
+             "client_name", "restart_quarantine", "max_queued_requests", "retry", "tls"},
+            why)) {
         return ec;
     }
     const json_value* nodes = find(doc, "nodes");
@@ -328,6 +342,9 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     }
     if (auto* f = find(doc, "client_name")) {
         if (auto ec = read_string(*f, "client_name", out.client_name, why)) return ec;
+    }
+    if (auto* f = find(doc, "max_queued_requests")) {
+        if (auto ec = read_count(*f, "max_queued_requests", out.max_queued_requests, why)) return ec;
     }
     if (auto* f = find(doc, "restart_quarantine")) {
         if (auto ec = read_bool(*f, "restart_quarantine", out.restart_quarantine, why)) return ec;

@@ -24,6 +24,7 @@ std::vector<std::unique_ptr<redis::connection>> connections_for(
         cc.client_name = cfg.client_name;
         cc.connect_timeout = cfg.connect_timeout;
         cc.tls = cfg.tls;
+        cc.max_queued_requests = cfg.max_queued_requests;
         cc.scripts.assign(scripts::all.begin(), scripts::all.end());
         if (health) {
             cc.on_server_info = [health, i = nodes.size()](std::string_view text) {

@@ -209,6 +209,11 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             op->complete_later(error::connection_closed);
             return;
         }
+        if (cfg_.max_queued_requests > 0 && mux_.queued() >= cfg_.max_queued_requests) {
+            update_stats([](connection_stats& s) { ++s.rejected_queue_full; });
+            op->complete_later(error::queue_full);
+            return;
+        }
         arm_request_timer(op->deadline());
         enqueue(std::move(op));
     }

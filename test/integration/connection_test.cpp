@@ -8,6 +8,8 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -411,6 +413,48 @@ BOOST_AUTO_TEST_CASE(close_completes_pending_requests) {
         auto [ec2, replies2] = co_await conn.async_exec(req16, tuple_awaitable);
         BOOST_TEST((ec2 == redlock::error::connection_closed), ec2.message());
         server.resume();
+    }());
+}
+
+// Back-pressure: with the server paused, requests pile up to max_queued_requests; the next one
+// fails at once with queue_full, and the queued ones complete once the server answers again.
+BOOST_AUTO_TEST_CASE(a_full_request_queue_refuses_more_at_once) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.max_queued_requests = 10;
+    cfg.health_check_interval = 0ms;
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        server.pause();
+        int answered = 0;
+        auto ex = co_await asio::this_coro::executor;
+        for (int i = 0; i < 10; ++i) {
+            asio::co_spawn(
+                ex,
+                [&]() -> asio::awaitable<void> {
+                    auto req = command({"PING"});
+                    auto [ec, replies] = co_await conn.async_exec(req, 10s, tuple_awaitable);
+                    if (!ec) ++answered;
+                },
+                asio::detached);
+        }
+        co_await sleep_for(50ms);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto req = command({"PING"});
+        auto [ec, replies] = co_await conn.async_exec(req, 10s, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::queue_full), ec.message());
+        BOOST_TEST((std::chrono::steady_clock::now() - t0 < 1s));  // refused, not queued
+        BOOST_TEST(conn.stats().rejected_queue_full == 1u);
+        server.resume();
+        for (int i = 0; i < 200 && answered < 10; ++i)
+            co_await sleep_for(10ms);
+        BOOST_TEST(answered == 10);
+        auto again = command({"PING"});
+        auto pong = co_await run_one(conn, again);
+        BOOST_TEST(pong.str == "PONG");
+        conn.close();
     }());
 }
 

@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
         "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock"],
         "key_prefix": "app:", "max_ttl_ms": 30000, "drift_factor": 0.02,
         "node_timeout_ms": 40, "connect_timeout_ms": 2000, "client_name": "worker-7",
-        "restart_quarantine": false,
+        "restart_quarantine": false, "max_queued_requests": 500,
         "retry": {"min_delay_ms": 10, "max_delay_ms": 20},
         "tls": {"ca_file": "/ca.pem", "cert_file": "/c.pem", "key_file": "/k.pem", "server_name": "redis.local",
                 "verify": false}
@@ -107,6 +107,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
     BOOST_TEST(c.tls.cert_file == "/c.pem");
     BOOST_TEST(c.tls.key_file == "/k.pem");
     BOOST_TEST(c.tls.server_name == "redis.local");
+    BOOST_TEST(c.max_queued_requests == 500u);
     BOOST_TEST(c.tls.verify == false);
 }
 
@@ -155,6 +156,8 @@ BOOST_AUTO_TEST_CASE(unknown_keys_are_named_with_their_path) {
         contains(parse_fail(with_node(R"("tls": {"verify": true, "ca": "/x"})")), "unknown key \"tls.ca\""));
     BOOST_TEST(contains(parse_fail(with_node(R"("tls": {"cert_file": "/c.pem"})")),
                         "cert_file and key_file go together"));
+    BOOST_TEST(contains(parse_fail(with_node(R"("max_queued_requests": -1)")),
+                        "max_queued_requests: expected a non-negative integer, got -1"));
 }
 
 BOOST_AUTO_TEST_CASE(wrong_types_name_the_key_what_was_expected_and_what_was_found) {

@@ -53,6 +53,10 @@ struct connection_config {
     /// request on this connection meets is the server process described (run_id, uptime).
     std::function<void(std::string_view)> on_server_info;
     resp::parser_limits limits;
+    /// Requests queued and not yet answered (written or not) beyond which async_exec fails at
+    /// once with error::queue_full: back-pressure instead of unbounded memory while a server is
+    /// slow or away. Zero: no limit.
+    std::size_t max_queued_requests = 100000;
     /// For a `rediss://` address: CA, client certificate, name to verify. Ignored otherwise.
     tls_config tls;
 };
@@ -65,11 +69,12 @@ struct connection_error {
 
 /// Counters, for tests, metrics and the demo.
 struct connection_stats {
-    std::uint64_t connects = 0;          ///< handshakes that succeeded
-    std::uint64_t connect_failures = 0;  ///< attempts that failed (connect, auth, setup, timeout)
-    std::uint64_t disconnects = 0;       ///< established connections that were lost
-    std::uint64_t writes = 0;            ///< socket writes (each may carry many requests)
-    std::uint64_t pushes_dropped = 0;    ///< RESP3 pushes nobody consumed
+    std::uint64_t connects = 0;             ///< handshakes that succeeded
+    std::uint64_t connect_failures = 0;     ///< attempts that failed (connect, auth, setup, timeout)
+    std::uint64_t disconnects = 0;          ///< established connections that were lost
+    std::uint64_t writes = 0;               ///< socket writes (each may carry many requests)
+    std::uint64_t pushes_dropped = 0;       ///< RESP3 pushes nobody consumed
+    std::uint64_t rejected_queue_full = 0;  ///< async_exec calls refused with queue_full
 };
 
 /// One pipelined connection to one Redis server (RESP3 with HELLO 3, RESP2 fallback).
