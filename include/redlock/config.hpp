@@ -26,6 +26,7 @@ struct retry_config {
 ///   "key_prefix": "redlock:", "max_ttl_ms": 60000, "drift_factor": 0.01,
 ///   "node_timeout_ms": 50, "connect_timeout_ms": 1000, "client_name": "redlock",
 ///   "restart_quarantine": true, "max_queued_requests": 100000,
+///   "max_subscriptions": 10000,
 ///   "retry": {"min_delay_ms": 50, "max_delay_ms": 250},
 ///   "tls": {"ca_file": "...", "cert_file": "...", "key_file": "...", "server_name": "...",
 ///           "verify": true} }
@@ -57,6 +58,9 @@ struct client_config {
     /// (back-pressure while a node is slow or away; an acquire counts that node as failed).
     /// Zero: no limit.
     std::size_t max_queued_requests = 100000;
+    /// Channels the client subscribes to at once for its waiters (one per resource waited on,
+    /// one per fair waiter); a waiter beyond it waits by timed retries instead. Zero: no limit.
+    std::size_t max_subscriptions = 10000;
     retry_config retry;
     tls_config tls;
 

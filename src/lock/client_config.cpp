@@ -316,7 +316,7 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     if (auto ec = check_keys(
             doc, "",
             {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms", "connect_timeout_ms",
-             "client_name", "restart_quarantine", "max_queued_requests", "retry", "tls"},
+             "client_name", "restart_quarantine", "max_queued_requests", "max_subscriptions", "retry", "tls"},
             why)) {
         return ec;
     }
@@ -345,6 +345,9 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     }
     if (auto* f = find(doc, "max_queued_requests")) {
         if (auto ec = read_count(*f, "max_queued_requests", out.max_queued_requests, why)) return ec;
+    }
+    if (auto* f = find(doc, "max_subscriptions")) {
+        if (auto ec = read_count(*f, "max_subscriptions", out.max_subscriptions, why)) return ec;
     }
     if (auto* f = find(doc, "restart_quarantine")) {
         if (auto ec = read_bool(*f, "restart_quarantine", out.restart_quarantine, why)) return ec;

@@ -45,6 +45,7 @@ std::string metrics_snapshot::to_json() const {
     j["leases_lost"] = leases_lost;
     j["watchdog_renewals"] = watchdog_renewals;
     j["watchdogs_running"] = watchdogs_running;
+    j["waits_unsubscribed"] = waits_unsubscribed;
     j["release_wakeups"] = release_wakeups;
     auto& nodes_json = j["nodes"] = nlohmann::json::array();
     for (const auto& n : nodes)

@@ -72,6 +72,7 @@ metrics_snapshot metrics_recorder::snapshot() const {
     s.leases_lost = leases_lost.load(relaxed);
     s.watchdog_renewals = watchdog_renewals.load(relaxed);
     s.watchdogs_running = watchdogs_running.load(relaxed);
+    s.waits_unsubscribed = waits_unsubscribed.load(relaxed);
     s.release_wakeups = release_wakeups.load(relaxed);
     for (std::size_t i = 0; i < node_names_.size(); ++i) {
         node_metrics n;

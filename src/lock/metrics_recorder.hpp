@@ -27,7 +27,8 @@ public:
     counter failed_validity_expired{0}, failed_cancelled{0}, failed_other{0};
     counter extended{0}, extend_failed{0}, released{0}, release_failed{0}, leases_dropped{0};
     counter leases_lost{0}, watchdog_renewals{0}, release_wakeups{0};
-    counter watchdogs_running{0};  // a gauge: up in watchdog::start, down in watchdog::stop
+    counter watchdogs_running{0};
+    counter waits_unsubscribed{0};  // a gauge: up in watchdog::start, down in watchdog::stop
 
     /// Counts the final error of a failed acquire under its cause.
     void acquire_failed(boost::system::error_code ec) noexcept;

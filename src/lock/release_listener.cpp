@@ -55,6 +55,11 @@ void release_listener::send_to_all(const char* command, const std::vector<std::s
 }
 
 release_listener::waiter_id release_listener::add(const std::string& channel, std::function<void()> wake) {
+    const auto cap = client_.config().max_subscriptions;
+    if (cap > 0 && channels_.size() >= cap && !channels_.contains(channel)) {
+        client_.metrics().waits_unsubscribed.fetch_add(1, std::memory_order_relaxed);
+        return 0;
+    }
     if (connections_.empty()) open();
     auto [it, inserted] = channels_.try_emplace(channel);
     const auto id = next_id_++;

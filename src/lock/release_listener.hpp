@@ -35,6 +35,8 @@ public:
     /// Registers a waiter; `wake` runs at most once, on the strand. The waiter stays registered,
     /// and its channel subscribed, until remove(): a waiter whose try fails registers again
     /// before it removes its old registration, so the subscription has no gap.
+    /// Returns 0, registering nothing, when the channel is new and client_config's
+    /// max_subscriptions channels are subscribed already: that waiter polls instead.
     waiter_id add(const std::string& channel, std::function<void()> wake);
     /// Forgets a waiter (it acquired, gave up or was cancelled); unsubscribes an empty channel.
     void remove(const std::string& channel, waiter_id id);

@@ -64,6 +64,42 @@ bool subscribers_everywhere(const redlock::test::server_list& servers, const std
 
 BOOST_AUTO_TEST_SUITE(waiting_test)
 
+// max_subscriptions: one channel at a time. The waiter on a second resource is not subscribed
+// and waits by timed retries; both get their lock once it is released.
+BOOST_AUTO_TEST_CASE(beyond_max_subscriptions_a_waiter_polls) {
+    auto servers = start_redis_servers(1);
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    auto cfg = lock_config(servers);
+    cfg.max_subscriptions = 1;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto a = co_await holder.async_acquire("sub-a", options(), asio::use_awaitable);
+        auto b = co_await holder.async_acquire("sub-b", options(), asio::use_awaitable);
+        int acquired = 0;
+        auto ex = co_await asio::this_coro::executor;
+        for (const char* resource : {"sub-a", "sub-b"}) {
+            asio::co_spawn(
+                ex,
+                [&, resource]() -> asio::awaitable<void> {
+                    auto o = options(10s, 10s);
+                    o.retry = redlock::retry_config{20ms, 100ms};
+                    auto [ec, l] = co_await client.async_acquire(resource, o, tuple_awaitable);
+                    BOOST_TEST(!ec, ec.message());
+                    if (!ec) ++acquired;
+                },
+                asio::detached);
+            co_await sleep_for(100ms);
+        }
+        BOOST_TEST(subscribers(*servers[0], "sub-a") == 1);
+        BOOST_TEST(subscribers(*servers[0], "sub-b") == 0);
+        BOOST_TEST(client.metrics().waits_unsubscribed >= 1u);
+        co_await a.async_release(asio::use_awaitable);
+        co_await b.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return acquired == 2; }, 3s));
+    }());
+}
+
 BOOST_DATA_TEST_CASE(fifty_waiters_one_subscription_and_a_release_wakes_one, node_counts, n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
     asio::io_context ioc;

@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
         "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock"],
         "key_prefix": "app:", "max_ttl_ms": 30000, "drift_factor": 0.02,
         "node_timeout_ms": 40, "connect_timeout_ms": 2000, "client_name": "worker-7",
-        "restart_quarantine": false, "max_queued_requests": 500,
+        "restart_quarantine": false, "max_queued_requests": 500, "max_subscriptions": 7,
         "retry": {"min_delay_ms": 10, "max_delay_ms": 20},
         "tls": {"ca_file": "/ca.pem", "cert_file": "/c.pem", "key_file": "/k.pem", "server_name": "redis.local",
                 "verify": false}
@@ -108,6 +108,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
     BOOST_TEST(c.tls.key_file == "/k.pem");
     BOOST_TEST(c.tls.server_name == "redis.local");
     BOOST_TEST(c.max_queued_requests == 500u);
+    BOOST_TEST(c.max_subscriptions == 7u);
     BOOST_TEST(c.tls.verify == false);
 }
 
