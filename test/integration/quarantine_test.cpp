@@ -82,7 +82,8 @@ BOOST_AUTO_TEST_CASE(a_restarted_node_does_not_vote_until_the_locks_it_lost_expi
             BOOST_TEST(co_await redlock::test::eventually(
                 [&] {
                     const auto m = b.metrics();
-                    return std::all_of(m.nodes.begin() + 1, m.nodes.end(), [](const auto& n) { return n.voting; });
+                    return std::all_of(m.nodes.begin() + 1, m.nodes.end(),
+                                       [](const auto& n) { return n.voting; });
                 },
                 2s));
             redlock::diagnostics refused;
