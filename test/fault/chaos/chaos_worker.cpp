@@ -185,8 +185,7 @@ private:
         w.resource = resource;
         w.token = l.token();
         w.fence = l.fence();
-        w.valid_until =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(l.valid_until().time_since_epoch()).count();
+        w.valid_until = chaos::to_ns(l.valid_until());
         w.invoked = chaos::now_ns();
         redlock::resp::request req;
         req.push("EVAL", store_write_lua, "2", "store:" + resource + ":largest",
@@ -211,9 +210,7 @@ private:
         h.fence = l.fence();
         auto note_end = [&] {
             h.ended = chaos::now_ns();
-            h.valid_until =
-                std::chrono::duration_cast<std::chrono::nanoseconds>(l.valid_until().time_since_epoch())
-                    .count();
+            h.valid_until = chaos::to_ns(l.valid_until());
         };
         try {
             const auto until = std::chrono::steady_clock::now() + hold;
@@ -249,9 +246,7 @@ private:
         r.outer_fence = h.fence;
         auto [ec, inner] = co_await client.async_acquire(h.resource, o, tuple_awaitable);
         r.completed = chaos::now_ns();
-        r.outer_valid_until =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(outer.valid_until().time_since_epoch())
-                .count();
+        r.outer_valid_until = chaos::to_ns(outer.valid_until());
         if (ec) {
             r.error = ec.message();
         } else {

@@ -1,5 +1,7 @@
 #include "fault/chaos/fault_injector.hpp"
 
+#include "fault/chaos/history.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -58,11 +60,7 @@ void fault_injector::count(const std::string& kind, const std::string& target) {
 }
 
 void fault_injector::note(const std::string& event, const std::string& target) {
-    log_.push_back(nlohmann::json{
-        {"at", std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count()},
-        {"fault", event},
-        {"target",
-         target}}.dump());
+    log_.push_back(nlohmann::json{{"at", now_ns()}, {"fault", event}, {"target", target}}.dump());
 }
 
 std::size_t fault_injector::out_in_deployment(std::size_t d) const {

@@ -10,10 +10,12 @@ namespace redlock::chaos {
 
 using json = nlohmann::json;
 
+nanos to_ns(std::chrono::steady_clock::time_point t) noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
 nanos now_ns() noexcept {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return to_ns(std::chrono::steady_clock::now());
 }
 
 // The JSON members are the fields' names.

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_TEST_FAULT_CHAOS_HISTORY_HPP
 #define REDLOCK_TEST_FAULT_CHAOS_HISTORY_HPP
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@ namespace redlock::chaos {
 /// clock for every process on the machine, so the workers' records can be compared.
 using nanos = std::int64_t;
 
+[[nodiscard]] nanos to_ns(std::chrono::steady_clock::time_point t) noexcept;
 [[nodiscard]] nanos now_ns() noexcept;
 
 /// One critical section: from the acquire's completion to the end of the scope. While the scope
