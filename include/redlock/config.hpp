@@ -24,7 +24,8 @@ struct retry_config {
 /// ```json
 /// { "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock"],
 ///   "key_prefix": "redlock:", "max_ttl_ms": 60000, "drift_factor": 0.01,
-///   "node_timeout_ms": 50, "connect_timeout_ms": 1000, "client_name": "redlock",
+///   "node_timeout_ms": 50, "connect_timeout_ms": 1000, "health_check_interval_ms": 2000,
+///   "client_name": "redlock",
 ///   "restart_quarantine": true, "max_queued_requests": 100000,
 ///   "max_subscriptions": 10000,
 ///   "retry": {"min_delay_ms": 50, "max_delay_ms": 250},
@@ -45,6 +46,10 @@ struct client_config {
     std::chrono::milliseconds node_timeout{50};
     /// Connect + handshake timeout of each node connection.
     std::chrono::milliseconds connect_timeout{1000};
+    /// Each node connection PINGs when idle this long, and is given up for a new one when a reply
+    /// is owed and nothing arrived for two intervals (a server that went away without a word).
+    /// Zero: never.
+    std::chrono::milliseconds health_check_interval{2000};
     /// CLIENT SETNAME of the node connections; empty: none.
     std::string client_name = "redlock";
     /// Restart quarantine (a delayed restart enforced by the client): on every (re)connect the

@@ -113,18 +113,12 @@ public:
             finish(ec, lease(), why);
             return;
         }
-        try {
-            token_ = make_token();
-        } catch (const std::exception& e) {
-            finish(error::internal, lease(), e.what());
-            return;
-        }
+        if (options_.fair && !new_token(place_)) return;
         keys_ = keys_for(client_->config().key_prefix, resource_);
         retry_ = options_.retry ? *options_.retry : client_->config().retry;
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
         set_timeout_ = node_timeout_;
-        // GET makes the reply say who holds the key: nil when we just took it, our own token
-        // when a request of ours already took it, another token when someone else holds it.
+        if (options_.replicas > 0) set_timeout_ += options_.replica_timeout;
         ttl_text_ = std::to_string(options_.ttl.count());
         owner_ = options_.owner.str();
         notify_ = options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify;
@@ -133,22 +127,8 @@ public:
         if (fenced_) fence_key_ = fence_key_for(keys_);
         if (fair_) {
             fair_keys_ = fair_keys_for(keys_);
-            wake_channel_ = fair_keys_.wake_prefix + token_;
+            wake_channel_ = fair_keys_.wake_prefix + place_;
             place_text_ = std::to_string(options_.queue_timeout.count());
-        } else if (owner_.empty() && !fenced_) {
-            set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
-            // A waiter sleeps at most until the holder's key would expire: ask how long that is.
-            if (notify_) {
-                pttl_reply_ = set_request_.size();
-                set_request_.push("PTTL", keys_.lock);
-            }
-            // Redisson's answer to a master with replicas: the grant counts once enough
-            // replicas have it, so that a failover does not lose it.
-            if (options_.replicas > 0) {
-                wait_reply_ = set_request_.size();
-                set_request_.push("WAIT", options_.replicas, options_.replica_timeout.count());
-                set_timeout_ += options_.replica_timeout;
-            }
         }
         started_ = clock::now();
         deadline_ = started_ + options_.wait;
@@ -172,8 +152,25 @@ public:
     }
 
 private:
+    // Each round writes a token of its own. A round's cleanup may reach a node after the next
+    // round's request does (sent on a connection given up for a new one, whose bytes were still
+    // on their way): with one token for all rounds it would delete the later round's grant.
+    bool new_token(std::string& out) {
+        try {
+            out = make_token();
+            return true;
+        } catch (const std::exception& e) {
+            finish(error::internal, lease(), e.what());
+            return false;
+        }
+    }
+
     void start_round() {
         const std::size_t n = client_->node_count();
+        std::string token;
+        if (!new_token(token)) return;
+        if (!token_.empty()) remember_earlier(std::move(token_));
+        token_ = std::move(token);
         ++round_;
         tally_ = vote_tally(n);
         awaiting_holds_ = false;
@@ -196,6 +193,7 @@ private:
             send_fenced_acquire();
             return;
         }
+        build_set_request();
         for (std::size_t i = 0; i < n; ++i) {
             client_->node(i).async_exec(
                 set_request_, set_timeout_,
@@ -206,14 +204,53 @@ private:
         }
     }
 
+    // GET makes the reply say who holds the key: nil when we just took it, the token of an
+    // earlier round of ours when that round's cleanup has not arrived, else someone else's.
+    void build_set_request() {
+        set_request_.clear();
+        set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
+        // A waiter sleeps at most until the holder's key would expire: ask how long that is.
+        if (notify_) {
+            pttl_reply_ = set_request_.size();
+            set_request_.push("PTTL", keys_.lock);
+        }
+        // Redisson's answer to a master with replicas: the grant counts once enough
+        // replicas have it, so that a failover does not lose it.
+        if (options_.replicas > 0) {
+            wait_reply_ = set_request_.size();
+            set_request_.push("WAIT", options_.replicas, options_.replica_timeout.count());
+        }
+    }
+
+    // The tokens of this acquisition's earlier rounds (the latest few): a lock still holding
+    // one is ours to take over.
+    void remember_earlier(std::string token) {
+        constexpr std::size_t kept = 8;
+        if (earlier_tokens_.size() == kept) earlier_tokens_.erase(earlier_tokens_.begin());
+        earlier_tokens_.push_back(std::move(token));
+    }
+
+    [[nodiscard]] bool is_earlier_token(const std::string& token) const {
+        return std::find(earlier_tokens_.begin(), earlier_tokens_.end(), token) != earlier_tokens_.end();
+    }
+
+    // The scripts' optional last argument: the previous round's token, if there was a round.
+    [[nodiscard]] std::size_t with_previous(std::size_t args) const {
+        return earlier_tokens_.empty() ? args : args + 1;
+    }
+    [[nodiscard]] std::string_view previous_token() const {
+        return earlier_tokens_.empty() ? std::string_view() : std::string_view(earlier_tokens_.back());
+    }
+
     // acquire_reentrant.lua; a fenced one also numbers a new hold (or tells the hold's fence).
     void send_reentrant_acquire() {
         reset_node_answers();
         std::string_view keys[] = {keys_.lock, fence_key_};
-        std::string_view args[] = {owner_, token_, ttl_text_};
+        std::string_view args[] = {owner_, token_, ttl_text_, previous_token()};
         const std::span<const std::string_view> used_keys(keys, fenced_ ? 2 : 1);
+        const std::span<const std::string_view> used_args(args, with_previous(3));
         for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->eval_on(i, scripts::acquire_reentrant, used_keys, args, node_timeout_,
+            client_->eval_on(i, scripts::acquire_reentrant, used_keys, used_args, node_timeout_,
                              [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
                                  self->on_reentrant_reply(r, i, ec, v);
                              });
@@ -247,9 +284,10 @@ private:
     void send_fenced_acquire() {
         reset_node_answers();
         std::string_view keys[] = {keys_.lock, fence_key_};
-        std::string_view args[] = {token_, ttl_text_};
+        std::string_view args[] = {token_, ttl_text_, previous_token()};
+        const std::span<const std::string_view> used_args(args, with_previous(2));
         for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->eval_on(i, scripts::acquire_fenced, keys, args, node_timeout_,
+            client_->eval_on(i, scripts::acquire_fenced, keys, used_args, node_timeout_,
                              [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
                                  self->on_fenced_reply(r, i, ec, v);
                              });
@@ -386,11 +424,13 @@ private:
         queued_this_round_ = wait && ticket != "none";
         std::string_view keys[] = {keys_.lock, fair_keys_.queue, fair_keys_.deadlines, fair_keys_.tickets,
                                    fence_key_};
-        std::string_view args[] = {"acquire",   token_,    fair_keys_.wake_prefix, ticket,
-                                   place_text_, ttl_text_, wait ? "wait" : "once"};
+        std::string_view args[] = {"acquire",       place_,      token_,    fair_keys_.wake_prefix,
+                                   ticket,          place_text_, ttl_text_, wait ? "wait" : "once",
+                                   previous_token()};
         const std::span<const std::string_view> used_keys(keys, fenced_ ? 5 : 4);
+        const std::span<const std::string_view> used_args(args, with_previous(8));
         for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->eval_on(i, scripts::fair, used_keys, args, node_timeout_,
+            client_->eval_on(i, scripts::fair, used_keys, used_args, node_timeout_,
                              [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
                                  self->on_fair_reply(r, i, ec, v);
                              });
@@ -543,8 +583,8 @@ private:
             client_->metrics().node_failure(node, error::server_error);
             count(node, vote::failed, error::server_error, v.str);
         } else if (v.kind == resp::type::bulk_string || v.kind == resp::type::simple_string) {
-            if (v.str == token_) {
-                confirm(node);
+            if (is_earlier_token(v.str)) {
+                take_over(node, v.str);
             } else {
                 contended_ = true;
                 if (pttl_reply_ != 0 && replies[pttl_reply_].kind == resp::type::integer) {
@@ -608,24 +648,24 @@ private:
             }));
     }
 
-    // The key already holds our token: a request of ours that this attempt cannot see the reply
-    // of (an earlier attempt whose release did not get through). Its expiry started before t0,
-    // so it only counts once a token-checked PEXPIRE has given it the full ttl from now.
-    void confirm(std::size_t node) {
-        std::vector<bool> only(client_->node_count(), false);
-        only[node] = true;
-        client_->send_extend(
-            keys_, token_, owner_, options_.ttl, only, node_timeout_,
-            [self = shared_from_this(), r = round_](std::size_t i, error_code ec, resp::value v) {
-                if (!self->counting(r)) return;
-                if (ec) {
-                    self->count(i, vote::failed, ec, v.str);
-                } else if (v.kind == resp::type::integer && v.integer == 1) {
-                    self->count(i, vote::granted, {}, {});
-                } else {
-                    self->count(i, vote::denied, {}, {});
-                }
-            });
+    // The key holds the token of an earlier round of ours whose reply was lost and whose
+    // cleanup has not arrived: takeover.lua puts this round's token in its place, with the full
+    // ttl from now, so that the late cleanup deletes nothing.
+    void take_over(std::size_t node, const std::string& earlier) {
+        std::string_view keys[] = {keys_.lock};
+        std::string_view args[] = {earlier, token_, ttl_text_};
+        client_->eval_on(node, scripts::takeover, keys, args, node_timeout_,
+                         [self = shared_from_this(), r = round_, node](error_code ec, resp::value v) {
+                             if (!self->counting(r)) return;
+                             if (ec) {
+                                 self->count(node, vote::failed, ec, v.str);
+                             } else if (v.kind == resp::type::integer && v.integer == 1) {
+                                 self->count_grant(node);
+                             } else {
+                                 self->contended_ = true;
+                                 self->count(node, vote::denied, {}, {});
+                             }
+                         });
     }
 
     void count(std::size_t node, vote v, error_code ec, std::string detail) {
@@ -700,6 +740,7 @@ private:
         state->resource = resource_;
         state->keys = keys_;
         state->token = token_;
+        state->place = place_;
         state->owner = owner_;
         state->fair = fair_;
         state->fence = fence_;
@@ -771,7 +812,7 @@ private:
             };
             if (fair_) {
                 // A node that granted took us out of its queue: put us back at our ticket.
-                client_->send_fair(keys_, token_, ticket_ != 0 ? "requeue" : "release", ticket_,
+                client_->send_fair(keys_, place_, token_, ticket_ != 0 ? "requeue" : "release", ticket_,
                                    options_.queue_timeout, mask, node_timeout_, std::move(cleaned));
             } else {
                 client_->send_release(keys_, token_, owner_, mask, node_timeout_, std::move(cleaned), false);
@@ -830,7 +871,7 @@ private:
     }
 
     void dequeue(const std::vector<bool>& nodes) {
-        client_->send_fair(keys_, token_, "dequeue", 0, milliseconds::zero(), nodes,
+        client_->send_fair(keys_, place_, token_, "dequeue", 0, milliseconds::zero(), nodes,
                            client_->background_timeout(), {});
     }
 
@@ -839,7 +880,7 @@ private:
     void leave() {
         if (fair_) {
             const bool queued = options_.wait > milliseconds::zero();
-            client_->send_fair(keys_, token_, "release", 0, milliseconds::zero(),
+            client_->send_fair(keys_, place_, token_, "release", 0, milliseconds::zero(),
                                queued ? std::vector<bool>(client_->node_count(), true) : nodes_to_release(),
                                client_->background_timeout(), {});
         } else {
@@ -893,7 +934,8 @@ private:
     asio::steady_timer retry_timer_;
     round_report report_;
 
-    std::string token_;
+    std::string token_;                        // the current round's: the value it writes to the lock
+    std::vector<std::string> earlier_tokens_;  // the rounds' before it, oldest first (see remember_earlier)
     resource_keys keys_;
     retry_config retry_;
     milliseconds node_timeout_{0};
@@ -908,6 +950,7 @@ private:
     // A fair lock (fair.lua): our place in its queue.
     bool fair_ = false;
     fair_queue_keys fair_keys_;
+    std::string place_;  // our member in the queue, one for the whole acquisition
     std::string wake_channel_;
     std::string place_text_;
     std::uint64_t ticket_ = 0;  // 0: none yet

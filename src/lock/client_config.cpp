@@ -313,11 +313,12 @@ error_code read_tls(const json_value& v, tls_config& out, std::string& why) {
 // hand-built configs go through too.
 error_code read_config(const json_value& doc, client_config& out, std::string& why) {
     if (!doc.is_object()) return fail(why, "expected a JSON object at the top level, got " + describe(doc));
-    if (auto ec = check_keys(
-            doc, "",
-            {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms", "connect_timeout_ms",
-             "client_name", "restart_quarantine", "max_queued_requests", "max_subscriptions", "retry", "tls"},
-            why)) {
+    if (auto ec =
+            check_keys(doc, "",
+                       {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms",
+                        "connect_timeout_ms", "health_check_interval_ms", "client_name", "restart_quarantine",
+                        "max_queued_requests", "max_subscriptions", "retry", "tls"},
+                       why)) {
         return ec;
     }
     const json_value* nodes = find(doc, "nodes");
@@ -339,6 +340,10 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     }
     if (auto* f = find(doc, "connect_timeout_ms")) {
         if (auto ec = read_millis(*f, "connect_timeout_ms", 1, out.connect_timeout, why)) return ec;
+    }
+    if (auto* f = find(doc, "health_check_interval_ms")) {
+        if (auto ec = read_millis(*f, "health_check_interval_ms", 0, out.health_check_interval, why))
+            return ec;
     }
     if (auto* f = find(doc, "client_name")) {
         if (auto ec = read_string(*f, "client_name", out.client_name, why)) return ec;
@@ -508,6 +513,7 @@ error_code client_config::validate(std::string& why) const {
     }
     if (auto ec = check_millis(node_timeout, "node_timeout_ms", false, why)) return ec;
     if (auto ec = check_millis(connect_timeout, "connect_timeout_ms", false, why)) return ec;
+    if (auto ec = check_millis(health_check_interval, "health_check_interval_ms", true, why)) return ec;
     // Redis refuses CLIENT SETNAME with anything outside '!'..'~'; caught here, it is one clear
     // message at startup instead of a handshake_failed on every connection.
     for (char c : client_name) {

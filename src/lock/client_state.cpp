@@ -23,6 +23,7 @@ std::vector<std::unique_ptr<redis::connection>> connections_for(
         if (auto ec = redis::parse_node_uri(uri, cc.address, why)) throw boost::system::system_error(ec, why);
         cc.client_name = cfg.client_name;
         cc.connect_timeout = cfg.connect_timeout;
+        cc.health_check_interval = cfg.health_check_interval;
         cc.tls = cfg.tls;
         cc.max_queued_requests = cfg.max_queued_requests;
         cc.scripts.assign(scripts::all.begin(), scripts::all.end());
@@ -106,15 +107,16 @@ void client_state::send_release(const resource_keys& keys, const std::string& to
                 std::move(args), nodes, timeout, std::move(on_reply));
 }
 
-void client_state::send_fair(const resource_keys& keys, const std::string& token, std::string_view op,
-                             std::uint64_t ticket, std::chrono::milliseconds place,
+void client_state::send_fair(const resource_keys& keys, const std::string& place, const std::string& value,
+                             std::string_view op, std::uint64_t ticket, std::chrono::milliseconds keep,
                              const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
                              node_reply on_reply) {
     const auto fair = fair_keys_for(keys);
     const auto ticket_text = std::to_string(ticket);
-    const auto place_text = std::to_string(place.count());
+    const auto keep_text = std::to_string(keep.count());
     send_script(scripts::fair, {keys.lock, fair.queue, fair.deadlines, fair.tickets},
-                {op, token, fair.wake_prefix, ticket_text, place_text}, nodes, timeout, std::move(on_reply));
+                {op, place, value, fair.wake_prefix, ticket_text, keep_text}, nodes, timeout,
+                std::move(on_reply));
 }
 
 void client_state::send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,

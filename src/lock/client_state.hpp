@@ -71,12 +71,14 @@ public:
     void send_release(const resource_keys& keys, const std::string& token, const std::string& owner,
                       const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply,
                       bool announce = true);
-    /// Runs fair.lua's `op` for `token` on the flagged nodes: "release" (delete the lock if ours,
-    /// leave the queue), "requeue" (delete the lock if ours, keep our place at `ticket`), both
-    /// waking the head of the queue if the lock is free; "dequeue" (leave the queue only).
-    void send_fair(const resource_keys& keys, const std::string& token, std::string_view op,
-                   std::uint64_t ticket, std::chrono::milliseconds place, const std::vector<bool>& nodes,
-                   std::chrono::milliseconds timeout, node_reply on_reply);
+    /// Runs fair.lua's `op` on the flagged nodes for the waiter whose place in the queue is
+    /// `place` and whose lock value is `value` (the round's token, or the lease's): "release"
+    /// (delete the lock if it holds `value`, leave the queue), "requeue" (delete the lock if it
+    /// holds `value`, keep our place at `ticket`), both waking the head of the queue if the lock
+    /// is free; "dequeue" (leave the queue only). `keep` is how long a requeued place is kept.
+    void send_fair(const resource_keys& keys, const std::string& place, const std::string& value,
+                   std::string_view op, std::uint64_t ticket, std::chrono::milliseconds keep,
+                   const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply);
     /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes. Extends of many
     /// leases queued within a few milliseconds go to each node as one batched script call.
     void send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,

@@ -28,7 +28,8 @@ struct lease_state {
     std::shared_ptr<client_state> client;
     std::string resource;
     resource_keys keys;
-    std::string token;
+    std::string token;  ///< the value the winning round wrote (a fair lock's, or a reentrant acquisition's)
+    std::string place;  ///< a fair lock's place in its queue: the acquisition's token
     std::string owner;  ///< empty for a plain lock; the owner id of a reentrant one
     bool fair = false;  ///< taken through a fair lock's queue: its release wakes the next waiter
     std::chrono::milliseconds node_timeout{0};
@@ -50,8 +51,8 @@ struct lease_state {
     void send_release(std::chrono::milliseconds timeout, client_state::node_reply on_reply) const {
         const std::vector<bool> all(client->node_count(), true);
         if (fair) {
-            client->send_fair(keys, token, "release", 0, std::chrono::milliseconds::zero(), all, timeout,
-                              std::move(on_reply));
+            client->send_fair(keys, place, token, "release", 0, std::chrono::milliseconds::zero(), all,
+                              timeout, std::move(on_reply));
         } else {
             client->send_release(keys, token, owner, all, timeout, std::move(on_reply));
         }

@@ -9,6 +9,8 @@
 -- ARGV[1]  owner id
 -- ARGV[2]  token of this acquisition
 -- ARGV[3]  ttl in milliseconds
+-- ARGV[4]  optional: the token of this acquisition's previous round, whose field (if its cleanup
+--          has not arrived) this call removes: one acquisition counts once
 -- returns  n >= 1  held by this owner, n acquisitions deep (this one included)
 --          -p      held by another owner, or by a plain (non-reentrant) lock, for p more ms
 --                  (at least 1; a waiter sleeps at most that long)
@@ -39,6 +41,9 @@ if kind ~= 'hash' or redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then
         return answer(0, 0, 0)
     end
     return answer(-math.max(left, 1), 0, 0)
+end
+if ARGV[4] ~= nil then
+    redis.call('HDEL', KEYS[1], 'a:' .. ARGV[4])
 end
 redis.call('HSETNX', KEYS[1], 'a:' .. ARGV[2], 1)
 -- Re-entering never shortens what the outer acquisitions were promised.

@@ -1,32 +1,39 @@
--- fair.lua: a fair (FIFO) lock. The lock itself is the plain lock key (our token, with a ttl),
+-- fair.lua: a fair (FIFO) lock. The lock itself is the plain lock key (a token, with a ttl),
 -- so extend.lua and the watchdog work on it unchanged. Beside it, waiters queue by ticket:
 -- only the head of the queue, or anybody while the queue is empty, may take a free lock.
 -- A waiter keeps its place by calling 'acquire' again before its deadline; the deadlines are
 -- in the server's clock (TIME), and any call first evicts the waiters whose deadline passed.
+-- A waiter's place in the queue is its acquisition's token; the value it writes to the lock is
+-- the token of the round (each attempt has its own), so that the cleanup of a failed round,
+-- arriving late, can never delete what a later round of the same acquisition took.
 -- KEYS[1]  lock key       "{<prefix><resource>}:lock"
--- KEYS[2]  queue          zset, member token, score ticket
--- KEYS[3]  deadlines      zset, member token, score: server time (ms) its place is kept until
+-- KEYS[2]  queue          zset, member: a waiter's place token, score: its ticket
+-- KEYS[3]  deadlines      zset, member: place token, score: server time (ms) its place is kept until
 -- KEYS[4]  ticket counter
 -- KEYS[5]  optional: the fence counter "{<prefix><resource>}:fence" (a fenced lock)
 -- ARGV[1]  'acquire'  take the lock, else keep (or take) a place in the queue
---          'release'  delete the lock if ours, leave the queue
---          'requeue'  delete the lock if ours and take our place back (a failed Redlock round)
+--          'release'  delete the lock if it holds ARGV[3], leave the queue
+--          'requeue'  delete the lock if it holds ARGV[3] and take our place back (a failed
+--                     Redlock round)
 --          'dequeue'  leave the queue only (granted elsewhere)
 --          'release' and 'requeue' then wake the head if the lock is free and the head is not us:
 --          a lock a failed round held for a moment may have been refused to the head meanwhile.
--- ARGV[2]  token of this acquisition
--- ARGV[3]  wake channel prefix: a waiter hears its turn on ARGV[3] .. token
--- ARGV[4]  ticket: a number, or 'none' (acquire: refused, take a number from this node's
+-- ARGV[2]  place token: the waiter's member in the queue; it hears its turn on ARGV[4] .. ARGV[2]
+-- ARGV[3]  lock value: the token of this round (of the lease, for 'release' at its end)
+-- ARGV[4]  wake channel prefix
+-- ARGV[5]  ticket: a number, or 'none' (acquire: refused, take a number from this node's
 --          counter and return it without queueing: the caller takes the largest of a quorum),
 --          or 'local' (acquire: this node's number is final: queue with it; a single node)
--- ARGV[5]  how long (ms) a place is kept without a refresh
--- ARGV[6]  acquire: ttl of the lock in ms
--- ARGV[7]  acquire: 'wait' to queue when refused, 'once' never to queue
+-- ARGV[6]  how long (ms) a place is kept without a refresh
+-- ARGV[7]  acquire: ttl of the lock in ms
+-- ARGV[8]  acquire: 'wait' to queue when refused, 'once' never to queue
+-- ARGV[9]  acquire, optional: the lock value of this acquisition's previous round; a lock still
+--          holding it (that round's cleanup has not arrived) is ours: it is taken over
 -- returns  acquire: {granted (1 or 0), holder's PTTL (0: free), ticket (0: none), rank (-1: not queued)}
 --          fenced, a fifth: the grant's fence (see acquire_fenced.lua), 0 if refused
---          others:  1 if the lock held our token and was deleted, else 0
+--          others:  1 if the lock held ARGV[3] and was deleted, else 0
 local lock, queue, deadlines, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local op, token = ARGV[1], ARGV[2]
+local op, token, value = ARGV[1], ARGV[2], ARGV[3]
 local fence_counter = KEYS[5]
 
 local clock = redis.call('TIME')
@@ -66,7 +73,7 @@ local function wake_head(payload, lock_free)
     end
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
     if head and head ~= token then
-        redis.call('PUBLISH', ARGV[3] .. head, payload)
+        redis.call('PUBLISH', ARGV[4] .. head, payload)
     end
 end
 
@@ -88,19 +95,21 @@ local function keep_place(ticket)
         redis.call('SET', counter, ticket)
     end
     redis.call('ZADD', queue, 'NX', ticket, token)
-    redis.call('ZADD', deadlines, now + tonumber(ARGV[5]), token)
+    redis.call('ZADD', deadlines, now + tonumber(ARGV[6]), token)
 end
 
 -- pcall: a reentrant lock's hash at the key answers WRONGTYPE: held, and not by us.
 local holder = redis.pcall('GET', lock)
-local ours = holder == token
+local ours = holder == value
+-- Our previous round's value: the same acquisition, whose cleanup has not arrived yet.
+local earlier = op == 'acquire' and ARGV[9] ~= nil and holder == ARGV[9]
 
 if op ~= 'acquire' then
     if ours and op ~= 'dequeue' then
         redis.call('DEL', lock)
     end
     if op == 'requeue' then
-        keep_place(tonumber(ARGV[4]))
+        keep_place(tonumber(ARGV[5]))
         changed = true
     else
         leave_queue()
@@ -115,11 +124,11 @@ if op ~= 'acquire' then
 end
 
 local head = redis.call('ZRANGE', queue, 0, 0)[1]
-if ours or (holder == false and (head == nil or head == token)) then
-    redis.call('SET', lock, token, 'PX', ARGV[6])
-    -- A lock our token already held was numbered by the grant that took it: the last one.
+if ours or earlier or (holder == false and (head == nil or head == token)) then
+    redis.call('SET', lock, value, 'PX', ARGV[7])
+    -- A lock we already held was numbered by the grant that took it: the last one.
     local fence = 0
-    if fence_counter and ours then
+    if fence_counter and (ours or earlier) then
         fence = tonumber(redis.call('GET', fence_counter) or '0')
     elseif fence_counter then
         fence = redis.call('INCR', fence_counter)
@@ -130,7 +139,7 @@ if ours or (holder == false and (head == nil or head == token)) then
     end
     -- Only a caller without a ticket needs the counter (the largest of a quorum numbers it).
     local ticket = 0
-    if ARGV[4] == 'none' then
+    if ARGV[5] == 'none' then
         ticket = current_ticket()
     end
     if fence_counter then
@@ -147,21 +156,21 @@ end
 if #evicted > 0 then
     wake_head(evicted[1], holder == false)
 end
-if ARGV[7] ~= 'wait' then
+if ARGV[8] ~= 'wait' then
     if changed then
         tidy()
     end
     return refused(pttl, 0, -1)
 end
 local ticket
-if ARGV[4] == 'none' then
+if ARGV[5] == 'none' then
     ticket = redis.call('INCR', counter)
     tidy()
     return refused(pttl, ticket, -1)
-elseif ARGV[4] == 'local' then
+elseif ARGV[5] == 'local' then
     ticket = tonumber(redis.call('ZSCORE', queue, token)) or redis.call('INCR', counter)
 else
-    ticket = tonumber(ARGV[4])
+    ticket = tonumber(ARGV[5])
 end
 keep_place(ticket)
 tidy()

@@ -119,9 +119,10 @@ BOOST_AUTO_TEST_CASE(a_reply_lost_after_the_set_ran_is_cleaned_up_by_the_failed_
     }());
 }
 
-BOOST_AUTO_TEST_CASE(a_key_left_with_our_token_by_an_earlier_attempt_counts_as_a_grant) {
+BOOST_AUTO_TEST_CASE(a_key_left_with_an_earlier_attempts_token_is_taken_over_by_the_next) {
     // Attempt 1: the SET runs but its reply is lost, and its cleanup release is swallowed too;
-    // the connection is then reset. Attempt 2 finds our own token and confirms it with PEXPIRE.
+    // the connection is then reset. Attempt 2 finds attempt 1's token and puts its own in its
+    // place (takeover.lua), rather than waiting for the ttl to run out.
     auto servers = start_redis_servers(1);
     tcp_proxy proxy(servers[0]->port());
     asio::io_context ioc;
@@ -151,13 +152,112 @@ BOOST_AUTO_TEST_CASE(a_key_left_with_our_token_by_an_earlier_attempt_counts_as_a
         BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 10s));
         BOOST_TEST(!*result, diag.message);
         BOOST_TEST(lease.held());
-        BOOST_TEST(lease.token() == first_token);
+        BOOST_TEST(lease.token() != first_token);  // every attempt writes a token of its own
+        BOOST_TEST(holder_on(*servers[0], "again") == lease.token());
         BOOST_TEST(diag.attempts >= 2u);
-        // The confirmation gave the key the full ttl again, not the 5 s left from attempt 1.
+        // The takeover gave the key the full ttl again, not the 5 s left from attempt 1.
         BOOST_TEST(servers[0]->command({"PTTL", lock_key("again")}).integer > 20000);
         co_await lease.async_release(asio::use_awaitable);
         BOOST_TEST(!key_exists(*servers[0], "again"));
     }());
+}
+
+namespace {
+
+// The chaos harness's overlap (docs/safety.md): a failed attempt's cleanup, sent on a
+// connection the client then gave up, reaches the server after the next attempt, sent on the
+// new connection, took the lock. With one token for all attempts the cleanup deleted that grant
+// and another client took the lock from the holder. Here the proxy holds back attempt 1's
+// request and cleanup for 2 s; the client gives the silent connection up (health check) and
+// wins attempt 2 on a new one, undelayed; then the held-back bytes arrive.
+void late_cleanup_of_an_earlier_attempt(redlock::lock_options kind, redlock::lock_options rival_kind) {
+    auto servers = start_redis_servers(1);
+    tcp_proxy proxy(servers[0]->port());
+    asio::io_context ioc;
+    redlock::client_config cfg;
+    cfg.nodes = {proxy.uri()};
+    cfg.restart_quarantine = false;     // fresh servers (see lock_config)
+    cfg.health_check_interval = 100ms;  // given up after 200 ms of silence
+    cfg.retry = {500ms, 500ms};         // attempt 2 once the new connection is up
+    redlock::client client(ioc.get_executor(), cfg);
+    redlock::client rival(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // Connected, scripts loaded: nothing but the attempt's own commands go through the proxy.
+        auto warm_options = kind;
+        warm_options.wait = 0ms;
+        auto warm = co_await client.async_acquire("warm", warm_options, asio::use_awaitable);
+        co_await warm.async_release(asio::use_awaitable);
+        const auto accepted_before = proxy.accepted();
+        proxy.set_request_delay(2000ms);
+        const auto start = std::chrono::steady_clock::now();
+        const auto bytes_before = proxy.bytes_from_clients();
+        std::optional<error_code> result;
+        std::chrono::steady_clock::time_point granted_at;
+        redlock::lease lease;
+        redlock::diagnostics diag;
+        auto o = kind;
+        o.ttl = 10s;
+        o.node_timeout = 50ms;
+        o.wait = 5s;
+        o.watchdog = false;
+        client.async_acquire("r", o, diag, [&](error_code ec, redlock::lease l) {
+            result = ec;
+            lease = std::move(l);
+            granted_at = std::chrono::steady_clock::now();
+        });
+        // Attempt 1's request, then its cleanup (after the 50 ms timeout), reach the proxy.
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return proxy.bytes_from_clients() > bytes_before; }));
+        const auto request_bytes = proxy.bytes_from_clients();
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return proxy.bytes_from_clients() > request_bytes; }));
+        proxy.set_request_delay(0ms);  // what the proxy reads from now on goes through at once
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 5s));
+        BOOST_TEST_REQUIRE(!*result, diag.message);
+        // The scenario took place: attempt 2 won on a new connection before the held-back bytes
+        // (due 2 s after the start) reached the server.
+        BOOST_TEST_REQUIRE(proxy.accepted() > accepted_before);
+        BOOST_TEST_REQUIRE(diag.attempts >= 2u);
+        BOOST_TEST_REQUIRE((granted_at - start < 1800ms), "attempt 2 came too late to tell anything");
+        co_await sleep_for(start + 2500ms - std::chrono::steady_clock::now());
+        // Attempt 1's request and cleanup have run now: the lock is still ours, and no rival gets it.
+        BOOST_TEST(key_exists(*servers[0], "r"));
+        auto r = rival_kind;
+        r.ttl = 10s;
+        r.wait = 0ms;
+        auto [ec, stolen] = co_await rival.async_acquire("r", r, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::not_acquired), ec.message());
+        BOOST_TEST(lease.held());
+        co_await lease.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return !key_exists(*servers[0], "r"); }));
+    }());
+}
+
+redlock::lock_options reentrant_of(const char* owner) {
+    redlock::lock_options o;
+    o.reentrant = true;
+    o.owner = redlock::owner_id(owner);
+    return o;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_late_cleanup_of_an_earlier_attempt_leaves_a_plain_grant_alone) {
+    late_cleanup_of_an_earlier_attempt(redlock::lock_options{}, redlock::lock_options{});
+}
+
+BOOST_AUTO_TEST_CASE(a_late_cleanup_of_an_earlier_attempt_leaves_a_fenced_grant_alone) {
+    redlock::lock_options fenced;
+    fenced.fenced = true;
+    late_cleanup_of_an_earlier_attempt(fenced, fenced);
+}
+
+BOOST_AUTO_TEST_CASE(a_late_cleanup_of_an_earlier_attempt_leaves_a_reentrant_grant_alone) {
+    late_cleanup_of_an_earlier_attempt(reentrant_of("holder"), reentrant_of("rival"));
+}
+
+BOOST_AUTO_TEST_CASE(a_late_cleanup_of_an_earlier_attempt_leaves_a_fair_grant_alone) {
+    redlock::lock_options fair;
+    fair.fair = true;
+    late_cleanup_of_an_earlier_attempt(fair, fair);
 }
 
 BOOST_AUTO_TEST_CASE(a_quorum_reached_after_the_validity_ran_out_is_validity_expired) {

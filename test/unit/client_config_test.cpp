@@ -86,6 +86,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
         "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock"],
         "key_prefix": "app:", "max_ttl_ms": 30000, "drift_factor": 0.02,
         "node_timeout_ms": 40, "connect_timeout_ms": 2000, "client_name": "worker-7",
+        "health_check_interval_ms": 0,
         "restart_quarantine": false, "max_queued_requests": 500, "max_subscriptions": 7,
         "retry": {"min_delay_ms": 10, "max_delay_ms": 20},
         "tls": {"ca_file": "/ca.pem", "cert_file": "/c.pem", "key_file": "/k.pem", "server_name": "redis.local",
@@ -99,6 +100,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
     BOOST_TEST(c.drift_factor == 0.02);
     BOOST_TEST(c.node_timeout.count() == 40);
     BOOST_TEST(c.connect_timeout.count() == 2000);
+    BOOST_TEST(c.health_check_interval.count() == 0);
     BOOST_TEST(c.client_name == "worker-7");
     BOOST_TEST(c.restart_quarantine == false);
     BOOST_TEST(c.retry.min_delay.count() == 10);
@@ -121,6 +123,7 @@ BOOST_AUTO_TEST_CASE(only_nodes_keeps_the_defaults) {
     BOOST_TEST(c.drift_factor == defaults.drift_factor);
     BOOST_TEST(c.node_timeout == defaults.node_timeout);
     BOOST_TEST(c.connect_timeout == defaults.connect_timeout);
+    BOOST_TEST(c.health_check_interval == defaults.health_check_interval);
     BOOST_TEST(c.client_name == defaults.client_name);
     BOOST_TEST(c.restart_quarantine == true);
     BOOST_TEST(c.retry.min_delay == defaults.retry.min_delay);
@@ -200,6 +203,8 @@ BOOST_AUTO_TEST_CASE(negative_and_zero_durations) {
                         "node_timeout_ms: expected a positive integer, got 0"));
     BOOST_TEST(contains(parse_fail(with_node(R"("connect_timeout_ms": 0)")),
                         "connect_timeout_ms: expected a positive integer, got 0"));
+    BOOST_TEST(contains(parse_fail(with_node(R"("health_check_interval_ms": -1)")),
+                        "health_check_interval_ms: expected a non-negative integer, got -1"));
     auto c = parse_ok(with_node(R"("retry": {"min_delay_ms": 0, "max_delay_ms": 0})"));
     BOOST_TEST(c.retry.min_delay.count() == 0);
     BOOST_TEST(c.retry.max_delay.count() == 0);
