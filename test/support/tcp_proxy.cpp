@@ -57,6 +57,7 @@ struct tcp_proxy_session {
     tcp_proxy_queue to_server;
     tcp_proxy_queue to_client;
     bool closed = false;
+    bool lost_bytes = false;  // a mode discarded some of what it read (see tcp_proxy::set_mode)
 };
 
 struct tcp_proxy_state {
@@ -123,6 +124,32 @@ void close_all_sessions(tcp_proxy_state& st, bool reset) {
         close_session(st, s, reset);
 }
 
+void reset_sessions_that_lost_bytes(tcp_proxy_state& st) {
+    const auto sessions = st.sessions;
+    for (const auto& s : sessions)
+        if (s->lost_bytes) close_session(st, s, true);
+}
+
+// Runs `f` on the proxy thread and returns once it ran.
+template <class F>
+void on_proxy_thread(tcp_proxy_state& st, F f) {
+    if (st.ioc.get_executor().running_in_this_thread()) {
+        f();
+        return;
+    }
+    std::promise<void> done;
+    auto finished = done.get_future();
+    asio::post(st.ioc, [&] {
+        try {
+            f();
+            done.set_value();
+        } catch (...) {
+            done.set_exception(std::current_exception());
+        }
+    });
+    finished.get();
+}
+
 void enqueue(tcp_proxy_queue& q, tcp_proxy_chunk c) {
     const bool was_empty = q.chunks.empty();
     q.chunks.push_back(std::move(c));
@@ -157,7 +184,11 @@ asio::awaitable<void> read_side(tcp_proxy_state* st, session_ptr s, direction di
             const bool discard = m == tcp_proxy::mode::blackhole ||
                                  (m == tcp_proxy::mode::drop_replies && !is_request) ||
                                  (m == tcp_proxy::mode::drop_requests && is_request);
-            if (!discard) enqueue(to, tcp_proxy_chunk{due, std::string(buf.data(), n), false});
+            if (discard) {
+                s->lost_bytes = true;
+            } else {
+                enqueue(to, tcp_proxy_chunk{due, std::string(buf.data(), n), false});
+            }
         }
         if (ec) {  // EOF: close both sides once what is queued has been written
             enqueue(to, tcp_proxy_chunk{due, std::string(), true});
@@ -314,7 +345,9 @@ void tcp_proxy::set_request_delay(std::chrono::milliseconds d) {
 }
 
 void tcp_proxy::set_mode(mode m) {
-    state_->mode.store(m);
+    auto* st = state_.get();
+    st->mode.store(m);
+    if (m == mode::pass) on_proxy_thread(*st, [st] { reset_sessions_that_lost_bytes(*st); });
 }
 
 void tcp_proxy::set_jitter(std::chrono::milliseconds j) {
@@ -345,21 +378,7 @@ void tcp_proxy::heal() {
 
 void tcp_proxy::reset_connections() {
     auto* st = state_.get();
-    if (st->ioc.get_executor().running_in_this_thread()) {
-        close_all_sessions(*st, true);
-        return;
-    }
-    std::promise<void> done;
-    auto finished = done.get_future();
-    asio::post(st->ioc, [st, &done] {
-        try {
-            close_all_sessions(*st, true);
-            done.set_value();
-        } catch (...) {
-            done.set_exception(std::current_exception());
-        }
-    });
-    finished.get();
+    on_proxy_thread(*st, [st] { close_all_sessions(*st, true); });
 }
 
 std::size_t tcp_proxy::accepted() const {

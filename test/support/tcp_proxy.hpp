@@ -27,6 +27,11 @@ struct tcp_proxy_state;
 /// read by the proxy: a setter affects the chunks read after it returns, never those already
 /// read. Bytes are never reordered within a direction.
 ///
+/// A TCP stream never loses bytes in the middle and goes on, and neither does the proxy: a
+/// connection from which a mode discarded bytes is reset when the mode goes back to pass
+/// (set_mode(pass), heal()). Until then it stalls, as a real partition does. Had it gone on, a
+/// pipelining client would match the replies after the hole to the wrong requests.
+///
 /// When one side closes its connection (EOF), what is still queued for the other side is
 /// written, then both connections are closed. A read or write error closes both at once, and a
 /// client whose upstream connection cannot be made is closed.
@@ -62,6 +67,7 @@ public:
     void set_reply_delay(std::chrono::milliseconds d);
     /// The same for client->server (requests).
     void set_request_delay(std::chrono::milliseconds d);
+    /// Back to `pass` resets every connection that lost bytes (see above); returns once it did.
     void set_mode(mode m);
     /// A random extra delay in [0, j] for every chunk, both directions (order is still kept: a
     /// chunk is never written before the one read ahead of it).
