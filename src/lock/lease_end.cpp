@@ -66,41 +66,44 @@ void watch_validity(const std::shared_ptr<lease_state>& state) {
     });
 }
 
-lost_waiter::lost_waiter(std::shared_ptr<lease_state> state, lease_handler handler)
-    : state_(std::move(state)), handler_(std::move(handler)) {}
+lost_waiter::lost_waiter(const std::shared_ptr<lease_state>& state, lease_handler handler)
+    : state_(state), client_(state->client), handler_(std::move(handler)) {}
 
 void lost_waiter::connect_cancellation() {
-    cancel_on_slot(handler_, shared_from_this(), state_->client->strand());
+    cancel_on_slot(handler_, shared_from_this(), client_->strand());
 }
 
-void lost_waiter::start() {
+void lost_waiter::start(const std::shared_ptr<lease_state>& state) {
     if (done_) return;
-    if (state_->ended) {
-        complete(state_->end_reason);
+    if (state->ended) {
+        complete(state->end_reason);
         return;
     }
-    state_->lost_waiters.push_back(shared_from_this());
-    watch_validity(state_);
+    state->lost_waiters.push_back(shared_from_this());
+    watch_validity(state);
 }
 
 void lost_waiter::cancel() {
     if (done_) return;
-    auto& waiters = state_->lost_waiters;
-    waiters.erase(std::remove(waiters.begin(), waiters.end(), shared_from_this()), waiters.end());
+    if (auto state = state_.lock()) {
+        auto& waiters = state->lost_waiters;
+        waiters.erase(std::remove(waiters.begin(), waiters.end(), shared_from_this()), waiters.end());
+    }
     complete(asio::error::operation_aborted);
 }
 
 void lost_waiter::complete(error_code ec) {
     if (done_) return;
     done_ = true;
-    complete_on_handler_executor(std::move(handler_), state_->client->executor(), ec);
+    complete_on_handler_executor(std::move(handler_), client_->executor(), ec);
 }
 
 void start_wait_lost(std::shared_ptr<lease_state> state, lease_handler handler) {
     auto strand = state->client->strand();
-    auto waiter = std::make_shared<lost_waiter>(std::move(state), std::move(handler));
+    auto waiter = std::make_shared<lost_waiter>(state, std::move(handler));
     waiter->connect_cancellation();
-    asio::post(strand, [waiter] { waiter->start(); });
+    // The lease stays alive until the wait is registered with it.
+    asio::post(strand, [waiter, state = std::move(state)] { waiter->start(state); });
 }
 
 }  // namespace redlock::detail

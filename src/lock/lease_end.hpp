@@ -29,19 +29,21 @@ bool give_up(const std::shared_ptr<lease_state>& state, boost::system::error_cod
 /// end_lease() stops it. Strand only.
 void watch_validity(const std::shared_ptr<lease_state>& state);
 
-/// One lease::async_wait_lost.
+/// One lease::async_wait_lost. The lease keeps it (lease_state::lost_waiters) until it ends;
+/// it does not keep the lease, so that a loop torn down with both pending frees both.
 class lost_waiter : public std::enable_shared_from_this<lost_waiter> {
 public:
-    lost_waiter(std::shared_ptr<lease_state> state, lease_handler handler);
+    lost_waiter(const std::shared_ptr<lease_state>& state, lease_handler handler);
 
     /// On the initiating thread, before start().
     void connect_cancellation();
-    void start();
+    void start(const std::shared_ptr<lease_state>& state);
     void cancel();
     void complete(boost::system::error_code ec);
 
 private:
-    std::shared_ptr<lease_state> state_;
+    std::weak_ptr<lease_state> state_;
+    std::shared_ptr<client_state> client_;
     lease_handler handler_;
     bool done_ = false;
 };
