@@ -382,7 +382,12 @@ BOOST_AUTO_TEST_CASE(one_client_keeps_100000_leases_alive_with_batched_renewals)
     auto servers = start_redis_servers(1);
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // scripts/test --sanitize: instrumented code renews a fifth as many in the same ttl.
+    constexpr std::size_t lease_count = 20000;
+#else
     constexpr std::size_t lease_count = 100000;
+#endif
     constexpr std::size_t workers = 100;
     run_coro(
         ioc,
