@@ -44,6 +44,14 @@ redlock::lock_options options(std::chrono::milliseconds ttl, std::chrono::millis
     return o;
 }
 
+// One node, reached through `proxy`; a fresh server (see lock_config).
+redlock::client_config through(const tcp_proxy& proxy) {
+    redlock::client_config cfg;
+    cfg.nodes = {proxy.uri()};
+    cfg.restart_quarantine = false;
+    return cfg;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(lock_fault_test)
@@ -52,9 +60,7 @@ BOOST_AUTO_TEST_CASE(a_node_slower_than_its_timeout_does_not_count_and_its_late_
     auto servers = start_redis_servers(1);
     tcp_proxy proxy(servers[0]->port());
     asio::io_context ioc;
-    redlock::client_config cfg;
-    cfg.nodes = {proxy.uri()};
-    cfg.restart_quarantine = false;  // fresh servers (see lock_config)
+    auto cfg = through(proxy);
     redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto warm = co_await client.async_acquire("warm", options(10s, 1000ms), asio::use_awaitable);
@@ -103,9 +109,7 @@ BOOST_AUTO_TEST_CASE(a_reply_lost_after_the_set_ran_is_cleaned_up_by_the_failed_
     auto servers = start_redis_servers(1);
     tcp_proxy proxy(servers[0]->port());
     asio::io_context ioc;
-    redlock::client_config cfg;
-    cfg.nodes = {proxy.uri()};
-    cfg.restart_quarantine = false;  // fresh servers (see lock_config)
+    auto cfg = through(proxy);
     redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto warm = co_await client.async_acquire("warm", options(10s, 1000ms), asio::use_awaitable);
@@ -126,9 +130,7 @@ BOOST_AUTO_TEST_CASE(a_key_left_with_an_earlier_attempts_token_is_taken_over_by_
     auto servers = start_redis_servers(1);
     tcp_proxy proxy(servers[0]->port());
     asio::io_context ioc;
-    redlock::client_config cfg;
-    cfg.nodes = {proxy.uri()};
-    cfg.restart_quarantine = false;  // fresh servers (see lock_config)
+    auto cfg = through(proxy);
     cfg.retry = {1000ms, 1000ms};
     redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
@@ -174,9 +176,7 @@ void late_cleanup_of_an_earlier_attempt(redlock::lock_options kind, redlock::loc
     auto servers = start_redis_servers(1);
     tcp_proxy proxy(servers[0]->port());
     asio::io_context ioc;
-    redlock::client_config cfg;
-    cfg.nodes = {proxy.uri()};
-    cfg.restart_quarantine = false;     // fresh servers (see lock_config)
+    auto cfg = through(proxy);
     cfg.health_check_interval = 100ms;  // given up after 200 ms of silence
     cfg.retry = {500ms, 500ms};         // attempt 2 once the new connection is up
     redlock::client client(ioc.get_executor(), cfg);
