@@ -1,4 +1,5 @@
 #include "detail/completion.hpp"
+#include "redis/context_shutdown.hpp"
 #include "redis/multiplexer.hpp"
 #include "resp/reply_parser.hpp"
 #include <redlock/error.hpp>
@@ -104,7 +105,7 @@ struct connect_waiter {
 };
 
 // ---------------------------------------------------------------------------------------------
-struct connection::impl : std::enable_shared_from_this<impl> {
+struct connection::impl : std::enable_shared_from_this<impl>, context_shutdown_listener {
     impl(asio::any_io_executor ex, connection_config cfg)
         : ex_(ex),
           strand_(strand_for(ex)),
@@ -327,6 +328,15 @@ struct connection::impl : std::enable_shared_from_this<impl> {
             // run() handles its own errors; an exception here is a bug we must not hide.
             if (ep) std::rethrow_exception(ep);
         });
+    }
+
+    // The context is going away: nothing will complete the requests still queued, and their
+    // handlers may own the client that owns us. Drop them uncalled (asio drops its own so).
+    void on_context_shutdown() noexcept override {
+        closed_ = true;
+        connected_ = false;
+        mux_.drop_all();
+        connect_waiters_.clear();
     }
 
     void close() {
@@ -824,7 +834,9 @@ struct connection::impl : std::enable_shared_from_this<impl> {
 
 // ---------------------------------------------------------------------------------------------
 connection::connection(executor_type ex, connection_config cfg)
-    : impl_(std::make_shared<impl>(std::move(ex), std::move(cfg))) {}
+    : impl_(std::make_shared<impl>(std::move(ex), std::move(cfg))) {
+    call_on_shutdown(asio::query(impl_->ex_, asio::execution::context), impl_);
+}
 
 connection::~connection() {
     close();

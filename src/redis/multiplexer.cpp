@@ -114,6 +114,14 @@ void multiplexer::fail_all(boost::system::error_code ec) {
     }
 }
 
+void multiplexer::drop_all() noexcept {
+    // Emptied before the entries die: a handler's destructor may reach back into us.
+    std::deque<entry_ptr> all;
+    all.swap(queue_);
+    written_count_ = 0;
+    staged_count_ = 0;
+}
+
 void multiplexer::finish(exec_entry& e, boost::system::error_code ec) {
     e.state_ = exec_entry::state::finished;
     if (ec) e.replies_.clear();

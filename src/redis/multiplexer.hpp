@@ -112,6 +112,10 @@ public:
     /// Completes every entry (staged too) with `ec`; used on close.
     void fail_all(boost::system::error_code ec);
 
+    /// Forgets every entry without completing it: their handlers are destroyed uncalled. For an
+    /// execution context that shuts down, whose handlers can never run.
+    void drop_all() noexcept;
+
 private:
     static void finish(exec_entry& e, boost::system::error_code ec);
 

@@ -209,6 +209,21 @@ BOOST_AUTO_TEST_CASE(fail_all_completes_everything_once) {
     BOOST_TEST(m.queued() == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(drop_all_forgets_everything_without_completing_it) {
+    multiplexer m;
+    auto a = entry("A"), b = entry("B");
+    m.add(a);
+    m.prepare_write();
+    m.add(b);
+    m.drop_all();
+    BOOST_TEST(a->completions + b->completions == 0);
+    BOOST_TEST(m.queued() == 0u);
+    BOOST_TEST(!m.awaiting_replies());
+    BOOST_TEST(!m.has_staged());
+    BOOST_TEST(a.use_count() == 1);  // the multiplexer let go of them
+    BOOST_TEST(b.use_count() == 1);
+}
+
 BOOST_AUTO_TEST_CASE(ten_thousand_interleaved_requests_keep_their_order) {
     multiplexer m;
     std::vector<std::shared_ptr<recording_entry>> entries;
