@@ -105,7 +105,7 @@ struct connect_waiter {
 };
 
 // ---------------------------------------------------------------------------------------------
-struct connection::impl : std::enable_shared_from_this<impl>, context_shutdown_listener {
+struct connection::impl final : std::enable_shared_from_this<impl>, context_shutdown_listener {
     impl(asio::any_io_executor ex, connection_config cfg)
         : ex_(ex),
           strand_(strand_for(ex)),
