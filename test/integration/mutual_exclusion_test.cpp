@@ -5,6 +5,7 @@
 #include "support/child_process.hpp"
 #include "support/lock_helpers.hpp"
 #include "support/redis_server.hpp"
+#include "support/sanitizer.hpp"
 
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
@@ -34,7 +35,7 @@ BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::ma
     auto nodes = start_redis_servers(static_cast<std::size_t>(n));
     redis_server checker;
     const auto uris = redlock::test::node_uris(nodes);
-    constexpr int processes = 3, coroutines = 50, rounds = 100;
+    constexpr int processes = 3, coroutines = 50, rounds = redlock::test::under_sanitizer ? 20 : 100;
     const auto start = std::chrono::steady_clock::now();
     std::vector<pid_t> pids;
     for (int p = 0; p < processes; ++p) {

@@ -4,6 +4,7 @@
 #include "support/printing.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
+#include "support/sanitizer.hpp"
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -382,12 +383,8 @@ BOOST_AUTO_TEST_CASE(one_client_keeps_100000_leases_alive_with_batched_renewals)
     auto servers = start_redis_servers(1);
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    // scripts/test --sanitize: instrumented code renews a fifth as many in the same ttl.
-    constexpr std::size_t lease_count = 20000;
-#else
-    constexpr std::size_t lease_count = 100000;
-#endif
+    // Instrumented code renews a fifth as many in the same ttl.
+    constexpr std::size_t lease_count = redlock::test::under_sanitizer ? 20000 : 100000;
     constexpr std::size_t workers = 100;
     run_coro(
         ioc,
