@@ -118,7 +118,10 @@ if op ~= 'acquire' then
         tidy()
     end
     if op ~= 'dequeue' then
-        wake_head(token, ours or holder == false)
+        -- The payload names this event: the lock value is a round's, so one acquisition's
+        -- requeue and its later release differ (a listener drops a payload it saw within a
+        -- second, as the same event heard from another node).
+        wake_head(value, ours or holder == false)
     end
     return ours and 1 or 0
 end

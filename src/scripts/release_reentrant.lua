@@ -17,7 +17,9 @@ end
 if redis.call('HLEN', KEYS[1]) <= 1 + redis.call('HEXISTS', KEYS[1], 'f') then
     redis.call('DEL', KEYS[1])
     if ARGV[3] ~= 'quiet' then
-        redis.call('PUBLISH', KEYS[2], ARGV[1])
+        -- The acquisition's token, not the owner: listeners drop a payload they saw within a
+        -- second, and one owner may release twice in that time.
+        redis.call('PUBLISH', KEYS[2], ARGV[2])
     end
 end
 return 1
