@@ -3,8 +3,8 @@
 
 namespace redlock::test {
 
-// scripts/test --sanitize and --tsan build unoptimised, instrumented code that runs several times
-// slower: load tests scale their counts down by this, their checks stay the same.
+// scripts/test --sanitize (unoptimised) and --tsan build instrumented code that runs several
+// times slower: load tests scale their counts down by this, their checks stay the same.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 inline constexpr bool under_sanitizer = true;
 #elif defined(__has_feature)
