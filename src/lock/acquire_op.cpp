@@ -172,6 +172,8 @@ private:
         if (!token_.empty()) remember_earlier(std::move(token_));
         token_ = std::move(token);
         ++round_;
+        // A round counts as split once a late grant says so (late_split): only now is it known.
+        if (!last_round_split_) splits_in_a_row_ = 0;
         tally_ = vote_tally(n);
         awaiting_holds_ = false;
         holder_pttl_ = milliseconds::zero();
@@ -298,7 +300,10 @@ private:
     void on_fenced_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
         const bool well_formed = !ec && is_integer_array(v, 2);
         if (!counting(round)) {
-            if (well_formed && v.elements[0].integer == 1) late_grant(round, node, v.elements[1].integer);
+            if (well_formed && v.elements[0].integer == 1) {
+                late_grant(round, node, v.elements[1].integer);
+                late_split(round);
+            }
             return;
         }
         answered_[node] = true;
@@ -497,7 +502,10 @@ private:
             if (well_formed) depth = &v.elements[0];
         }
         if (!counting(round)) {
-            if (fenced_ && well_formed && depth->integer >= 1) late_grant(round, node, v.elements[1].integer);
+            if (well_formed && depth->integer >= 1) {
+                if (fenced_) late_grant(round, node, v.elements[1].integer);
+                late_split(round);
+            }
             return;
         }
         answered_[node] = true;
@@ -565,7 +573,10 @@ private:
     void on_set_reply(unsigned round, std::size_t node, error_code ec, std::vector<resp::value> replies) {
         if (!ec && replies.size() != set_request_.size()) ec = error::unexpected_reply;
         if (ec) client_->metrics().node_failure(node, ec);
-        if (!counting(round)) return;
+        if (!counting(round)) {
+            if (!ec && replies.front().is_null()) late_split(round);
+            return;
+        }
         if (ec) {
             count(node, vote::failed, ec, {});
             return;
@@ -628,11 +639,8 @@ private:
             maybe_next_round();
             return;
         }
-        const auto two_rounds =
-            std::chrono::duration_cast<std::chrono::microseconds>(2 * last_round_).count();
-        const auto spread_us = std::clamp<std::int64_t>(two_rounds, 100, 2000);
-        std::uniform_int_distribution<std::int64_t> pick(0, spread_us);
-        const auto at = clock::now() + std::chrono::microseconds(pick(client_->rng()));
+        std::uniform_int_distribution<clock::rep> pick(0, split_spread().count());
+        const auto at = clock::now() + clock::duration(pick(client_->rng()));
         if (at >= retry_timer_.expiry()) return;
         retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
         wait_for_retry_timer();
@@ -819,16 +827,62 @@ private:
             }
         }
         sleeping_ = true;
+        sleeping_for_message_ = false;
         const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
-        auto delay = retry_delay(retry_, time_left, client_->rng());
+        const auto backoff = retry_delay(retry_, time_left, client_->rng());
+        clock::duration delay = backoff;
+        const bool split = last_round_split_ && !fair_;
         if (fair_) {
-            delay = fair_wait(delay, time_left, cause);
+            delay = fair_wait(backoff, time_left, cause);
+        } else if (notify_ && cause == error::not_acquired && split) {
+            delay = after_split(time_left);
         } else if (notify_ && cause == error::not_acquired) {
             delay = notify_wait(time_left);
+            sleeping_for_message_ = true;
         }
-        if (woken_early_ && notify_ && cause == error::not_acquired) delay = milliseconds::zero();
+        // Woken while the round was on its way, which may have been refused before the release.
+        if (woken_early_ && notify_ && cause == error::not_acquired && !split) {
+            delay = clock::duration::zero();
+            sleeping_for_message_ = false;
+        }
         retry_timer_.expires_after(delay);
         wait_for_retry_timer();
+    }
+
+    // A split round (some nodes granted, too few) is cleaned up by quiet releases: no message
+    // will say that the lock is free again, and any of the contenders may be the one to take it
+    // next. So each tries again by itself, soon: after a random share of a spread that doubles
+    // with each split in a row, up to retry.max_delay. Contenders that keep splitting the nodes,
+    // or a crashed one's minority that keeps the rest from a quorum until it expires, then cost
+    // a few tries rather than a busy loop. A release message still wakes us sooner.
+    clock::duration after_split(milliseconds time_left) {
+        listen_on(keys_.released);
+        const auto step = split_spread() * (std::int64_t{1} << std::min(splits_in_a_row_++, 16u));
+        std::uniform_int_distribution<clock::rep> pick(step.count() / 2, step.count());
+        const clock::duration delay{pick(client_->rng())};
+        return std::min({delay, clock::duration(retry_.max_delay), clock::duration(time_left)});
+    }
+
+    // A grant that came after the round was lost to denials (the denials came first): the
+    // round was split after all, and the wait that began for a release message becomes the
+    // shorter one after a split. The round's cleanup went to this node too.
+    void late_split(unsigned round) {
+        if (done_ || round != round_ || !sleeping_ || !sleeping_for_message_) return;
+        last_round_split_ = true;
+        sleeping_for_message_ = false;
+        const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - clock::now());
+        if (time_left <= milliseconds::zero()) return;
+        const auto at = clock::now() + after_split(time_left);
+        if (at >= retry_timer_.expiry()) return;
+        retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
+        wait_for_retry_timer();
+    }
+
+    // About two of our own rounds, so that contenders drawing from it part by a round; at
+    // least 100 us, at most 2 ms.
+    [[nodiscard]] clock::duration split_spread() const {
+        return std::clamp<clock::duration>(2 * last_round_, std::chrono::microseconds(100),
+                                           std::chrono::milliseconds(2));
     }
 
     // Waits for a release message, registered before the next try, capped by the holder's
@@ -978,6 +1032,8 @@ private:
     unsigned wait_generation_ = 0;
     clock::duration last_round_{};
     bool last_round_split_ = false;  // the last failed round had grants, too few
+    unsigned splits_in_a_row_ = 0;
+    bool sleeping_for_message_ = false;  // the current wait is notify_wait's, after an unsplit round
     clock::time_point started_;
     clock::time_point deadline_;
 

@@ -217,6 +217,45 @@ BOOST_DATA_TEST_CASE(without_a_release_message_the_waiter_wakes_when_the_holder_
     }());
 }
 
+// A round split between contenders ends in quiet releases: no message says that the lock is
+// free again. Two keys stand for the other contenders' grants on nodes 0 and 1 of 3; the
+// waiter gets node 2 alone, and the keys go without a message 300 ms later. A waiter that slept
+// until its backoff (3 s) or the keys' PTTL (10 s) would hold the lock seconds later.
+BOOST_AUTO_TEST_CASE(a_waiter_that_lost_a_split_round_tries_again_without_a_message) {
+    auto servers = start_redis_servers(3);
+    const std::string key = "{redlock:split}:lock";
+    servers[0]->command({"SET", key, "contender-a", "PX", "10000"});
+    servers[1]->command({"SET", key, "contender-b", "PX", "10000"});
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto o = waiting(10s);
+        o.retry = redlock::retry_config{3000ms, 3000ms};
+        std::optional<clock_type::time_point> got_at;
+        std::optional<redlock::lease> got;
+        redlock::diagnostics diag;
+        const auto started = clock_type::now();
+        client.async_acquire("split", o, diag, [&](error_code ec, redlock::lease l) {
+            BOOST_TEST(!ec, ec.message());
+            got_at = clock_type::now();
+            got.emplace(std::move(l));
+        });
+        co_await sleep_for(300ms);
+        BOOST_TEST(!got_at.has_value());
+        for (int i = 0; i < 2; ++i)
+            servers[i]->command({"DEL", key});
+        BOOST_TEST(co_await eventually([&] { return got_at.has_value(); }, 5s));
+        BOOST_TEST_REQUIRE(got_at.has_value());
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(*got_at - started);
+        BOOST_TEST_MESSAGE("held after " << took.count() << " ms, " << diag.attempts << " attempts");
+        BOOST_TEST((*got_at - started < 1500ms));
+        // The tries come further apart with each split: a few dozen at most, not a busy loop.
+        BOOST_TEST(diag.attempts <= 30u);
+        BOOST_TEST(got->held());
+        co_await got->async_release(asio::use_awaitable);
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(a_cut_subscriber_connection_costs_at_most_the_holders_pttl) {
     auto servers = start_redis_servers(1);
     redlock::test::tcp_proxy proxy(servers[0]->port());
