@@ -217,6 +217,59 @@ BOOST_DATA_TEST_CASE(without_a_release_message_the_waiter_wakes_when_the_holder_
     }());
 }
 
+// A release message's payload names the release, not the releaser: the listener drops a
+// payload it saw on the channel within a second (the same release published by several
+// nodes). One owner releases twice within that second; the waiter, whose try after the first
+// release came too late (its requests take 50 ms, the owner took the lock back at once), must be
+// woken by the second. With the owner as payload it slept until its backoff (3 s and more).
+BOOST_AUTO_TEST_CASE(two_releases_by_one_owner_within_a_second_wake_the_waiter_twice) {
+    auto servers = start_redis_servers(1);
+    redlock::test::tcp_proxy proxy(servers[0]->port());
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client_config through;
+    through.nodes = {proxy.uri()};
+    through.restart_quarantine = false;  // a fresh server (see lock_config)
+    redlock::client client(ioc.get_executor(), through);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto mine = options(10s);
+        mine.reentrant = true;
+        mine.owner = redlock::owner_id("holder");
+        auto held = co_await holder.async_acquire("twice", mine, asio::use_awaitable);
+        auto o = waiting(10s);
+        o.retry = redlock::retry_config{3000ms, 3000ms};
+        o.reentrant = true;
+        o.owner = redlock::owner_id("waiter");
+        o.node_timeout = 1000ms;  // above the proxy's delay
+        std::optional<clock_type::time_point> got_at;
+        std::optional<redlock::lease> got;
+        redlock::diagnostics diag;
+        proxy.set_request_delay(50ms);
+        client.async_acquire("twice", o, diag, [&](error_code ec, redlock::lease l) {
+            BOOST_TEST(!ec, ec.message());
+            got_at = clock_type::now();
+            got.emplace(std::move(l));
+        });
+        BOOST_TEST(co_await eventually([&] { return subscribers(*servers[0], "twice") == 1; }));
+        co_await sleep_for(200ms);  // the first try has been refused: the waiter sleeps
+        co_await held.async_release(asio::use_awaitable);
+        held = co_await holder.async_acquire("twice", mine, asio::use_awaitable);
+        co_await sleep_for(300ms);
+        BOOST_TEST(!got_at.has_value());  // its try came after the owner took the lock back
+        const auto released_at = clock_type::now();
+        co_await held.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return got_at.has_value(); }, 8s));
+        BOOST_TEST_REQUIRE(got_at.has_value());
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(*got_at - released_at);
+        BOOST_TEST_MESSAGE("held " << took.count() << " ms after the second release, " << diag.attempts
+                                   << " attempts");
+        BOOST_TEST(diag.attempts >= 3u);  // refused, woken and refused again, woken and granted
+        BOOST_TEST((took < 1000ms));
+        proxy.set_request_delay(0ms);
+        co_await got->async_release(asio::use_awaitable);
+    }());
+}
+
 // A round split between contenders ends in quiet releases: no message says that the lock is
 // free again. Two keys stand for the other contenders' grants on nodes 0 and 1 of 3; the
 // waiter gets node 2 alone, and the keys go without a message 300 ms later. A waiter that slept
