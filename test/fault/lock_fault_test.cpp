@@ -30,6 +30,7 @@ using redlock::test::run_coro;
 using redlock::test::sleep_for;
 using redlock::test::start_redis_servers;
 using redlock::test::tcp_proxy;
+using redlock::test::through;
 
 namespace {
 
@@ -42,14 +43,6 @@ redlock::lock_options options(std::chrono::milliseconds ttl, std::chrono::millis
     o.node_timeout = node_timeout;
     o.wait = wait;
     return o;
-}
-
-// One node, reached through `proxy`; a fresh server (see lock_config).
-redlock::client_config through(const tcp_proxy& proxy) {
-    redlock::client_config cfg;
-    cfg.nodes = {proxy.uri()};
-    cfg.restart_quarantine = false;
-    return cfg;
 }
 
 }  // namespace

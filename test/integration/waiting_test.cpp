@@ -33,6 +33,7 @@ using redlock::test::options;
 using redlock::test::run_coro;
 using redlock::test::sleep_for;
 using redlock::test::start_redis_servers;
+using redlock::test::through;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
@@ -227,10 +228,7 @@ BOOST_AUTO_TEST_CASE(two_releases_by_one_owner_within_a_second_wake_the_waiter_t
     redlock::test::tcp_proxy proxy(servers[0]->port());
     asio::io_context ioc;
     redlock::client holder(ioc.get_executor(), lock_config(servers));
-    redlock::client_config through;
-    through.nodes = {proxy.uri()};
-    through.restart_quarantine = false;  // a fresh server (see lock_config)
-    redlock::client client(ioc.get_executor(), through);
+    redlock::client client(ioc.get_executor(), through(proxy));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto mine = options(10s);
         mine.reentrant = true;
@@ -314,11 +312,9 @@ BOOST_AUTO_TEST_CASE(a_cut_subscriber_connection_costs_at_most_the_holders_pttl)
     redlock::test::tcp_proxy proxy(servers[0]->port());
     asio::io_context ioc;
     redlock::client holder(ioc.get_executor(), lock_config(servers));
-    redlock::client_config through;
-    through.nodes = {proxy.uri()};
-    through.restart_quarantine = false;  // a fresh server (see lock_config)
-    through.retry = {5ms, 20ms};
-    redlock::client client(ioc.get_executor(), through);
+    auto via_proxy = through(proxy);
+    via_proxy.retry = {5ms, 20ms};
+    redlock::client client(ioc.get_executor(), via_proxy);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto held = co_await holder.async_acquire("cut", options(1500ms), asio::use_awaitable);
         std::optional<clock_type::time_point> got_at;

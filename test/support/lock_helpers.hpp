@@ -2,6 +2,7 @@
 #define REDLOCK_TEST_SUPPORT_LOCK_HELPERS_HPP
 
 #include "support/redis_server.hpp"
+#include "support/tcp_proxy.hpp"
 #include <redlock/config.hpp>
 #include <redlock/lock_options.hpp>
 
@@ -31,6 +32,15 @@ inline client_config lock_config(const server_list& servers) {
     cfg.retry = {std::chrono::milliseconds(5), std::chrono::milliseconds(20)};
     // The fixture's servers start empty a moment before the test: they have lost no lock, and
     // a quarantine of max_ttl would stall every test (quarantine_test turns it on).
+    cfg.restart_quarantine = false;
+    return cfg;
+}
+
+/// One node, reached through `proxy`, with the library's default timeouts; a fresh server (see
+/// lock_config).
+inline client_config through(const tcp_proxy& proxy) {
+    client_config cfg;
+    cfg.nodes = {proxy.uri()};
     cfg.restart_quarantine = false;
     return cfg;
 }
