@@ -2,6 +2,7 @@
 
 #include "detail/completion.hpp"
 #include "lock/cancel_on_slot.hpp"
+#include "lock/lease_ops.hpp"
 #include "lock/lease_state.hpp"
 #include "lock/quorum.hpp"
 #include "lock/resource_keys.hpp"
@@ -175,6 +176,7 @@ private:
         // A round counts as split once a late grant says so (late_split): only now is it known.
         if (!last_round_split_) splits_in_a_row_ = 0;
         tally_ = vote_tally(n);
+        handed_over_.assign(n, false);
         awaiting_holds_ = false;
         holder_pttl_ = milliseconds::zero();
         woken_early_ = false;
@@ -427,12 +429,12 @@ private:
                                    : tally_.quorum() == 1 ? std::string("local")
                                                           : std::string("none");
         queued_this_round_ = wait && ticket != "none";
-        std::string_view keys[] = {keys_.lock, fair_keys_.queue, fair_keys_.deadlines, fair_keys_.tickets,
-                                   fence_key_};
+        std::string_view keys[] = {keys_.lock,         fair_keys_.queue,    fair_keys_.deadlines,
+                                   fair_keys_.tickets, fair_keys_.handoffs, fence_key_};
         std::string_view args[] = {"acquire",       place_,      token_,    fair_keys_.wake_prefix,
                                    ticket,          place_text_, ttl_text_, wait ? "wait" : "once",
                                    previous_token()};
-        const std::span<const std::string_view> used_keys(keys, fenced_ ? 5 : 4);
+        const std::span<const std::string_view> used_keys(keys, fenced_ ? 6 : 5);
         const std::span<const std::string_view> used_args(args, with_previous(8));
         for (std::size_t i = 0; i < client_->node_count(); ++i) {
             client_->eval_on(i, scripts::fair, used_keys, used_args, node_timeout_,
@@ -646,6 +648,51 @@ private:
         wait_for_retry_timer();
     }
 
+    // fair.lua handed the lock over to our place on `node`: a release found us at the head of
+    // its queue, with the hand-off that our round `round_token` registered when it was refused
+    // there. The lock is ours without a round trip once a quorum has handed it over, while we
+    // wait after that very round (whose start bounds when the hand-off was registered) with
+    // its cleanups done. Any other hand-off wakes us: the next round takes it over.
+    void on_handoff(std::size_t node, std::string_view round_token) {
+        if (done_) return;
+        if (!sleeping_ || cleanups_pending_ > 0 || round_token != token_ || node >= handed_over_.size()) {
+            on_released();
+            return;
+        }
+        if (handed_over_[node] || !client_->votes(node)) return;
+        handed_over_[node] = true;
+        const auto count =
+            static_cast<std::size_t>(std::count(handed_over_.begin(), handed_over_.end(), true));
+        const auto now = clock::now();
+        if (count < tally_.quorum()) {
+            // The other nodes' releases come within about a round of ours; if they do not (a
+            // message lost, another head there), the next round takes over what we have.
+            const auto at = now + split_spread();
+            if (at < retry_timer_.expiry()) {
+                retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
+                wait_for_retry_timer();
+            }
+            return;
+        }
+        // fair.lua set the lock to expire after our ttl, but not past our place's deadline,
+        // which is queue_timeout after the round's request arrived.
+        const auto term = std::min(options_.ttl, options_.queue_timeout);
+        const auto left = validity_left(term, now - t0_, client_->config().drift_factor);
+        if (left <= options_.min_validity) {
+            on_released();  // a round takes it over with the full ttl
+            return;
+        }
+        ++wait_generation_;  // the pending timer handler is now stale
+        retry_timer_.cancel();
+        sleeping_ = false;
+        handed_over_to_us_ = true;
+        token_ = place_;  // the value fair.lua gave the lock
+        granted_ = handed_over_;
+        // The nodes that did not hand over still queue us: succeed() takes us out there.
+        answered_.assign(handed_over_.size(), true);
+        succeed(now, now + left, count, left < options_.ttl - options_.ttl / 3);
+    }
+
     // Each wait has a generation: a handler of an earlier wait (cancelled by a re-arm) does nothing.
     void wait_for_retry_timer() {
         retry_timer_.async_wait(asio::bind_executor(
@@ -736,13 +783,14 @@ private:
     void grant(clock::time_point now) {
         const auto left = validity_left(options_.ttl, now - t0_, client_->config().drift_factor);
         if (left > options_.min_validity) {
-            succeed(now, now + left);
+            succeed(now, now + left, tally_.granted());
         } else {
             fail_round(error::validity_expired);
         }
     }
 
-    void succeed(clock::time_point now, clock::time_point valid_until) {
+    void succeed(clock::time_point now, clock::time_point valid_until, std::size_t nodes_granted,
+                 bool extend_now = false) {
         auto state = std::make_shared<lease_state>();
         state->client = client_;
         state->resource = resource_;
@@ -763,7 +811,7 @@ private:
         }
         state->node_timeout = node_timeout_;
         state->set_valid_until(valid_until);
-        state->nodes_granted.store(static_cast<unsigned>(tally_.granted()), std::memory_order_relaxed);
+        state->nodes_granted.store(static_cast<unsigned>(nodes_granted), std::memory_order_relaxed);
         client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
         client_->metrics().acquire_latency(now - started_);
         if (options_.watchdog) {
@@ -775,12 +823,16 @@ private:
                 std::make_shared<watchdog>(state, options_.ttl, std::max(every, milliseconds(1)), hold_until);
             state->dog->start();
         }
+        if (extend_now)
+            start_extend(state, options_.ttl, nullptr,
+                         asio::bind_executor(client_->strand(), [](error_code) {}));
         // The message costs more than the rest of a grant: build it only for a caller who asked.
         std::string message;
         if (diag_) {
             const auto left = std::chrono::duration_cast<milliseconds>(valid_until - now);
+            const std::string how = handed_over_to_us_ ? "handed over by the release" : "acquired";
             message =
-                report_.summary(tally_, "acquired, validity left " + std::to_string(left.count()) + " ms");
+                report_.summary(tally_, how + ", validity left " + std::to_string(left.count()) + " ms");
         }
         succeeded_ = true;
         finish({}, lease(std::move(state)), std::move(message));
@@ -820,7 +872,7 @@ private:
             };
             if (fair_) {
                 // A node that granted took us out of its queue: put us back at our ticket.
-                client_->send_fair(keys_, place_, token_, ticket_ != 0 ? "requeue" : "release", ticket_,
+                client_->send_fair(keys_, place_, token_, ticket_ != 0 ? "requeue" : "withdraw", ticket_,
                                    options_.queue_timeout, mask, node_timeout_, std::move(cleaned));
             } else {
                 client_->send_release(keys_, token_, owner_, mask, node_timeout_, std::move(cleaned), false);
@@ -900,9 +952,16 @@ private:
     void listen_on(const std::string& channel) {
         auto& listener = client_->listener();
         const auto previous = waiter_;
-        waiter_ = listener.add(channel, [weak = weak_from_this()] {
-            if (auto self = weak.lock()) self->on_released();
-        });
+        waiter_ =
+            listener.add(channel, [weak = weak_from_this()](std::size_t node, std::string_view payload) {
+                auto self = weak.lock();
+                if (!self) return;
+                if (payload.starts_with(handoff_prefix)) {
+                    self->on_handoff(node, payload.substr(handoff_prefix.size()));
+                } else {
+                    self->on_released();
+                }
+            });
         if (previous != 0) listener.remove(channel, previous);
         waiter_channel_ = &channel;
     }
@@ -1022,7 +1081,9 @@ private:
     std::size_t fence_confirmed_ = 0;  // nodes known to have a counter >= fence_ and our token
     std::size_t fence_pending_ = 0;
     bool writing_back_ = false;
-    std::vector<bool> answered_;  // per node, in the current round
+    std::vector<bool> handed_over_;   // per node: a release handed the lock over to us (on_handoff)
+    bool handed_over_to_us_ = false;  // the lease came from hand-offs, not from a round
+    std::vector<bool> answered_;      // per node, in the current round
     std::vector<bool> granted_;
     bool succeeded_ = false;
     milliseconds holder_pttl_{0};  // 0: unknown

@@ -114,7 +114,7 @@ void client_state::send_fair(const resource_keys& keys, const std::string& place
     const auto fair = fair_keys_for(keys);
     const auto ticket_text = std::to_string(ticket);
     const auto keep_text = std::to_string(keep.count());
-    send_script(scripts::fair, {keys.lock, fair.queue, fair.deadlines, fair.tickets},
+    send_script(scripts::fair, {keys.lock, fair.queue, fair.deadlines, fair.tickets, fair.handoffs},
                 {op, place, value, fair.wake_prefix, ticket_text, keep_text}, nodes, timeout,
                 std::move(on_reply));
 }

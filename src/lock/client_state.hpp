@@ -73,9 +73,12 @@ public:
                       bool announce = true);
     /// Runs fair.lua's `op` on the flagged nodes for the waiter whose place in the queue is
     /// `place` and whose lock value is `value` (the round's token, or the lease's): "release"
-    /// (delete the lock if it holds `value`, leave the queue), "requeue" (delete the lock if it
-    /// holds `value`, keep our place at `ticket`), both waking the head of the queue if the lock
-    /// is free; "dequeue" (leave the queue only). `keep` is how long a requeued place is kept.
+    /// (the acquisition or its lease ends: delete the lock if it holds `value` or was handed
+    /// over to `place`, leave the queue), "withdraw" (a failed round not queued yet: delete the
+    /// lock if it holds `value`, leave the queue), "requeue" (delete the lock if it holds
+    /// `value`, keep our place at `ticket`), all three handing the lock over to the head of the
+    /// queue if it is free; "dequeue" (leave the queue only). `keep` is how long a requeued
+    /// place is kept.
     void send_fair(const resource_keys& keys, const std::string& place, const std::string& value,
                    std::string_view op, std::uint64_t ticket, std::chrono::milliseconds keep,
                    const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply);

@@ -26,8 +26,8 @@ void release_listener::open() {
         redis::connection_config cc = client_.node(i).config();
         cc.scripts.clear();
         if (!cc.client_name.empty()) cc.client_name += ":sub";
-        cc.on_push = [weak](const resp::value& v) {
-            if (auto c = weak.lock()) c->listener().on_push(v);
+        cc.on_push = [weak, i](const resp::value& v) {
+            if (auto c = weak.lock()) c->listener().on_push(i, v);
         };
         // After a reconnect the server has forgotten our subscriptions: make them again.
         cc.on_connect = [weak, i] {
@@ -54,7 +54,7 @@ void release_listener::send_to_all(const char* command, const std::vector<std::s
         c->send_without_reply(req);
 }
 
-release_listener::waiter_id release_listener::add(const std::string& channel, std::function<void()> wake) {
+release_listener::waiter_id release_listener::add(const std::string& channel, message_handler on_message) {
     const auto cap = client_.config().max_subscriptions;
     if (cap > 0 && channels_.size() >= cap && !channels_.contains(channel)) {
         client_.metrics().waits_unsubscribed.fetch_add(1, std::memory_order_relaxed);
@@ -63,7 +63,7 @@ release_listener::waiter_id release_listener::add(const std::string& channel, st
     if (connections_.empty()) open();
     auto [it, inserted] = channels_.try_emplace(channel);
     const auto id = next_id_++;
-    it->second.waiters.push_back({id, std::move(wake)});
+    it->second.waiters.push_back({id, std::move(on_message)});
     if (inserted) send_to_all("SUBSCRIBE", {channel});
     return id;
 }
@@ -81,27 +81,39 @@ void release_listener::remove(const std::string& channel, waiter_id id) {
     }
 }
 
-void release_listener::on_push(const resp::value& v) {
+void release_listener::on_push(std::size_t node, const resp::value& v) {
     // ["message", channel, payload]; subscribe and unsubscribe confirmations are not for us.
     if (v.elements.size() != 3 || v.elements[0].str != "message") return;
     auto it = channels_.find(v.elements[1].str);
     if (it == channels_.end()) return;
     auto& state = it->second;
+    const auto& payload = v.elements[2].str;
+    if (payload.starts_with(handoff_prefix)) {
+        // Copied: a handler may remove its registration (it acquired).
+        std::vector<message_handler> handlers;
+        for (auto& w : state.waiters) {
+            if (!w.woken) client_.metrics().release_wakeups.fetch_add(1, std::memory_order_relaxed);
+            w.woken = true;
+            handlers.push_back(w.on_message);
+        }
+        for (auto& h : handlers)
+            h(node, payload);
+        return;
+    }
     const auto now = std::chrono::steady_clock::now();
     while (!state.recent.empty() && now - state.recent.front().second > duplicate_window)
         state.recent.pop_front();
-    const auto& payload = v.elements[2].str;
     for (const auto& [seen, at] : state.recent)
         if (seen == payload) return;
     state.recent.emplace_back(payload, now);
     // The oldest waiter not yet woken. It stays registered (and the channel subscribed) until it
     // leaves: if its try fails it waits again, with no gap in the subscription.
     for (auto& w : state.waiters) {
-        if (!w.wake) continue;
-        auto wake = std::move(w.wake);
-        w.wake = nullptr;
+        if (w.woken) continue;
+        w.woken = true;
         client_.metrics().release_wakeups.fetch_add(1, std::memory_order_relaxed);
-        wake();
+        auto handler = w.on_message;  // a copy: it may remove its registration
+        handler(node, payload);
         return;
     }
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -17,37 +18,46 @@ namespace redlock::detail {
 
 class client_state;
 
+/// fair.lua's message to a waiter it handed the lock over to: "granted <round token>".
+inline constexpr std::string_view handoff_prefix = "granted ";
+
 /// The pub/sub side of waiting: one subscriber connection per node, opened on the first wait and
 /// shared by every waiter and channel of the client (no connection per waiter). A channel is
 /// subscribed while it has waiters and unsubscribed when the last one leaves. A release message
 /// wakes the oldest waiter of its channel, one per release: the same release published by
-/// several nodes of a Redlock (same payload, within a second) wakes nobody else.
+/// several nodes of a Redlock (same payload, within a second) wakes nobody else. A hand-off
+/// ("granted <round token>", on a fair waiter's own channel) is the lock itself, one per node:
+/// every one of them reaches the channel's waiter.
 /// Strand only; the connections share the client's strand.
 class release_listener {
 public:
     using waiter_id = std::uint64_t;
+    /// A message for a waiter: the node it came from, and its payload.
+    using message_handler = std::function<void(std::size_t node, std::string_view payload)>;
 
     explicit release_listener(client_state& client);
     ~release_listener();
     release_listener(const release_listener&) = delete;
     release_listener& operator=(const release_listener&) = delete;
 
-    /// Registers a waiter; `wake` runs at most once, on the strand. The waiter stays registered,
+    /// Registers a waiter; `on_message` runs on the strand, for one release at most (and for
+    /// every hand-off). The waiter stays registered,
     /// and its channel subscribed, until remove(): a waiter whose try fails registers again
     /// before it removes its old registration, so the subscription has no gap.
     /// Returns 0, registering nothing, when the channel is new and client_config's
     /// max_subscriptions channels are subscribed already: that waiter polls instead.
-    waiter_id add(const std::string& channel, std::function<void()> wake);
+    waiter_id add(const std::string& channel, message_handler on_message);
     /// Forgets a waiter (it acquired, gave up or was cancelled); unsubscribes an empty channel.
     void remove(const std::string& channel, waiter_id id);
 
     /// A push from a subscriber connection (a message, or a (un)subscribe confirmation).
-    void on_push(const resp::value& v);
+    void on_push(std::size_t node, const resp::value& v);
 
 private:
     struct waiter {
         waiter_id id;
-        std::function<void()> wake;
+        message_handler on_message;
+        bool woken = false;
     };
     struct channel_state {
         std::deque<waiter> waiters;

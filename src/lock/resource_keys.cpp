@@ -25,7 +25,8 @@ std::string fence_key_for(const resource_keys& keys) {
 
 fair_queue_keys fair_keys_for(const resource_keys& keys) {
     const std::string tag = tag_of(keys);
-    return fair_queue_keys{tag + ":queue", tag + ":queue:deadlines", tag + ":queue:tickets", tag + ":wake:"};
+    return fair_queue_keys{tag + ":queue", tag + ":queue:deadlines", tag + ":queue:tickets",
+                           tag + ":queue:handoffs", tag + ":wake:"};
 }
 
 }  // namespace redlock::detail

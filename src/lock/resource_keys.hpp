@@ -23,6 +23,7 @@ struct fair_queue_keys {
     std::string queue;        ///< "{...}:queue", zset of waiting tokens by ticket
     std::string deadlines;    ///< "{...}:queue:deadlines", zset of the same tokens by server time
     std::string tickets;      ///< "{...}:queue:tickets", the ticket counter
+    std::string handoffs;     ///< "{...}:queue:handoffs", hash: place token -> its hand-off
     std::string wake_prefix;  ///< a waiter's channel is "{...}:wake:<token>"
 };
 

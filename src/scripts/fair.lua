@@ -6,18 +6,29 @@
 -- A waiter's place in the queue is its acquisition's token; the value it writes to the lock is
 -- the token of the round (each attempt has its own), so that the cleanup of a failed round,
 -- arriving late, can never delete what a later round of the same acquisition took.
+-- A lock handed over by a release (see hand_over) holds the head's place token instead: only
+-- the calls that end an acquisition ('release') and its later rounds ('acquire') take it as
+-- theirs, never a failed round's cleanup.
 -- KEYS[1]  lock key       "{<prefix><resource>}:lock"
 -- KEYS[2]  queue          zset, member: a waiter's place token, score: its ticket
 -- KEYS[3]  deadlines      zset, member: place token, score: server time (ms) its place is kept until
 -- KEYS[4]  ticket counter
--- KEYS[5]  optional: the fence counter "{<prefix><resource>}:fence" (a fenced lock)
+-- KEYS[5]  hand-offs: hash, member: place token, value: "<round token> <ttl ms>" of the last
+--          refused round that queued the waiter (not for a fenced lock)
+-- KEYS[6]  optional: the fence counter "{<prefix><resource>}:fence" (a fenced lock)
 -- ARGV[1]  'acquire'  take the lock, else keep (or take) a place in the queue
---          'release'  delete the lock if it holds ARGV[3], leave the queue
+--          'release'  delete the lock if it holds ARGV[3] or our place token (a hand-off),
+--                     leave the queue: the end of an acquisition, or of its lease
+--          'withdraw' delete the lock if it holds ARGV[3], leave the queue (a failed round
+--                     that had not queued us)
 --          'requeue'  delete the lock if it holds ARGV[3] and take our place back (a failed
 --                     Redlock round)
 --          'dequeue'  leave the queue only (granted elsewhere)
---          'release' and 'requeue' then wake the head if the lock is free and the head is not us:
---          a lock a failed round held for a moment may have been refused to the head meanwhile.
+--          All but 'dequeue' then hand the lock over if it is free and the head is not us: a
+--          lock a failed round held for a moment may have been refused to the head meanwhile.
+--          A head with a hand-off gets the lock from this call (value: its place token; for
+--          its ttl, but not past its place's deadline) and hears "granted <round token>": it
+--          holds without a round trip of its own. Any other head is woken to try.
 -- ARGV[2]  place token: the waiter's member in the queue; it hears its turn on ARGV[4] .. ARGV[2]
 -- ARGV[3]  lock value: the token of this round (of the lease, for 'release' at its end)
 -- ARGV[4]  wake channel prefix
@@ -28,13 +39,14 @@
 -- ARGV[7]  acquire: ttl of the lock in ms
 -- ARGV[8]  acquire: 'wait' to queue when refused, 'once' never to queue
 -- ARGV[9]  acquire, optional: the lock value of this acquisition's previous round; a lock still
---          holding it (that round's cleanup has not arrived) is ours: it is taken over
+--          holding it (that round's cleanup has not arrived) is ours: it is taken over, as is a
+--          lock handed over to our place
 -- returns  acquire: {granted (1 or 0), holder's PTTL (0: free), ticket (0: none), rank (-1: not queued)}
 --          fenced, a fifth: the grant's fence (see acquire_fenced.lua), 0 if refused
---          others:  1 if the lock held ARGV[3] and was deleted, else 0
-local lock, queue, deadlines, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+--          others:  1 if the lock was ours and was deleted, else 0
+local lock, queue, deadlines, counter, handoffs = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local op, token, value = ARGV[1], ARGV[2], ARGV[3]
-local fence_counter = KEYS[5]
+local fence_counter = KEYS[6]
 
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
@@ -43,6 +55,7 @@ local evicted = redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)
 for _, gone in ipairs(evicted) do
     redis.call('ZREM', queue, gone)
     redis.call('ZREM', deadlines, gone)
+    redis.call('HDEL', handoffs, gone)
 end
 local changed = #evicted > 0  -- the queue changed: tidy() before returning
 
@@ -51,18 +64,20 @@ local changed = #evicted > 0  -- the queue changed: tidy() before returning
 local function tidy()
     local last = redis.call('ZRANGE', deadlines, -1, -1, 'WITHSCORES')
     if #last == 0 then
-        redis.call('DEL', queue, deadlines, counter)
+        redis.call('DEL', queue, deadlines, counter, handoffs)
         return
     end
     local at = tonumber(last[2]) + 1
     redis.call('PEXPIREAT', queue, at)
     redis.call('PEXPIREAT', deadlines, at)
     redis.call('PEXPIREAT', counter, at)
+    redis.call('PEXPIREAT', handoffs, at)
 end
 
 local function leave_queue()
     if redis.call('ZREM', queue, token) == 1 then
         redis.call('ZREM', deadlines, token)
+        redis.call('HDEL', handoffs, token)
         changed = true
     end
 end
@@ -75,6 +90,31 @@ local function wake_head(payload, lock_free)
     if head and head ~= token then
         redis.call('PUBLISH', ARGV[4] .. head, payload)
     end
+end
+
+-- The lock is free and the head is not the caller: the head's hand-off, if it has one, takes
+-- the lock now. Its expiry never passes the head's deadline, so a head that died queued holds
+-- the queue up no longer than its place would have; the head counts its validity from the
+-- start of the round that asked for it, which reached us before its place's deadline was set.
+local function hand_over(payload)
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head or head == token then
+        return
+    end
+    local handoff = redis.call('HGET', handoffs, head)
+    if not handoff then
+        redis.call('PUBLISH', ARGV[4] .. head, payload)
+        return
+    end
+    local space = string.find(handoff, ' ', 1, true)
+    local until_deadline = tonumber(redis.call('ZSCORE', deadlines, head)) - now
+    local px = math.min(tonumber(string.sub(handoff, space + 1)), until_deadline)
+    redis.call('SET', lock, head, 'PX', px)
+    redis.call('ZREM', queue, head)
+    redis.call('ZREM', deadlines, head)
+    redis.call('HDEL', handoffs, head)
+    changed = true
+    redis.call('PUBLISH', ARGV[4] .. head, 'granted ' .. string.sub(handoff, 1, space - 1))
 end
 
 -- A refusal's answer: a fenced lock's has a fifth element, 0.
@@ -100,9 +140,10 @@ end
 
 -- pcall: a reentrant lock's hash at the key answers WRONGTYPE: held, and not by us.
 local holder = redis.pcall('GET', lock)
-local ours = holder == value
--- Our previous round's value: the same acquisition, whose cleanup has not arrived yet.
-local earlier = op == 'acquire' and ARGV[9] ~= nil and holder == ARGV[9]
+local ours = holder == value or (op == 'release' and holder == token)
+-- Our previous round's value (the same acquisition, whose cleanup has not arrived yet), or a
+-- hand-off to our place that we have not heard of.
+local earlier = op == 'acquire' and (holder == token or (ARGV[9] ~= nil and holder == ARGV[9]))
 
 if op ~= 'acquire' then
     if ours and op ~= 'dequeue' then
@@ -114,14 +155,14 @@ if op ~= 'acquire' then
     else
         leave_queue()
     end
-    if changed then
-        tidy()
-    end
-    if op ~= 'dequeue' then
+    if op ~= 'dequeue' and (ours or holder == false) then
         -- The payload names this event: the lock value is a round's, so one acquisition's
         -- requeue and its later release differ (a listener drops a payload it saw within a
         -- second, as the same event heard from another node).
-        wake_head(value, ours or holder == false)
+        hand_over(value)
+    end
+    if changed then
+        tidy()
     end
     return ours and 1 or 0
 end
@@ -176,5 +217,9 @@ else
     ticket = tonumber(ARGV[5])
 end
 keep_place(ticket)
+-- A fenced lock numbers every grant in the calls that take it, which a release's call cannot.
+if not fence_counter then
+    redis.call('HSET', handoffs, token, value .. ' ' .. ARGV[7])
+end
 tidy()
 return refused(pttl, ticket, redis.call('ZRANK', queue, token))

@@ -5,6 +5,7 @@
 #include "support/printing.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
+#include "support/tcp_proxy.hpp"
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -20,6 +21,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -72,7 +74,8 @@ bool queued_everywhere(const server_list& servers, const std::string& resource, 
 bool nothing_left(const server_list& servers, const std::string& resource) {
     const auto t = tag(resource);
     for (const auto& s : servers) {
-        if (s->command({"EXISTS", t + ":lock", t + ":queue", t + ":queue:deadlines", t + ":queue:tickets"})
+        if (s->command({"EXISTS", t + ":lock", t + ":queue", t + ":queue:deadlines", t + ":queue:tickets",
+                        t + ":queue:handoffs"})
                 .integer != 0) {
             return false;
         }
@@ -142,6 +145,144 @@ BOOST_DATA_TEST_CASE(fifty_waiters_get_the_lock_in_the_order_they_queued, node_c
             BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "f"); }));
         }(),
         60s);
+}
+
+// A release hands the lock over to the head of the queue in its own script and tells it so: the
+// head holds the lock without a request of its own. The waiter reaches the servers through
+// proxies that hold every request back 300 ms once it is queued, so a hand-off that took a
+// round of the waiter's would take that long. Its place is kept 3 s, less than the 10 s ttl: the
+// handed-over lock expires with the place, and the new holder extends it to the ttl at once.
+BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_trip, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    std::vector<std::unique_ptr<redlock::test::tcp_proxy>> proxies;
+    auto via_proxies = lock_config(servers);
+    via_proxies.nodes.clear();
+    for (const auto& s : servers) {
+        proxies.push_back(std::make_unique<redlock::test::tcp_proxy>(s->port()));
+        via_proxies.nodes.push_back(proxies.back()->uri());
+    }
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client waiter(ioc.get_executor(), via_proxies);
+    constexpr auto held_back = 300ms;
+    constexpr auto queue_timeout = 3s;
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto first = co_await holder.async_acquire("h", fair(0ms), asio::use_awaitable);
+        std::optional<error_code> result;
+        clock_type::time_point got_at;
+        redlock::lease lease;
+        auto wait = fair(20s, queue_timeout);
+        wait.node_timeout = 2s;  // a request held back is not a node that failed
+        waiter.async_acquire("h", wait, [&](error_code ec, redlock::lease l) {
+            result = ec;
+            got_at = clock_type::now();
+            lease = std::move(l);
+        });
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "h", 1); }));
+        co_await sleep_for(50ms);  // the round's last replies reach the waiter
+        for (auto& p : proxies)
+            p->set_request_delay(held_back);
+        const auto released_at = clock_type::now();
+        co_await first.async_release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 5s));
+        BOOST_TEST_REQUIRE(!*result);
+        const auto took = got_at - released_at;
+        BOOST_TEST_MESSAGE("N=" << n << ": the head held the lock "
+                                << std::chrono::duration_cast<std::chrono::microseconds>(took).count()
+                                << " us after the release began");
+        BOOST_TEST((took < held_back / 2));
+        BOOST_TEST(lease.held());
+        BOOST_TEST(lease.nodes_granted() >= static_cast<unsigned>(n / 2 + 1));
+        // Its validity is counted from its last round, and ends with its place's deadline.
+        BOOST_TEST((lease.valid_until() - got_at <= queue_timeout));
+        BOOST_TEST((lease.valid_until() - got_at > queue_timeout - 1s));
+        const auto pttl = [&] { return servers.front()->command({"PTTL", tag("h") + ":lock"}).integer; };
+        BOOST_TEST(pttl() <= std::chrono::milliseconds(queue_timeout).count());
+        // The extend to the full ttl goes through the proxy too.
+        BOOST_TEST(co_await eventually([&] { return pttl() > 5000; }, 3s));
+        BOOST_TEST(co_await eventually([&] { return lease.valid_until() - clock_type::now() > 5s; }, 3s));
+        // It is the lease's lock: another client is refused, and the lease's release frees it.
+        auto [stranger_ec, stranger] = co_await holder.async_acquire("h", fair(0ms), tuple_awaitable);
+        BOOST_TEST((stranger_ec == redlock::error::not_acquired));
+        for (auto& p : proxies)
+            p->set_request_delay(0ms);
+        co_await lease.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "h"); }));
+    }());
+}
+
+// A hand-off nobody hears (here: the head polls, with no subscription) is the head's lock all
+// the same: the head's next round takes it over, long before the handed-over lock would expire
+// with the head's place (5 s). Another newcomer is refused meanwhile.
+BOOST_DATA_TEST_CASE(a_hand_off_nobody_heard_is_taken_by_the_heads_next_round, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto first = co_await holder.async_acquire("u", fair(0ms), asio::use_awaitable);
+        auto polling = fair(20s, 5s);
+        polling.waiting = redlock::wait_strategy::spin;
+        polling.retry = redlock::retry_config{300ms, 300ms};
+        std::optional<error_code> result;
+        std::optional<redlock::lease> lease;
+        client.async_acquire("u", polling, [&](error_code ec, redlock::lease l) {
+            result = ec;
+            lease.emplace(std::move(l));
+        });
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "u", 1); }));
+        const auto released = clock_type::now();
+        co_await first.async_release(asio::use_awaitable);
+        // Handed over: the lock is held, and the queue is empty.
+        for (const auto& s : servers) {
+            BOOST_TEST(s->command({"EXISTS", tag("u") + ":lock"}).integer == 1);
+            BOOST_TEST(queued(*s, "u") == 0);
+        }
+        auto [newcomer_ec, newcomer] = co_await holder.async_acquire("u", fair(0ms), tuple_awaitable);
+        BOOST_TEST((newcomer_ec == redlock::error::not_acquired));
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 5s));
+        const auto waited = clock_type::now() - released;
+        BOOST_TEST_MESSAGE("N=" << n << ": the polling head took its hand-off over after "
+                                << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+                                << " ms");
+        BOOST_TEST(!*result);
+        BOOST_TEST((waited < 2s));
+        BOOST_TEST(lease->held());
+        co_await lease->async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "u"); }));
+    }());
+}
+
+// A head cancelled after a release handed it the lock, before it heard of it (it polls), frees
+// the lock as it leaves: the next newcomer gets it at once.
+BOOST_DATA_TEST_CASE(a_head_cancelled_before_it_heard_of_its_hand_off_frees_the_lock, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto first = co_await holder.async_acquire("c", fair(0ms), asio::use_awaitable);
+        auto polling = fair(20s, 5s);
+        polling.waiting = redlock::wait_strategy::spin;
+        polling.retry = redlock::retry_config{10s, 10s};
+        std::optional<error_code> result;
+        asio::cancellation_signal cancel;
+        client.async_acquire(
+            "c", polling,
+            asio::bind_cancellation_slot(cancel.slot(), [&](error_code ec, redlock::lease) { result = ec; }));
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "c", 1); }));
+        co_await first.async_release(asio::use_awaitable);
+        for (const auto& s : servers)
+            BOOST_TEST(s->command({"EXISTS", tag("c") + ":lock"}).integer == 1);
+        cancel.emit(asio::cancellation_type::terminal);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }));
+        BOOST_TEST((*result == asio::error::operation_aborted));
+        // At once: not when the handed-over lock expires with the head's place, 5 s later.
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "c"); }, 1s));
+        auto [newcomer_ec, newcomer] = co_await holder.async_acquire("c", fair(0ms), tuple_awaitable);
+        BOOST_TEST(!newcomer_ec);
+        if (!newcomer_ec) co_await newcomer.async_release(asio::use_awaitable);
+    }());
 }
 
 // A fenced fair lock numbers its holders in queue order.
@@ -274,7 +415,8 @@ BOOST_DATA_TEST_CASE(a_killed_waiter_is_evicted_after_its_queue_timeout, node_co
         kill(doomed, SIGKILL);
         BOOST_TEST(redlock::test::wait_child(doomed, 10s) == 128 + SIGKILL);
         const auto killed = clock_type::now();
-        co_await first.async_release(asio::use_awaitable);  // wakes the dead head: nobody hears it
+        // Hands the lock over to the dead head, until the deadline of its place: nobody hears it.
+        co_await first.async_release(asio::use_awaitable);
 
         BOOST_TEST(co_await eventually([&] { return result.has_value(); }, 5s));
         const auto waited = clock_type::now() - killed;
