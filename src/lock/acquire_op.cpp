@@ -906,13 +906,16 @@ private:
     // next. So each tries again by itself, soon: after a random share of a spread that doubles
     // with each split in a row, up to retry.max_delay. Contenders that keep splitting the nodes,
     // or a crashed one's minority that keeps the rest from a quorum until it expires, then cost
-    // a few tries rather than a busy loop. A release message still wakes us sooner.
+    // a few tries rather than a busy loop. A release message still wakes us sooner, and the
+    // wait ends when the denying holder's key would expire, as after a round that was not split.
     clock::duration after_split(milliseconds time_left) {
         listen_on(keys_.released);
         const auto step = split_spread() * (std::int64_t{1} << std::min(splits_in_a_row_++, 16u));
         std::uniform_int_distribution<clock::rep> pick(step.count() / 2, step.count());
         const clock::duration delay{pick(client_->rng())};
-        return std::min({delay, clock::duration(retry_.max_delay), clock::duration(time_left)});
+        auto cap = std::min(retry_.max_delay, time_left);
+        if (holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
+        return std::min(delay, clock::duration(cap));
     }
 
     // A grant that came after the round was lost to denials (the denials came first): the

@@ -18,6 +18,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,6 +112,10 @@ BOOST_DATA_TEST_CASE(fifty_waiters_one_subscription_and_a_release_wakes_one, nod
         ioc,
         [&]() -> asio::awaitable<void> {
             auto first = co_await holder.async_acquire("q", options(), asio::use_awaitable);
+            // Held on every node, not only on the quorum that answered first: a waiter granted
+            // a node the holder's SET had not reached yet would retry after its split round.
+            BOOST_TEST_REQUIRE(co_await eventually(
+                [&] { return redlock::test::nodes_holding(servers, "q", first.token()) == servers.size(); }));
             int acquired = 0;
             int failed = 0;
             int inside = 0;
@@ -304,6 +309,61 @@ BOOST_AUTO_TEST_CASE(a_waiter_that_lost_a_split_round_tries_again_without_a_mess
         BOOST_TEST(diag.attempts <= 30u);
         BOOST_TEST(got->held());
         co_await got->async_release(asio::use_awaitable);
+    }());
+}
+
+// A holder that took 2 of 3 nodes, with the third left free (its SET there came after a
+// waiter's, say): every round of the waiter is split, 1 grant against 2 denials, and its waits
+// double each time. They still end when the holder's key expires (1 s): the denials' PTTL caps
+// them as it caps a wait for a message. The holder's nodes answer through proxies 20 ms late,
+// so that the grant always comes first and the round counts as split when it is decided.
+// Uncapped, the doubling random waits went past the expiry by up to their own length (about
+// 1 s here), by more than 300 ms about every other time: four resources at once make a pass
+// by luck unlikely.
+BOOST_AUTO_TEST_CASE(split_rounds_wait_no_longer_than_the_holders_pttl) {
+    auto servers = start_redis_servers(3);
+    std::vector<std::unique_ptr<redlock::test::tcp_proxy>> proxies;
+    auto cfg = lock_config(servers);
+    for (int i = 0; i < 2; ++i) {
+        proxies.push_back(std::make_unique<redlock::test::tcp_proxy>(servers[i]->port()));
+        proxies.back()->set_reply_delay(20ms);
+        cfg.nodes[i] = proxies.back()->uri();
+    }
+    constexpr int resources = 4;
+    const auto set_at = clock_type::now();
+    for (int r = 0; r < resources; ++r)
+        for (int i = 0; i < 2; ++i)
+            servers[i]->command(
+                {"SET", "{redlock:split-pttl-" + std::to_string(r) + "}:lock", "holder", "PX", "1000"});
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        int done = 0;
+        auto ex = co_await asio::this_coro::executor;
+        for (int r = 0; r < resources; ++r) {
+            asio::co_spawn(
+                ex,
+                [&, r]() -> asio::awaitable<void> {
+                    auto o = waiting(10s);
+                    o.retry = redlock::retry_config{3000ms, 3000ms};
+                    redlock::diagnostics diag;
+                    auto [ec, got] = co_await client.async_acquire("split-pttl-" + std::to_string(r), o, diag,
+                                                                   tuple_awaitable);
+                    const auto took = clock_type::now() - set_at;
+                    BOOST_TEST_MESSAGE("resource "
+                                       << r << ": held "
+                                       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                                       << " ms after the holder's keys were set (ttl 1000 ms), "
+                                       << diag.attempts << " attempts");
+                    BOOST_TEST(!ec, ec.message());
+                    BOOST_TEST((took < 1300ms));
+                    BOOST_TEST(diag.attempts <= 30u);
+                    if (!ec) co_await got.async_release(asio::use_awaitable);
+                    ++done;
+                },
+                asio::detached);
+        }
+        BOOST_TEST(co_await eventually([&] { return done == resources; }, 10s));
     }());
 }
 
