@@ -55,6 +55,14 @@ redlock::lock_options fair(std::chrono::milliseconds wait, std::chrono::millisec
     return o;
 }
 
+// A fair waiter that hears no message: it tries again every `retry`, keeping its place 5 s.
+redlock::lock_options polling_fair(std::chrono::milliseconds retry) {
+    auto o = fair(20s, 5s);
+    o.waiting = redlock::wait_strategy::spin;
+    o.retry = redlock::retry_config{retry, retry};
+    return o;
+}
+
 std::string tag(const std::string& resource) {
     return "{redlock:" + resource + "}";
 }
@@ -230,9 +238,7 @@ BOOST_DATA_TEST_CASE(a_hand_off_nobody_heard_is_taken_by_the_heads_next_round, n
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto first = co_await holder.async_acquire("u", fair(0ms), asio::use_awaitable);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return held_everywhere(servers, "u", first); }));
-        auto polling = fair(20s, 5s);
-        polling.waiting = redlock::wait_strategy::spin;
-        polling.retry = redlock::retry_config{300ms, 300ms};
+        const auto polling = polling_fair(300ms);
         std::optional<error_code> result;
         std::optional<redlock::lease> lease;
         client.async_acquire("u", polling, [&](error_code ec, redlock::lease l) {
@@ -272,9 +278,7 @@ BOOST_DATA_TEST_CASE(a_head_cancelled_before_it_heard_of_its_hand_off_frees_the_
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto first = co_await holder.async_acquire("c", fair(0ms), asio::use_awaitable);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return held_everywhere(servers, "c", first); }));
-        auto polling = fair(20s, 5s);
-        polling.waiting = redlock::wait_strategy::spin;
-        polling.retry = redlock::retry_config{10s, 10s};
+        const auto polling = polling_fair(10s);
         std::optional<error_code> result;
         asio::cancellation_signal cancel;
         client.async_acquire(
