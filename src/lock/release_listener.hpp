@@ -41,9 +41,9 @@ public:
     release_listener& operator=(const release_listener&) = delete;
 
     /// Registers a waiter; `on_message` runs on the strand, for one release at most (and for
-    /// every hand-off). The waiter stays registered,
-    /// and its channel subscribed, until remove(): a waiter whose try fails registers again
-    /// before it removes its old registration, so the subscription has no gap.
+    /// every hand-off). The waiter stays registered, and its channel subscribed, until remove():
+    /// a waiter whose try fails registers again before it removes its old registration, so the
+    /// subscription has no gap.
     /// Returns 0, registering nothing, when the channel is new and client_config's
     /// max_subscriptions channels are subscribed already: that waiter polls instead.
     waiter_id add(const std::string& channel, message_handler on_message);
