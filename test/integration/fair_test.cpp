@@ -32,6 +32,7 @@ namespace data = boost::unit_test::data;
 using namespace std::chrono_literals;
 using boost::system::error_code;
 using redlock::test::eventually;
+using redlock::test::held_everywhere;
 using redlock::test::lock_config;
 using redlock::test::options;
 using redlock::test::run_coro;
@@ -76,13 +77,6 @@ bool queued_everywhere(const server_list& servers, const std::string& resource, 
     for (const auto& s : servers)
         if (queued(*s, resource) != n) return false;
     return true;
-}
-
-// The holder's SET has reached every node, not only the quorum that answered first: a waiter
-// that started before could be granted a node the holder does not have yet, and split rounds
-// there leave that node without a hand-off.
-bool held_everywhere(const server_list& servers, const std::string& resource, const redlock::lease& holder) {
-    return redlock::test::nodes_holding(servers, resource, holder.token()) == servers.size();
 }
 
 // No lock, queue, deadlines, counter or wake-up subscription of `resource` on any server.

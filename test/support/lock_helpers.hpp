@@ -4,6 +4,7 @@
 #include "support/redis_server.hpp"
 #include "support/tcp_proxy.hpp"
 #include <redlock/config.hpp>
+#include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -82,6 +83,14 @@ inline std::size_t nodes_holding(const server_list& servers, const std::string& 
     for (const auto& s : servers)
         n += holder_on(*s, resource) == token ? 1 : 0;
     return n;
+}
+
+/// Whether `holder`'s grant has reached every node, not only the quorum that answered first. A
+/// waiter that starts before may be granted a node the holder has not reached yet: its rounds
+/// are then split (it retries soon), and a fair waiter's split rounds leave that node without
+/// a hand-off.
+inline bool held_everywhere(const server_list& servers, const std::string& resource, const lease& holder) {
+    return nodes_holding(servers, resource, holder.token()) == servers.size();
 }
 
 inline lock_options options(std::chrono::milliseconds ttl = std::chrono::seconds(10),
