@@ -642,10 +642,7 @@ private:
             return;
         }
         std::uniform_int_distribution<clock::rep> pick(0, split_spread().count());
-        const auto at = clock::now() + clock::duration(pick(client_->rng()));
-        if (at >= retry_timer_.expiry()) return;
-        retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
-        wait_for_retry_timer();
+        wake_by(clock::now() + clock::duration(pick(client_->rng())));
     }
 
     // fair.lua handed the lock over to our place on `node`: a release found us at the head of
@@ -667,11 +664,7 @@ private:
         if (count < tally_.quorum()) {
             // The other nodes' releases come within about a round of ours; if they do not (a
             // message lost, another head there), the next round takes over what we have.
-            const auto at = now + split_spread();
-            if (at < retry_timer_.expiry()) {
-                retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
-                wait_for_retry_timer();
-            }
+            wake_by(now + split_spread());
             return;
         }
         // fair.lua set the lock to expire after our ttl, but not past our place's deadline,
@@ -691,6 +684,13 @@ private:
         // The nodes that did not hand over still queue us: succeed() takes us out there.
         answered_.assign(handed_over_.size(), true);
         succeed(now, now + left, count, left < options_.ttl - options_.ttl / 3);
+    }
+
+    // Ends the current wait at `at` if that is sooner than it would end.
+    void wake_by(clock::time_point at) {
+        if (at >= retry_timer_.expiry()) return;
+        retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
+        wait_for_retry_timer();
     }
 
     // Each wait has a generation: a handler of an earlier wait (cancelled by a re-arm) does nothing.
@@ -927,10 +927,7 @@ private:
         sleeping_for_message_ = false;
         const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - clock::now());
         if (time_left <= milliseconds::zero()) return;
-        const auto at = clock::now() + after_split(time_left);
-        if (at >= retry_timer_.expiry()) return;
-        retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
-        wait_for_retry_timer();
+        wake_by(clock::now() + after_split(time_left));
     }
 
     // About two of our own rounds, so that contenders drawing from it part by a round; at
