@@ -43,6 +43,8 @@ struct client_config {
     /// Clock drift allowance: validity = ttl - elapsed - (ttl * drift_factor + 2 ms). In [0, 0.5).
     double drift_factor = 0.01;
     /// Per-node timeout of each lock command; a lock_options may lower it (default min(this, ttl/10)).
+    /// A command sent while the node's first connection attempt (made at construction) is still
+    /// running starts its clock when that attempt ends, which connect_timeout bounds.
     std::chrono::milliseconds node_timeout{50};
     /// Connect + handshake timeout of each node connection.
     std::chrono::milliseconds connect_timeout{1000};

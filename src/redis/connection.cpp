@@ -158,6 +158,12 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     bool connecting_ = false;  // a connect attempt is running: only then may its timer close the socket
     clock_type::time_point last_progress_{};
     std::vector<std::shared_ptr<connect_waiter>> connect_waiters_;
+    bool first_attempt_done_ = false;
+    struct held_clock {
+        std::weak_ptr<exec_op> op;
+        clock_type::duration timeout;
+    };
+    std::vector<held_clock> clocks_on_hold_;  // requests admitted during the first attempt
     std::minstd_rand rng_;
 
     // --- readable from any thread ---------------------------------------------------------------
@@ -215,8 +221,28 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             op->complete_later(error::queue_full);
             return;
         }
-        arm_request_timer(op->deadline());
+        if (running_ && !first_attempt_done_ && op->deadline() != clock_type::time_point::max()) {
+            // The request's clock starts when the first connection attempt ends: a client connects
+            // at construction, and an acquire made right after must not fail because the TCP and
+            // TLS handshakes and the script loads took longer than a node's answer may. The
+            // attempt itself is bounded by connect_timeout.
+            clocks_on_hold_.push_back({op, op->deadline() - clock_type::now()});
+            op->set_deadline(clock_type::time_point::max());
+        } else {
+            arm_request_timer(op->deadline());
+        }
         enqueue(std::move(op));
+    }
+
+    void start_held_clocks() {
+        first_attempt_done_ = true;
+        const auto now = clock_type::now();
+        for (auto& [weak_op, timeout] : std::exchange(clocks_on_hold_, {})) {
+            auto op = weak_op.lock();
+            if (!op || op->status() == exec_entry::state::finished) continue;
+            op->set_deadline(now + timeout);
+            arm_request_timer(op->deadline());
+        }
     }
 
     void enqueue(std::shared_ptr<exec_entry> e) {
@@ -359,6 +385,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         while (!self->closed_) {
             error_code ec = co_await self->connect_once();
             if (self->closed_) break;
+            if (!self->first_attempt_done_) self->start_held_clocks();
             if (ec) {
                 self->update_stats([](connection_stats& s) { ++s.connect_failures; });
                 self->notify_connect_waiters(ec);

@@ -159,6 +159,40 @@ BOOST_AUTO_TEST_CASE(request_timeout_against_a_frozen_server_and_recovery) {
     }());
 }
 
+// A request sent while the first connection attempt runs (a client connects at construction
+// and acquires at once) gets its timeout after the handshake, not during it; later requests
+// have theirs from the moment they are sent.
+BOOST_AUTO_TEST_CASE(a_request_sent_during_the_first_connect_has_its_timeout_after_it) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.health_check_interval = 0ms;
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        server.pause();  // the kernel accepts; HELLO waits
+        conn.async_connect([](error_code) {});
+        asio::co_spawn(co_await asio::this_coro::executor, [&]() -> asio::awaitable<void> {
+            co_await sleep_for(300ms);
+            server.resume();
+        }, asio::detached);
+        const auto start = clock_type::now();
+        auto first = command({"ECHO", "first"});
+        auto [ec, replies] = co_await conn.async_exec(first, 100ms, tuple_awaitable);
+        BOOST_TEST(!ec, ec.message());
+        BOOST_TEST_REQUIRE(replies.size() == 1u);
+        BOOST_TEST(replies[0].str == "first");
+        BOOST_TEST((clock_type::now() - start >= 300ms));
+
+        server.pause();
+        auto second = command({"ECHO", "later"});
+        auto [later, none] = co_await conn.async_exec(second, 100ms, tuple_awaitable);
+        server.resume();
+        BOOST_TEST((later == redlock::error::request_timeout), later.message());
+        BOOST_TEST(none.empty());
+        BOOST_TEST(conn.stats().connects == 1u);
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(cancellation_abandons_the_slot_without_desynchronising) {
     redis_server server;
     asio::io_context ioc;

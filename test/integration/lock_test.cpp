@@ -290,6 +290,37 @@ BOOST_AUTO_TEST_CASE(two_of_five_nodes_down_still_acquire_three_down_is_quorum_u
     }());
 }
 
+// The client connects at construction; an acquire made at once must not fail because the
+// handshake (HELLO, the script loads) takes longer than the per-node timeout. Once connected,
+// a node that answers later than it does not count.
+BOOST_AUTO_TEST_CASE(an_acquire_right_after_construction_waits_for_the_handshake_not_the_node_timeout) {
+    auto servers = start_redis_servers(1);
+    auto& server = *servers[0];
+    asio::io_context ioc;
+    server.pause();  // the kernel accepts the connection; HELLO waits
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        asio::co_spawn(co_await asio::this_coro::executor, [&]() -> asio::awaitable<void> {
+            co_await sleep_for(300ms);
+            server.resume();
+        }, asio::detached);
+        auto o = options(10s);
+        o.node_timeout = 100ms;
+        auto [ec, lease] = co_await client.async_acquire("first", o, tuple_awaitable);
+        BOOST_TEST(!ec, ec.message());
+        BOOST_TEST(lease.held());
+
+        server.pause();
+        auto [late, none] = co_await client.async_acquire("second", o, tuple_awaitable);
+        server.resume();
+        BOOST_TEST(late == redlock::error::quorum_unreachable);
+        BOOST_TEST(!none.held());
+        co_await lease.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return !redlock::test::key_exists(server, "second"); }));
+        BOOST_TEST(!redlock::test::key_exists(server, "first"));
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(bad_requests_fail_with_their_own_error) {
     auto servers = start_redis_servers(1);
     asio::io_context ioc;

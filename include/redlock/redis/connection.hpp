@@ -125,7 +125,8 @@ public:
     /// A server error reply is a value of type `resp::type::error`, not a failure of the request.
     ///
     /// Handler signature: `void(error_code, std::vector<resp::value>)`.
-    /// Errors: request_timeout (its `timeout` ran out; zero means none), reply_lost (written,
+    /// Errors: request_timeout (its `timeout` ran out, counted from the end of the first
+    /// connection attempt for a request sent during it; zero means none), reply_lost (written,
     /// then the connection dropped: it may have run), connection_closed, protocol errors
     /// (the reply stream was malformed: the connection is reset), unexpected_reply.
     /// Per-operation cancellation: terminal and partial cancel it at any point: a request not
