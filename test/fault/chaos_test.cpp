@@ -45,7 +45,7 @@ void run_and_expect_no_violation(std::uint64_t seed) {
 BOOST_AUTO_TEST_SUITE(chaos_test)
 
 BOOST_AUTO_TEST_CASE(fixed_seeds_keep_every_rule) {
-    for (std::uint64_t seed : {1u, 2u, 3u})
+    for (std::uint64_t seed : {1u, 2u})
         run_and_expect_no_violation(seed);
 }
 
