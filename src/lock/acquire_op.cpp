@@ -645,6 +645,15 @@ private:
         wake_by(clock::now() + clock::duration(pick(client_->rng())));
     }
 
+    // Our channel's subscription is in place on every node now. If we sleep, our last round
+    // may have run on a node before the SUBSCRIBE (they go on two connections), and a release
+    // in between was not heard: try once more. While a round is on its way, no: a node writes
+    // its replies in the order it runs the commands, so that round most likely ran after it.
+    void on_subscribed() {
+        if (done_ || !sleeping_) return;
+        on_released();
+    }
+
     // fair.lua handed the lock over to our place on `node`: a release found us at the head of
     // its queue, with the hand-off that our round `round_token` registered when it was refused
     // there. The lock is ours without a round trip once a quorum has handed it over, while we
@@ -958,6 +967,8 @@ private:
                 if (!self) return;
                 if (payload.starts_with(handoff_prefix)) {
                     self->on_handoff(node, payload.substr(handoff_prefix.size()));
+                } else if (payload == subscribed_notice) {
+                    self->on_subscribed();
                 } else {
                     self->on_released();
                 }

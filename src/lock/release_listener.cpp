@@ -35,8 +35,10 @@ void release_listener::open() {
             if (!c) return;
             auto& self = c->listener();
             std::vector<std::string> all;
-            for (const auto& [name, state] : self.channels_)
+            for (auto& [name, state] : self.channels_) {
                 all.push_back(name);
+                if (i < state.confirmed.size()) state.confirmed[i] = false;
+            }
             if (all.empty() || i >= self.connections_.size()) return;
             resp::request req;
             req.push_range("SUBSCRIBE", all);
@@ -64,7 +66,10 @@ release_listener::waiter_id release_listener::add(const std::string& channel, me
     auto [it, inserted] = channels_.try_emplace(channel);
     const auto id = next_id_++;
     it->second.waiters.push_back({id, std::move(on_message)});
-    if (inserted) send_to_all("SUBSCRIBE", {channel});
+    if (inserted) {
+        it->second.confirmed.assign(connections_.size(), false);
+        send_to_all("SUBSCRIBE", {channel});
+    }
     return id;
 }
 
@@ -81,9 +86,32 @@ void release_listener::remove(const std::string& channel, waiter_id id) {
     }
 }
 
+void release_listener::on_subscribed(std::size_t node, const std::string& channel) {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    auto& confirmed = it->second.confirmed;
+    if (node >= confirmed.size() || confirmed[node]) return;
+    confirmed[node] = true;
+    if (std::find(confirmed.begin(), confirmed.end(), false) != confirmed.end()) return;
+    // As for a release: one waiter, the oldest not woken yet. If a release went unheard, the
+    // lock is free and one try takes it; that holder's release wakes the next.
+    for (auto& w : it->second.waiters) {
+        if (w.woken) continue;
+        auto handler = w.on_message;  // a copy: it may register again
+        handler(node, subscribed_notice);
+        return;
+    }
+}
+
 void release_listener::on_push(std::size_t node, const resp::value& v) {
-    // ["message", channel, payload]; subscribe and unsubscribe confirmations are not for us.
-    if (v.elements.size() != 3 || v.elements[0].str != "message") return;
+    // ["message", channel, payload] or ["subscribe", channel, count]; unsubscribe
+    // confirmations are not for us.
+    if (v.elements.size() != 3) return;
+    if (v.elements[0].str == "subscribe") {
+        on_subscribed(node, v.elements[1].str);
+        return;
+    }
+    if (v.elements[0].str != "message") return;
     auto it = channels_.find(v.elements[1].str);
     if (it == channels_.end()) return;
     auto& state = it->second;

@@ -20,6 +20,11 @@ class client_state;
 
 /// fair.lua's message to a waiter it handed the lock over to: "granted <round token>".
 inline constexpr std::string_view handoff_prefix = "granted ";
+/// Not a message: what the oldest waiter of a channel not woken yet is told once every node has
+/// confirmed the channel's subscription (again, after a reconnect). A waiter's round may have
+/// run on a node before the SUBSCRIBE did, which goes on another connection, and a release in
+/// between was not heard: if the waiter sleeps, it tries once more.
+inline constexpr std::string_view subscribed_notice = "subscribed";
 
 /// The pub/sub side of waiting: one subscriber connection per node, opened on the first wait and
 /// shared by every waiter and channel of the client (no connection per waiter). A channel is
@@ -62,10 +67,12 @@ private:
     struct channel_state {
         std::deque<waiter> waiters;
         std::deque<std::pair<std::string, std::chrono::steady_clock::time_point>> recent;
+        std::vector<bool> confirmed;  // per node: its subscription is in place
     };
 
     void open();
     void send_to_all(const char* command, const std::vector<std::string>& channels);
+    void on_subscribed(std::size_t node, const std::string& channel);
 
     client_state& client_;
     std::vector<std::unique_ptr<redis::connection>> connections_;

@@ -19,6 +19,7 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <memory>
@@ -163,16 +164,11 @@ BOOST_DATA_TEST_CASE(fifty_waiters_get_the_lock_in_the_order_they_queued, node_c
 // handed-over lock expires with the place, and the new holder extends it to the ttl at once.
 BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_trip, node_counts, n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
-    std::vector<std::unique_ptr<redlock::test::tcp_proxy>> proxies;
-    auto via_proxies = lock_config(servers);
-    via_proxies.nodes.clear();
-    for (const auto& s : servers) {
-        proxies.push_back(std::make_unique<redlock::test::tcp_proxy>(s->port()));
-        via_proxies.nodes.push_back(proxies.back()->uri());
-    }
+    auto proxied = redlock::test::through_proxies(servers);
+    auto& proxies = proxied.proxies;
     asio::io_context ioc;
     redlock::client holder(ioc.get_executor(), lock_config(servers));
-    redlock::client waiter(ioc.get_executor(), via_proxies);
+    redlock::client waiter(ioc.get_executor(), proxied.config);
     constexpr auto held_back = 300ms;
     constexpr auto queue_timeout = 3s;
     run_coro(ioc, [&]() -> asio::awaitable<void> {
@@ -218,6 +214,49 @@ BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_t
             p->set_request_delay(0ms);
         co_await lease.async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "h"); }));
+    }());
+}
+
+// A waiter subscribes to its channel on one connection and queues on another: its round may
+// run before its SUBSCRIBE, and a release in between is not heard. Here the subscriber
+// connections are 300 ms slower than the others (the SUBSCRIBE takes effect after about 600 ms)
+// and the holder releases at once, handing the lock over unheard; the head tries once more when
+// its subscription is in place on every node. Without that it slept until its refresh (10 s).
+BOOST_DATA_TEST_CASE(a_hand_off_before_the_heads_subscription_took_effect_is_taken_once_it_did, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    auto proxied = redlock::test::through_proxies(servers);
+    auto& proxies = proxied.proxies;
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    redlock::client waiter(ioc.get_executor(), proxied.config);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto first = co_await holder.async_acquire("s", fair(0ms), asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return held_everywhere(servers, "s", first); }));
+        // The waiter's command connections are up; its subscriber connections open at its wait.
+        BOOST_TEST_REQUIRE(co_await eventually([&] {
+            return std::all_of(proxies.begin(), proxies.end(), [](const auto& p) { return p->accepted() == 1; });
+        }));
+        for (auto& p : proxies)
+            p->set_request_delay_of_new_connections(300ms);
+        std::optional<error_code> result;
+        std::optional<redlock::lease> lease;
+        waiter.async_acquire("s", fair(20s), [&](error_code ec, redlock::lease l) {
+            result = ec;
+            lease.emplace(std::move(l));
+        });
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "s", 1); }));
+        const auto released = clock_type::now();
+        co_await first.async_release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 15s));
+        const auto waited = clock_type::now() - released;
+        BOOST_TEST_MESSAGE("N=" << n << ": the head took its unheard hand-off over after "
+                                << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+                                << " ms");
+        BOOST_TEST(!*result);
+        BOOST_TEST((waited < 3s));
+        BOOST_TEST(lease->held());
+        co_await lease->async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "s"); }));
     }());
 }
 

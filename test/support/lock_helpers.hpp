@@ -46,6 +46,22 @@ inline client_config through(const tcp_proxy& proxy) {
     return cfg;
 }
 
+/// One proxy per server, and lock_config's config for the servers reached through them.
+struct proxied_servers {
+    std::vector<std::unique_ptr<tcp_proxy>> proxies;
+    client_config config;
+};
+inline proxied_servers through_proxies(const server_list& servers) {
+    proxied_servers p;
+    p.config = lock_config(servers);
+    p.config.nodes.clear();
+    for (const auto& s : servers) {
+        p.proxies.push_back(std::make_unique<tcp_proxy>(s->port()));
+        p.config.nodes.push_back(p.proxies.back()->uri());
+    }
+    return p;
+}
+
 /// The servers' URIs, comma-separated, for a child process's --nodes.
 inline std::string node_uris(const server_list& servers) {
     std::string uris;

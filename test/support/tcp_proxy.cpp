@@ -58,6 +58,7 @@ struct tcp_proxy_session {
     tcp_proxy_queue to_client;
     bool closed = false;
     bool lost_bytes = false;  // a mode discarded some of what it read (see tcp_proxy::set_mode)
+    std::chrono::milliseconds::rep own_request_delay_ms = 0;  // new_request_delay_ms when accepted
 };
 
 struct tcp_proxy_state {
@@ -71,6 +72,7 @@ struct tcp_proxy_state {
     std::atomic<tcp_proxy::mode> mode{tcp_proxy::mode::pass};
     std::atomic<std::chrono::milliseconds::rep> request_delay_ms{0};
     std::atomic<std::chrono::milliseconds::rep> reply_delay_ms{0};
+    std::atomic<std::chrono::milliseconds::rep> new_request_delay_ms{0};
     std::atomic<std::chrono::milliseconds::rep> jitter_ms{0};
     std::atomic<bool> slice{false};
     std::atomic<std::int64_t> cut_requests_after{-1};
@@ -175,6 +177,7 @@ asio::awaitable<void> read_side(tcp_proxy_state* st, session_ptr s, direction di
         }
         // Mode and delay as they are when the chunk is read: a setter affects later chunks only.
         auto delay = std::max<std::int64_t>(delay_ms.load(), 0);
+        if (is_request) delay = std::max<std::int64_t>(delay, s->own_request_delay_ms);
         if (const auto jitter = st->jitter_ms.load(); jitter > 0)
             delay += static_cast<std::int64_t>(st->jitter_rng() % static_cast<std::uint64_t>(jitter + 1));
         const auto due = steady::now() + std::chrono::milliseconds(delay);
@@ -277,6 +280,7 @@ asio::awaitable<void> accept_loop(tcp_proxy_state* st) {
         }
         st->accepted.fetch_add(1);
         auto s = std::make_shared<tcp_proxy_session>(std::move(sock), st->ioc);
+        s->own_request_delay_ms = st->new_request_delay_ms.load();
         st->sessions.insert(s);
         asio::co_spawn(st->ioc, run_session(st, s), asio::detached);
     }
@@ -344,6 +348,10 @@ void tcp_proxy::set_request_delay(std::chrono::milliseconds d) {
     state_->request_delay_ms.store(d.count());
 }
 
+void tcp_proxy::set_request_delay_of_new_connections(std::chrono::milliseconds d) {
+    state_->new_request_delay_ms.store(d.count());
+}
+
 void tcp_proxy::set_mode(mode m) {
     auto* st = state_.get();
     st->mode.store(m);
@@ -370,6 +378,7 @@ void tcp_proxy::heal() {
     set_mode(mode::pass);
     set_request_delay(std::chrono::milliseconds(0));
     set_reply_delay(std::chrono::milliseconds(0));
+    set_request_delay_of_new_connections(std::chrono::milliseconds(0));
     set_jitter(std::chrono::milliseconds(0));
     set_slice(false);
     cut_replies_after(-1);

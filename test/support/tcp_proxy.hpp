@@ -67,6 +67,9 @@ public:
     void set_reply_delay(std::chrono::milliseconds d);
     /// The same for client->server (requests).
     void set_request_delay(std::chrono::milliseconds d);
+    /// A request delay of their own for the connections accepted from now on (the larger of it
+    /// and set_request_delay's applies): one connection of a client slower than the others.
+    void set_request_delay_of_new_connections(std::chrono::milliseconds d);
     /// Back to `pass` resets every connection that lost bytes (see above); returns once it did.
     void set_mode(mode m);
     /// A random extra delay in [0, j] for every chunk, both directions (order is still kept: a
@@ -79,7 +82,8 @@ public:
     /// limit is gone after it fired. A negative count: no limit.
     void cut_replies_after(std::int64_t bytes);
     void cut_requests_after(std::int64_t bytes);
-    /// Back to forwarding everything at once: pass, no delay, no jitter, no slicing, no cut.
+    /// Back to forwarding everything at once: pass, no delay, no jitter, no slicing, no cut
+    /// (connections with a delay of their own keep it).
     void heal();
 
     /// Abruptly closes every current client and upstream connection (RST: SO_LINGER 0), dropping
