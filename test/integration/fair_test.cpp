@@ -94,6 +94,24 @@ bool nothing_left(const server_list& servers, const std::string& resource) {
     return true;
 }
 
+// The waiter's acquire completes within `bound` of `since` and holds the lock; after its
+// release nothing is left.
+asio::awaitable<void> expect_the_head_holds_it(const server_list& servers, const std::string& resource,
+                                               const std::optional<error_code>& result,
+                                               std::optional<redlock::lease>& lease,
+                                               clock_type::time_point since, clock_type::duration bound,
+                                               const std::string& how) {
+    BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 15s));
+    const auto waited = clock_type::now() - since;
+    BOOST_TEST_MESSAGE(how << " after "
+                           << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
+    BOOST_TEST(!*result);
+    BOOST_TEST((waited < bound));
+    BOOST_TEST(lease->held());
+    co_await lease->async_release(asio::use_awaitable);
+    BOOST_TEST(co_await eventually([&] { return nothing_left(servers, resource); }));
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(fair_test)
@@ -247,16 +265,8 @@ BOOST_DATA_TEST_CASE(a_hand_off_before_the_heads_subscription_took_effect_is_tak
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "s", 1); }));
         const auto released = clock_type::now();
         co_await first.async_release(asio::use_awaitable);
-        BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 15s));
-        const auto waited = clock_type::now() - released;
-        BOOST_TEST_MESSAGE("N=" << n << ": the head took its unheard hand-off over after "
-                                << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
-                                << " ms");
-        BOOST_TEST(!*result);
-        BOOST_TEST((waited < 3s));
-        BOOST_TEST(lease->held());
-        co_await lease->async_release(asio::use_awaitable);
-        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "s"); }));
+        co_await expect_the_head_holds_it(servers, "s", result, lease, released, 3s,
+                                          "N=" + std::to_string(n) + ": the head took its unheard hand-off over");
     }());
 }
 
@@ -288,16 +298,8 @@ BOOST_DATA_TEST_CASE(a_hand_off_nobody_heard_is_taken_by_the_heads_next_round, n
         }
         auto [newcomer_ec, newcomer] = co_await holder.async_acquire("u", fair(0ms), tuple_awaitable);
         BOOST_TEST((newcomer_ec == redlock::error::not_acquired));
-        BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 5s));
-        const auto waited = clock_type::now() - released;
-        BOOST_TEST_MESSAGE("N=" << n << ": the polling head took its hand-off over after "
-                                << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
-                                << " ms");
-        BOOST_TEST(!*result);
-        BOOST_TEST((waited < 2s));
-        BOOST_TEST(lease->held());
-        co_await lease->async_release(asio::use_awaitable);
-        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "u"); }));
+        co_await expect_the_head_holds_it(servers, "u", result, lease, released, 2s,
+                                          "N=" + std::to_string(n) + ": the polling head took its hand-off over");
     }());
 }
 
