@@ -237,7 +237,7 @@ BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_t
 
 // A waiter subscribes to its channel on one connection and queues on another: its round may
 // run before its SUBSCRIBE, and a release in between is not heard. Here the subscriber
-// connections are 300 ms slower than the others (the SUBSCRIBE takes effect after about 600 ms)
+// connections are 300 ms slower than the others (the SUBSCRIBE takes effect after about 900 ms)
 // and the holder releases at once, handing the lock over unheard; the head tries once more when
 // its subscription is in place on every node. Without that it slept until its refresh (10 s).
 BOOST_DATA_TEST_CASE(a_hand_off_before_the_heads_subscription_took_effect_is_taken_once_it_did, node_counts, n) {

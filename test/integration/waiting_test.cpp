@@ -234,7 +234,7 @@ BOOST_DATA_TEST_CASE(without_a_release_message_the_waiter_wakes_when_the_holder_
 // A waiter subscribes after its round was refused, on another connection: a release before
 // its SUBSCRIBE takes effect is not heard. Here the subscriber connections are 300 ms slower
 // than the others and the holder releases as soon as they open; the waiter tries once more when
-// its subscription is in place on every node (about 600 ms). Without that it slept until its
+// its subscription is in place on every node (about 900 ms). Without that it slept until its
 // backoff (3 s).
 BOOST_DATA_TEST_CASE(a_release_before_the_subscription_took_effect_is_made_up_for_once_it_did, node_counts, n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
