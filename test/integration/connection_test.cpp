@@ -171,10 +171,13 @@ BOOST_AUTO_TEST_CASE(a_request_sent_during_the_first_connect_has_its_timeout_aft
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         server.pause();  // the kernel accepts; HELLO waits
         conn.async_connect([](error_code) {});
-        asio::co_spawn(co_await asio::this_coro::executor, [&]() -> asio::awaitable<void> {
-            co_await sleep_for(300ms);
-            server.resume();
-        }, asio::detached);
+        asio::co_spawn(
+            co_await asio::this_coro::executor,
+            [&]() -> asio::awaitable<void> {
+                co_await sleep_for(300ms);
+                server.resume();
+            },
+            asio::detached);
         const auto start = clock_type::now();
         auto first = command({"ECHO", "first"});
         auto [ec, replies] = co_await conn.async_exec(first, 100ms, tuple_awaitable);

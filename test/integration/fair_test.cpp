@@ -240,7 +240,8 @@ BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_t
 // connections are 300 ms slower than the others (the SUBSCRIBE takes effect after about 900 ms)
 // and the holder releases at once, handing the lock over unheard; the head tries once more when
 // its subscription is in place on every node. Without that it slept until its refresh (10 s).
-BOOST_DATA_TEST_CASE(a_hand_off_before_the_heads_subscription_took_effect_is_taken_once_it_did, node_counts, n) {
+BOOST_DATA_TEST_CASE(a_hand_off_before_the_heads_subscription_took_effect_is_taken_once_it_did, node_counts,
+                     n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
     auto proxied = redlock::test::through_proxies(servers);
     auto& proxies = proxied.proxies;
@@ -252,7 +253,8 @@ BOOST_DATA_TEST_CASE(a_hand_off_before_the_heads_subscription_took_effect_is_tak
         BOOST_TEST_REQUIRE(co_await eventually([&] { return held_everywhere(servers, "s", first); }));
         // The waiter's command connections are up; its subscriber connections open at its wait.
         BOOST_TEST_REQUIRE(co_await eventually([&] {
-            return std::all_of(proxies.begin(), proxies.end(), [](const auto& p) { return p->accepted() == 1; });
+            return std::all_of(proxies.begin(), proxies.end(),
+                               [](const auto& p) { return p->accepted() == 1; });
         }));
         for (auto& p : proxies)
             p->set_request_delay_of_new_connections(300ms);
@@ -265,8 +267,9 @@ BOOST_DATA_TEST_CASE(a_hand_off_before_the_heads_subscription_took_effect_is_tak
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "s", 1); }));
         const auto released = clock_type::now();
         co_await first.async_release(asio::use_awaitable);
-        co_await expect_the_head_holds_it(servers, "s", result, lease, released, 3s,
-                                          "N=" + std::to_string(n) + ": the head took its unheard hand-off over");
+        co_await expect_the_head_holds_it(
+            servers, "s", result, lease, released, 3s,
+            "N=" + std::to_string(n) + ": the head took its unheard hand-off over");
     }());
 }
 
@@ -298,8 +301,9 @@ BOOST_DATA_TEST_CASE(a_hand_off_nobody_heard_is_taken_by_the_heads_next_round, n
         }
         auto [newcomer_ec, newcomer] = co_await holder.async_acquire("u", fair(0ms), tuple_awaitable);
         BOOST_TEST((newcomer_ec == redlock::error::not_acquired));
-        co_await expect_the_head_holds_it(servers, "u", result, lease, released, 2s,
-                                          "N=" + std::to_string(n) + ": the polling head took its hand-off over");
+        co_await expect_the_head_holds_it(
+            servers, "u", result, lease, released, 2s,
+            "N=" + std::to_string(n) + ": the polling head took its hand-off over");
     }());
 }
 

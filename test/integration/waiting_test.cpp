@@ -236,7 +236,8 @@ BOOST_DATA_TEST_CASE(without_a_release_message_the_waiter_wakes_when_the_holder_
 // than the others and the holder releases as soon as they open; the waiter tries once more when
 // its subscription is in place on every node (about 900 ms). Without that it slept until its
 // backoff (3 s).
-BOOST_DATA_TEST_CASE(a_release_before_the_subscription_took_effect_is_made_up_for_once_it_did, node_counts, n) {
+BOOST_DATA_TEST_CASE(a_release_before_the_subscription_took_effect_is_made_up_for_once_it_did, node_counts,
+                     n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
     auto proxied = redlock::test::through_proxies(servers);
     auto& proxies = proxied.proxies;
