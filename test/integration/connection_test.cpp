@@ -1,5 +1,6 @@
 // The pipelined connection against real redis-server processes.
 #include "scripts/scripts_gen.hpp"
+#include "support/lock_helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
 #include <redlock/error.hpp>
@@ -27,6 +28,7 @@ using redlock::redis::connection;
 using redlock::redis::connection_config;
 using redlock::test::redis_server;
 using redlock::test::run_coro;
+using redlock::test::sleep_for;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
@@ -57,11 +59,6 @@ asio::awaitable<resp::value> run_one(connection& conn, resp::request req,
     BOOST_TEST_REQUIRE(!ec, ec.message());
     BOOST_TEST_REQUIRE(replies.size() == 1u);
     co_return std::move(replies[0]);
-}
-
-asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::use_awaitable);
 }
 
 asio::awaitable<void> expect_connect(connection& conn) {
@@ -171,13 +168,7 @@ BOOST_AUTO_TEST_CASE(a_request_sent_during_the_first_connect_has_its_timeout_aft
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         server.pause();  // the kernel accepts; HELLO waits
         conn.async_connect([](error_code) {});
-        asio::co_spawn(
-            co_await asio::this_coro::executor,
-            [&]() -> asio::awaitable<void> {
-                co_await sleep_for(300ms);
-                server.resume();
-            },
-            asio::detached);
+        co_await redlock::test::resume_after(server, 300ms);
         const auto start = clock_type::now();
         auto first = command({"ECHO", "first"});
         auto [ec, replies] = co_await conn.async_exec(first, 100ms, tuple_awaitable);

@@ -300,13 +300,7 @@ BOOST_AUTO_TEST_CASE(an_acquire_right_after_construction_waits_for_the_handshake
     server.pause();  // the kernel accepts the connection; HELLO waits
     redlock::client client(ioc.get_executor(), lock_config(servers));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        asio::co_spawn(
-            co_await asio::this_coro::executor,
-            [&]() -> asio::awaitable<void> {
-                co_await sleep_for(300ms);
-                server.resume();
-            },
-            asio::detached);
+        co_await redlock::test::resume_after(server, 300ms);
         auto o = options(10s);
         o.node_timeout = 100ms;
         auto [ec, lease] = co_await client.async_acquire("first", o, tuple_awaitable);

@@ -8,6 +8,8 @@
 #include <redlock/lock_options.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -120,6 +122,17 @@ inline lock_options options(std::chrono::milliseconds ttl = std::chrono::seconds
 inline boost::asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
     boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, d);
     co_await t.async_wait(boost::asio::use_awaitable);
+}
+
+/// Resumes the paused `server` after `d`, from a coroutine of its own: the caller goes on.
+inline boost::asio::awaitable<void> resume_after(redis_server& server, std::chrono::milliseconds d) {
+    boost::asio::co_spawn(
+        co_await boost::asio::this_coro::executor,
+        [&server, d]() -> boost::asio::awaitable<void> {
+            co_await sleep_for(d);
+            server.resume();
+        },
+        boost::asio::detached);
 }
 
 /// Polls `condition` every 10 ms while the io_context keeps running, for background work such
