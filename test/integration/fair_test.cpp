@@ -32,6 +32,7 @@ namespace asio = boost::asio;
 namespace data = boost::unit_test::data;
 using namespace std::chrono_literals;
 using boost::system::error_code;
+using redlock::test::background_acquire;
 using redlock::test::eventually;
 using redlock::test::held_everywhere;
 using redlock::test::lock_config;
@@ -97,18 +98,16 @@ bool nothing_left(const server_list& servers, const std::string& resource) {
 // The waiter's acquire completes within `bound` of `since` and holds the lock; after its
 // release nothing is left.
 asio::awaitable<void> expect_the_head_holds_it(const server_list& servers, const std::string& resource,
-                                               const std::optional<error_code>& result,
-                                               std::optional<redlock::lease>& lease,
-                                               clock_type::time_point since, clock_type::duration bound,
-                                               const std::string& how) {
-    BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 15s));
+                                               background_acquire& head, clock_type::time_point since,
+                                               clock_type::duration bound, const std::string& how) {
+    BOOST_TEST_REQUIRE(co_await eventually([&] { return head.result.has_value(); }, 15s));
     const auto waited = clock_type::now() - since;
     BOOST_TEST_MESSAGE(how << " after "
                            << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
-    BOOST_TEST(!*result);
+    BOOST_TEST(!*head.result);
     BOOST_TEST((waited < bound));
-    BOOST_TEST(lease->held());
-    co_await lease->async_release(asio::use_awaitable);
+    BOOST_TEST(head.lease->held());
+    co_await head.lease->async_release(asio::use_awaitable);
     BOOST_TEST(co_await eventually([&] { return nothing_left(servers, resource); }));
 }
 
@@ -258,17 +257,13 @@ BOOST_DATA_TEST_CASE(a_hand_off_before_the_heads_subscription_took_effect_is_tak
         }));
         for (auto& p : proxies)
             p->set_request_delay_of_new_connections(300ms);
-        std::optional<error_code> result;
-        std::optional<redlock::lease> lease;
-        waiter.async_acquire("s", fair(20s), [&](error_code ec, redlock::lease l) {
-            result = ec;
-            lease.emplace(std::move(l));
-        });
+        background_acquire head;
+        head.start(waiter, "s", fair(20s));
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "s", 1); }));
         const auto released = clock_type::now();
         co_await first.async_release(asio::use_awaitable);
         co_await expect_the_head_holds_it(
-            servers, "s", result, lease, released, 3s,
+            servers, "s", head, released, 3s,
             "N=" + std::to_string(n) + ": the head took its unheard hand-off over");
     }());
 }
@@ -285,12 +280,8 @@ BOOST_DATA_TEST_CASE(a_hand_off_nobody_heard_is_taken_by_the_heads_next_round, n
         auto first = co_await holder.async_acquire("u", fair(0ms), asio::use_awaitable);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return held_everywhere(servers, "u", first); }));
         const auto polling = polling_fair(300ms);
-        std::optional<error_code> result;
-        std::optional<redlock::lease> lease;
-        client.async_acquire("u", polling, [&](error_code ec, redlock::lease l) {
-            result = ec;
-            lease.emplace(std::move(l));
-        });
+        background_acquire head;
+        head.start(client, "u", polling);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "u", 1); }));
         const auto released = clock_type::now();
         co_await first.async_release(asio::use_awaitable);
@@ -302,7 +293,7 @@ BOOST_DATA_TEST_CASE(a_hand_off_nobody_heard_is_taken_by_the_heads_next_round, n
         auto [newcomer_ec, newcomer] = co_await holder.async_acquire("u", fair(0ms), tuple_awaitable);
         BOOST_TEST((newcomer_ec == redlock::error::not_acquired));
         co_await expect_the_head_holds_it(
-            servers, "u", result, lease, released, 2s,
+            servers, "u", head, released, 2s,
             "N=" + std::to_string(n) + ": the polling head took its hand-off over");
     }());
 }
@@ -457,12 +448,8 @@ BOOST_DATA_TEST_CASE(a_killed_waiter_is_evicted_after_its_queue_timeout, node_co
             {"--nodes", uris, "--checker", servers.front()->uri(), "--resource", "k", "--coroutines", "1",
              "--rounds", "1", "--fair", "1", "--queue-timeout-ms", std::to_string(queue_timeout.count())});
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "k", 1); }));
-        std::optional<error_code> result;
-        std::optional<redlock::lease> lease;
-        client.async_acquire("k", fair(20s, queue_timeout), [&](error_code ec, redlock::lease l) {
-            result = ec;
-            lease.emplace(std::move(l));
-        });
+        background_acquire behind;
+        behind.start(client, "k", fair(20s, queue_timeout));
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "k", 2); }));
 
         kill(doomed, SIGKILL);
@@ -471,18 +458,18 @@ BOOST_DATA_TEST_CASE(a_killed_waiter_is_evicted_after_its_queue_timeout, node_co
         // Hands the lock over to the dead head, until the deadline of its place: nobody hears it.
         co_await first.async_release(asio::use_awaitable);
 
-        BOOST_TEST(co_await eventually([&] { return result.has_value(); }, 5s));
+        BOOST_TEST(co_await eventually([&] { return behind.result.has_value(); }, 5s));
         const auto waited = clock_type::now() - killed;
         BOOST_TEST_MESSAGE("N=" << n << ": the waiter behind the killed one got the lock "
                                 << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
                                 << " ms after the kill");
-        BOOST_TEST(!*result);
+        BOOST_TEST(!*behind.result);
         // FIFO held while the dead waiter's place was still valid (its last refresh was at most
         // queue_timeout / 3 before the kill), and it held up the queue no longer than its
         // deadline plus one refresh of the waiter behind it, with slack for a loaded machine.
         BOOST_TEST((waited >= queue_timeout * 2 / 3 - 100ms));
         BOOST_TEST((waited <= queue_timeout + queue_timeout / 3 + 700ms));
-        co_await lease->async_release(asio::use_awaitable);
+        co_await behind.lease->async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "k"); }));
     }());
 }
@@ -511,12 +498,8 @@ BOOST_DATA_TEST_CASE(timeout_and_cancellation_leave_no_queue_entry_behind, node_
                              asio::bind_cancellation_slot(
                                  cancel.slot(), [&](error_code e, redlock::lease) { cancelled = e; }));
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "t", 1); }));
-        std::optional<error_code> behind_result;
-        std::optional<redlock::lease> behind;
-        client.async_acquire("t", fair(30s), [&](error_code ec, redlock::lease l) {
-            behind_result = ec;
-            behind.emplace(std::move(l));
-        });
+        background_acquire behind;
+        behind.start(client, "t", fair(30s));
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "t", 2); }));
         cancel.emit(asio::cancellation_type::terminal);
         BOOST_TEST(co_await eventually([&] { return cancelled.has_value(); }, 1s));
@@ -527,10 +510,10 @@ BOOST_DATA_TEST_CASE(timeout_and_cancellation_leave_no_queue_entry_behind, node_
         // refresh (queue_timeout 30 s) or timed retry would have.
         const auto released = clock_type::now();
         co_await first.async_release(asio::use_awaitable);
-        BOOST_TEST(co_await eventually([&] { return behind_result.has_value(); }, 2s));
-        BOOST_TEST(!*behind_result);
+        BOOST_TEST(co_await eventually([&] { return behind.result.has_value(); }, 2s));
+        BOOST_TEST(!*behind.result);
         BOOST_TEST((clock_type::now() - released < 400ms));
-        co_await behind->async_release(asio::use_awaitable);
+        co_await behind.lease->async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "t"); }));
     }());
 }

@@ -256,25 +256,21 @@ BOOST_DATA_TEST_CASE(a_release_before_the_subscription_took_effect_is_made_up_fo
             p->set_request_delay_of_new_connections(300ms);
         auto o = waiting(20s);
         o.retry = redlock::retry_config{3000ms, 3000ms};
-        std::optional<error_code> result;
-        std::optional<redlock::lease> lease;
-        client.async_acquire("late", o, [&](error_code ec, redlock::lease l) {
-            result = ec;
-            lease.emplace(std::move(l));
-        });
+        redlock::test::background_acquire waiter;
+        waiter.start(client, "late", o);
         // Refused everywhere: the subscriber connections open.
         BOOST_TEST_REQUIRE(co_await eventually([&] { return accepted_everywhere(2); }));
         const auto released = clock_type::now();
         co_await held.async_release(asio::use_awaitable);
-        BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }, 10s));
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return waiter.result.has_value(); }, 10s));
         const auto waited = clock_type::now() - released;
         BOOST_TEST_MESSAGE("N=" << n << ": the waiter got the lock "
                                 << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
                                 << " ms after the unheard release");
-        BOOST_TEST(!*result);
+        BOOST_TEST(!*waiter.result);
         BOOST_TEST((waited < 2s));
-        BOOST_TEST(lease->held());
-        co_await lease->async_release(asio::use_awaitable);
+        BOOST_TEST(waiter.lease->held());
+        co_await waiter.lease->async_release(asio::use_awaitable);
     }());
 }
 

@@ -3,6 +3,7 @@
 
 #include "support/redis_server.hpp"
 #include "support/tcp_proxy.hpp"
+#include <redlock/client.hpp>
 #include <redlock/config.hpp>
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
@@ -13,11 +14,14 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::test {
@@ -123,6 +127,20 @@ inline boost::asio::awaitable<void> sleep_for(std::chrono::steady_clock::duratio
     boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, d);
     co_await t.async_wait(boost::asio::use_awaitable);
 }
+
+/// An acquire left to run while the test goes on: `result` and `lease` are set when it
+/// completes. It must outlive the acquire.
+struct background_acquire {
+    std::optional<boost::system::error_code> result;
+    std::optional<redlock::lease> lease;
+
+    void start(client& c, std::string_view resource, const lock_options& o) {
+        c.async_acquire(resource, o, [this](boost::system::error_code ec, redlock::lease l) {
+            result = ec;
+            lease.emplace(std::move(l));
+        });
+    }
+};
 
 /// Resumes the paused `server` after `d`, from a coroutine of its own: the caller goes on.
 inline boost::asio::awaitable<void> resume_after(redis_server& server, std::chrono::milliseconds d) {
