@@ -81,7 +81,9 @@ asio::awaitable<redlock::resp::value> run(redlock::redis::connection& checker, r
 asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection& checker, args a, tally& t) {
     redlock::lock_options o;
     o.ttl = 10s;
-    o.wait = 60s;
+    // Longer than the slowest whole run (sanitized, on few cores): of 150 waiters on a lock that
+    // is not fair, an unlucky one may wait for most of it. What is checked is exclusion.
+    o.wait = 240s;
     o.fair = a.fair;
     o.fenced = a.fenced;
     o.queue_timeout = std::chrono::milliseconds(a.queue_timeout_ms);
