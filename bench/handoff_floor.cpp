@@ -1,14 +1,17 @@
 // The fastest a hand-off by pub/sub can be on this machine, measured without our library, over
-// blocking sockets to one node: a holder releases by a token-checked script that publishes on the
-// resource's channel; a waiter, subscribed on a third socket, sends its SET NX as soon as the
-// message arrives. Latency: from just before the release is sent to the waiter's grant. Also the
-// PING round trip, both
+// blocking sockets: a holder releases by a token-checked script that publishes on the resource's
+// channel; a waiter, subscribed on a third socket per node, sends its SET NX as soon as the
+// message arrives. With several nodes, Redlock's way: the release goes to all at once, the waiter
+// sends its SETs to all once a quorum's messages arrived and holds once a quorum granted. Also
+// the hand-off our fair lock makes, where the release's script gives the key to the waiter and
+// the message alone tells it so ("handed over"). Latency: from just before the release is sent
+// to the waiter's hold. Also the PING round trip of the first node. Each both
 //   - hot: each step right after the previous one (machine and server busy), and
 //   - after 2 ms of idleness before the release (or the PING): what a hand-off pays when the
 //     lock was quiet, since idle CPUs fall asleep and each wake-up costs time.
 // bench/run_lock_bench compares our hand-off with these.
 //
-//   handoff_floor --port P [--iterations K]      prints one JSON line
+//   handoff_floor --ports P1[,P2,...] [--iterations K]      prints one JSON line
 
 #include "bare_socket.hpp"
 
@@ -45,45 +48,99 @@ std::string read_reply(int fd) {
     return std::string(buf, static_cast<std::size_t>(n));
 }
 
+// The holder's release: token-checked, publishes on the resource's channel.
 const char* release_script =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) "
     "redis.call('PUBLISH', KEYS[2], ARGV[1]) return 1 end return 0";
+// The release of a lock that hands itself over (our fair lock's way): the key gets the next
+// waiter's token, and the message tells the waiter it holds it.
+const char* hand_over_script =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', 10000) "
+    "redis.call('PUBLISH', KEYS[2], ARGV[2]) return 1 end return 0";
 
-struct sockets {
+// Three sockets per node.
+struct node_sockets {
     int holder, waiter, subscriber;
 };
 
-// One hand-off; returns its latency in microseconds.
-double handoff(const sockets& s, const std::string& sha, int i, clock_type::duration idle) {
+enum class style { waiter_sets, handed_over };
+
+// One hand-off over all nodes, as Redlock does it: the holder's release goes to every node at
+// once; the waiter acts once a quorum's messages arrived (its SET NX to every node at once,
+// holding once a quorum granted; or, handed over, at once). Returns the latency in
+// microseconds; every reply and message is read before it returns.
+double handoff(const std::vector<node_sockets>& nodes, const std::string& sha, style how, int i,
+               clock_type::duration idle) {
     const std::string key = "floor:handoff", channel = "floor:released";
     const std::string holder_token = "h" + std::to_string(i), waiter_token = "w" + std::to_string(i);
-    send_all(s.holder, command({"SET", key, holder_token, "NX", "PX", "10000"}));
-    read_reply(s.holder);
-    send_all(s.waiter, command({"SET", key, waiter_token, "NX", "PX", "10000", "GET"}));
-    read_reply(s.waiter);  // refused: the waiter waits for the message
+    const std::size_t n = nodes.size(), quorum = n / 2 + 1;
+    // The holder's SETs first: sent together, the waiter's could come first on some node.
+    for (const auto& s : nodes)
+        send_all(s.holder, command({"SET", key, holder_token, "NX", "PX", "10000"}));
+    for (const auto& s : nodes)
+        read_reply(s.holder);
+    for (const auto& s : nodes)
+        send_all(s.waiter, command({"SET", key, waiter_token, "NX", "PX", "10000", "GET"}));
+    for (const auto& s : nodes)
+        read_reply(s.waiter);  // refused: the waiter waits for the messages
     if (idle > clock_type::duration::zero()) std::this_thread::sleep_for(idle);
 
     const auto t0 = clock_type::now();
-    send_all(s.holder, command({"EVALSHA", sha, "2", key, channel, holder_token}));
-    bool released = false, granted = false;
-    double latency = 0;
-    while (!released || !granted) {
-        pollfd p[2] = {{s.holder, static_cast<short>(released ? 0 : POLLIN), 0}, {s.subscriber, POLLIN, 0}};
-        if (::poll(p, 2, 5000) <= 0) die("poll");
-        if (p[0].revents & POLLIN) {
-            read_reply(s.holder);
-            released = true;
+    for (const auto& s : nodes)
+        send_all(s.holder, command({"EVALSHA", sha, "2", key, channel, holder_token, waiter_token}));
+    // Per node: the holder's reply, the message, and (waiter_sets) the waiter's SET reply.
+    std::vector<bool> released(n, false), messaged(n, false), answered(n, how == style::handed_over);
+    std::size_t messages = 0, grants = 0;
+    bool sent = false;
+    double latency = -1;
+    const auto all_read = [&] {
+        return std::all_of(released.begin(), released.end(), [](bool b) { return b; }) &&
+               std::all_of(messaged.begin(), messaged.end(), [](bool b) { return b; }) &&
+               std::all_of(answered.begin(), answered.end(), [](bool b) { return b; });
+    };
+    const auto now_us = [&] {
+        return std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+    };
+    while (!all_read()) {
+        std::vector<pollfd> p;
+        for (std::size_t k = 0; k < n; ++k) {
+            p.push_back({nodes[k].holder, static_cast<short>(released[k] ? 0 : POLLIN), 0});
+            p.push_back({nodes[k].subscriber, static_cast<short>(messaged[k] ? 0 : POLLIN), 0});
+            p.push_back({nodes[k].waiter, static_cast<short>(sent && !answered[k] ? POLLIN : 0), 0});
         }
-        if (p[1].revents & POLLIN) {
-            read_reply(s.subscriber);
-            send_all(s.waiter, command({"SET", key, waiter_token, "NX", "PX", "10000", "GET"}));
-            read_reply(s.waiter);
-            latency = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
-            granted = true;
+        if (::poll(p.data(), p.size(), 5000) <= 0) die("poll");
+        for (std::size_t k = 0; k < n; ++k) {
+            if (p[3 * k + 1].revents & POLLIN) {
+                read_reply(nodes[k].subscriber);
+                messaged[k] = true;
+                if (++messages == quorum) {
+                    if (how == style::handed_over) {
+                        latency = now_us();
+                    } else {
+                        for (const auto& s : nodes)
+                            send_all(s.waiter,
+                                     command({"SET", key, waiter_token, "NX", "PX", "10000", "GET"}));
+                        sent = true;
+                    }
+                }
+            }
+            if (p[3 * k + 2].revents & POLLIN) {
+                // SET NX GET answers nil when it set the key; a node whose release has not run yet
+                // refuses (only the messaged ones are sure to grant).
+                const bool granted = read_reply(nodes[k].waiter).rfind("$-1", 0) == 0;
+                answered[k] = true;
+                if (granted && ++grants == quorum) latency = now_us();
+            }
+            if (p[3 * k].revents & POLLIN) {
+                read_reply(nodes[k].holder);
+                released[k] = true;
+            }
         }
     }
-    send_all(s.waiter, command({"DEL", key}));
-    read_reply(s.waiter);
+    for (const auto& s : nodes)
+        send_all(s.waiter, command({"DEL", key}));
+    for (const auto& s : nodes)
+        read_reply(s.waiter);
     return latency;
 }
 
@@ -111,53 +168,86 @@ std::vector<double> run(int iterations, F f) {
     return out;
 }
 
+std::vector<int> parse_ports(const std::string& list) {
+    std::vector<int> ports;
+    for (std::size_t pos = 0; pos <= list.size();) {
+        auto comma = list.find(',', pos);
+        if (comma == std::string::npos) comma = list.size();
+        ports.push_back(std::atoi(list.substr(pos, comma - pos).c_str()));
+        pos = comma + 1;
+    }
+    return ports;
+}
+
+// "$40\r\n<sha>\r\n" from SCRIPT LOAD on every node (the same on all: it is the SHA1).
+std::string load(const std::vector<node_sockets>& nodes, const char* script) {
+    std::string sha;
+    for (const auto& s : nodes) {
+        send_all(s.holder, command({"SCRIPT", "LOAD", script}));
+        const auto loaded = read_reply(s.holder);
+        const auto start = loaded.find("\r\n");
+        if (loaded.empty() || loaded[0] != '$' || start == std::string::npos || loaded.size() < start + 42) {
+            std::fprintf(stderr, "handoff_floor: SCRIPT LOAD answered %s\n", loaded.c_str());
+            std::exit(1);
+        }
+        sha = loaded.substr(start + 2, 40);
+    }
+    return sha;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     bare::program = "handoff_floor";
-    int port = 0;
+    std::vector<int> ports;
     int iterations = 2000;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--port" && i + 1 < argc) {
-            port = std::atoi(argv[++i]);
+        if ((a == "--ports" || a == "--port") && i + 1 < argc) {
+            ports = parse_ports(argv[++i]);
         } else if (a == "--iterations" && i + 1 < argc) {
             iterations = std::atoi(argv[++i]);
         } else {
-            std::fprintf(stderr, "usage: handoff_floor --port P [--iterations K]\n");
+            std::fprintf(stderr, "usage: handoff_floor --ports P1[,P2,...] [--iterations K]\n");
             return 2;
         }
     }
-    if (port <= 0 || port > 65535 || iterations < 10 || iterations > 1000000) {
-        std::fprintf(stderr, "handoff_floor: give a port and 10 to 1000000 iterations\n");
+    const bool ports_ok =
+        !ports.empty() && std::all_of(ports.begin(), ports.end(), [](int p) { return p > 0 && p <= 65535; });
+    if (!ports_ok || iterations < 10 || iterations > 1000000) {
+        std::fprintf(stderr, "handoff_floor: give ports and 10 to 1000000 iterations\n");
         return 2;
     }
-    const sockets s{bare::connect_to(port), bare::connect_to(port), bare::connect_to(port)};
-    send_all(s.holder, command({"SCRIPT", "LOAD", release_script}));
-    const auto loaded = read_reply(s.holder);  // "$40\r\n<sha>\r\n"
-    const auto start = loaded.find("\r\n");
-    if (loaded.empty() || loaded[0] != '$' || start == std::string::npos || loaded.size() < start + 42) {
-        std::fprintf(stderr, "handoff_floor: SCRIPT LOAD answered %s\n", loaded.c_str());
-        return 1;
+    std::vector<node_sockets> nodes;
+    for (int port : ports)
+        nodes.push_back({bare::connect_to(port), bare::connect_to(port), bare::connect_to(port)});
+    const std::string release_sha = load(nodes, release_script);
+    const std::string hand_over_sha = load(nodes, hand_over_script);
+    for (const auto& s : nodes) {
+        send_all(s.subscriber, command({"SUBSCRIBE", "floor:released"}));
+        read_reply(s.subscriber);
     }
-    const std::string sha = loaded.substr(start + 2, 40);
-    send_all(s.subscriber, command({"SUBSCRIBE", "floor:released"}));
-    read_reply(s.subscriber);
 
     constexpr auto idle = std::chrono::milliseconds(2);
     const auto idle_runs = std::max(10, iterations / 4);  // 2 ms each
-    auto hot = run(iterations, [&](int i) { return handoff(s, sha, i, {}); });
-    auto cold = run(idle_runs, [&](int i) { return handoff(s, sha, i, idle); });
-    auto ping_hot = run(iterations, [&](int) { return ping(s.holder, {}); });
-    auto ping_cold = run(idle_runs, [&](int) { return ping(s.holder, idle); });
+    auto hot = run(iterations, [&](int i) { return handoff(nodes, release_sha, style::waiter_sets, i, {}); });
+    auto cold =
+        run(idle_runs, [&](int i) { return handoff(nodes, release_sha, style::waiter_sets, i, idle); });
+    auto handed =
+        run(iterations, [&](int i) { return handoff(nodes, hand_over_sha, style::handed_over, i, {}); });
+    auto ping_hot = run(iterations, [&](int) { return ping(nodes.front().holder, {}); });
+    auto ping_cold = run(idle_runs, [&](int) { return ping(nodes.front().holder, idle); });
     std::printf(
-        "{\"iterations\": %d, \"handoff_hot_p50_us\": %.1f, \"handoff_hot_p99_us\": %.1f, "
-        "\"handoff_idle_p50_us\": %.1f, \"handoff_idle_p99_us\": %.1f, \"ping_hot_p50_us\": %.1f, "
-        "\"ping_idle_p50_us\": %.1f}\n",
-        iterations, quantile(hot, 0.5), quantile(hot, 0.99), quantile(cold, 0.5), quantile(cold, 0.99),
-        quantile(ping_hot, 0.5), quantile(ping_cold, 0.5));
-    ::close(s.holder);
-    ::close(s.waiter);
-    ::close(s.subscriber);
+        "{\"nodes\": %zu, \"iterations\": %d, \"handoff_hot_p50_us\": %.1f, \"handoff_hot_p99_us\": %.1f, "
+        "\"handoff_idle_p50_us\": %.1f, \"handoff_idle_p99_us\": %.1f, \"handed_over_hot_p50_us\": %.1f, "
+        "\"handed_over_hot_p99_us\": %.1f, \"ping_hot_p50_us\": %.1f, \"ping_idle_p50_us\": %.1f}\n",
+        nodes.size(), iterations, quantile(hot, 0.5), quantile(hot, 0.99), quantile(cold, 0.5),
+        quantile(cold, 0.99), quantile(handed, 0.5), quantile(handed, 0.99), quantile(ping_hot, 0.5),
+        quantile(ping_cold, 0.5));
+    for (const auto& s : nodes) {
+        ::close(s.holder);
+        ::close(s.waiter);
+        ::close(s.subscriber);
+    }
     return 0;
 }
