@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <thread>
 
@@ -29,6 +30,13 @@ using clock_type = std::chrono::steady_clock;
 namespace {
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 constexpr auto max_ttl = 4000ms;
+
+// Whether the client counts nodes `first` and after as voting.
+bool votes_from(const redlock::client& c, std::size_t first) {
+    const auto m = c.metrics();
+    return std::all_of(m.nodes.begin() + static_cast<std::ptrdiff_t>(first), m.nodes.end(),
+                       [](const auto& n) { return n.voting; });
+}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(quarantine_test)
@@ -69,12 +77,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_node_does_not_vote_until_the_locks_it_lost_expi
             // Three voting nodes are a quorum, so node 0 may still be quarantined (its uptime was
             // read a moment later than the others', or rounded down further). The lease below
             // must be on node 0: wait until all five vote.
-            BOOST_TEST(co_await redlock::test::eventually(
-                [&] {
-                    const auto m = a.metrics();
-                    return std::all_of(m.nodes.begin(), m.nodes.end(), [](const auto& n) { return n.voting; });
-                },
-                2s));
+            BOOST_TEST(co_await redlock::test::eventually([&] { return votes_from(a, 0); }, 2s));
             auto held = co_await a.async_acquire("q", options(max_ttl), asio::use_awaitable);
             BOOST_TEST(redlock::test::key_exists(*servers[0], "q"));
             servers[3]->command({"DEL", lock_key("q")});
@@ -90,13 +93,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_node_does_not_vote_until_the_locks_it_lost_expi
             // a second at most, well inside A's lease.
             auto [warm_ec, warm] = co_await b.async_acquire("warm-up", options(max_ttl), tuple_awaitable);
             if (!warm_ec) co_await warm.async_release(tuple_awaitable);
-            BOOST_TEST(co_await redlock::test::eventually(
-                [&] {
-                    const auto m = b.metrics();
-                    return std::all_of(m.nodes.begin() + 1, m.nodes.end(),
-                                       [](const auto& n) { return n.voting; });
-                },
-                2s));
+            BOOST_TEST(co_await redlock::test::eventually([&] { return votes_from(b, 1); }, 2s));
             redlock::diagnostics refused;
             auto [b_ec, b_lease] = co_await b.async_acquire("q", options(max_ttl), refused, tuple_awaitable);
             BOOST_TEST((b_ec == redlock::error::not_acquired), refused.message);
