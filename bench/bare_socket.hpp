@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -44,6 +45,18 @@ inline int connect_to(int port) {
 
 inline void send_all(int fd, const std::string& bytes) {
     if (::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) die("write");
+}
+
+/// "P1,P2,..." as ports (a malformed entry becomes 0, for the caller's range check).
+inline std::vector<int> parse_ports(const std::string& list) {
+    std::vector<int> ports;
+    for (std::size_t pos = 0; pos <= list.size();) {
+        auto comma = list.find(',', pos);
+        if (comma == std::string::npos) comma = list.size();
+        ports.push_back(std::atoi(list.substr(pos, comma - pos).c_str()));
+        pos = comma + 1;
+    }
+    return ports;
 }
 
 }  // namespace bare

@@ -104,13 +104,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--ports" && i + 1 < argc) {
-            std::string list = argv[++i];
-            for (std::size_t pos = 0; pos <= list.size();) {
-                auto comma = list.find(',', pos);
-                if (comma == std::string::npos) comma = list.size();
-                ports.push_back(std::atoi(list.substr(pos, comma - pos).c_str()));
-                pos = comma + 1;
-            }
+            ports = bare::parse_ports(argv[++i]);
         } else if (a == "--iterations" && i + 1 < argc) {
             iterations = std::atoi(argv[++i]);
         } else {

@@ -168,17 +168,6 @@ std::vector<double> run(int iterations, F f) {
     return out;
 }
 
-std::vector<int> parse_ports(const std::string& list) {
-    std::vector<int> ports;
-    for (std::size_t pos = 0; pos <= list.size();) {
-        auto comma = list.find(',', pos);
-        if (comma == std::string::npos) comma = list.size();
-        ports.push_back(std::atoi(list.substr(pos, comma - pos).c_str()));
-        pos = comma + 1;
-    }
-    return ports;
-}
-
 // "$40\r\n<sha>\r\n" from SCRIPT LOAD on every node (the same on all: it is the SHA1).
 std::string load(const std::vector<node_sockets>& nodes, const char* script) {
     std::string sha;
@@ -204,7 +193,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if ((a == "--ports" || a == "--port") && i + 1 < argc) {
-            ports = parse_ports(argv[++i]);
+            ports = bare::parse_ports(argv[++i]);
         } else if (a == "--iterations" && i + 1 < argc) {
             iterations = std::atoi(argv[++i]);
         } else {
