@@ -251,10 +251,8 @@ BOOST_DATA_TEST_CASE(a_hand_off_before_the_heads_subscription_took_effect_is_tak
         auto first = co_await holder.async_acquire("s", fair(0ms), asio::use_awaitable);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return held_everywhere(servers, "s", first); }));
         // The waiter's command connections are up; its subscriber connections open at its wait.
-        BOOST_TEST_REQUIRE(co_await eventually([&] {
-            return std::all_of(proxies.begin(), proxies.end(),
-                               [](const auto& p) { return p->accepted() == 1; });
-        }));
+        BOOST_TEST_REQUIRE(
+            co_await eventually([&] { return redlock::test::accepted_everywhere(proxies, 1); }));
         for (auto& p : proxies)
             p->set_request_delay_of_new_connections(300ms);
         background_acquire head;

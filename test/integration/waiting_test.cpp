@@ -244,14 +244,11 @@ BOOST_DATA_TEST_CASE(a_release_before_the_subscription_took_effect_is_made_up_fo
     asio::io_context ioc;
     redlock::client holder(ioc.get_executor(), lock_config(servers));
     redlock::client client(ioc.get_executor(), proxied.config);
-    const auto accepted_everywhere = [&](std::size_t connections) {
-        return std::all_of(proxies.begin(), proxies.end(),
-                           [&](const auto& p) { return p->accepted() == connections; });
-    };
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto held = co_await holder.async_acquire("late", options(10s), asio::use_awaitable);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return held_everywhere(servers, "late", held); }));
-        BOOST_TEST_REQUIRE(co_await eventually([&] { return accepted_everywhere(1); }));
+        BOOST_TEST_REQUIRE(
+            co_await eventually([&] { return redlock::test::accepted_everywhere(proxies, 1); }));
         for (auto& p : proxies)
             p->set_request_delay_of_new_connections(300ms);
         auto o = waiting(20s);
@@ -259,7 +256,8 @@ BOOST_DATA_TEST_CASE(a_release_before_the_subscription_took_effect_is_made_up_fo
         redlock::test::background_acquire waiter;
         waiter.start(client, "late", o);
         // Refused everywhere: the subscriber connections open.
-        BOOST_TEST_REQUIRE(co_await eventually([&] { return accepted_everywhere(2); }));
+        BOOST_TEST_REQUIRE(
+            co_await eventually([&] { return redlock::test::accepted_everywhere(proxies, 2); }));
         const auto released = clock_type::now();
         co_await held.async_release(asio::use_awaitable);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return waiter.result.has_value(); }, 10s));

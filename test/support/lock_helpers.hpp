@@ -16,7 +16,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -66,6 +68,13 @@ inline proxied_servers through_proxies(const server_list& servers) {
         p.config.nodes.push_back(p.proxies.back()->uri());
     }
     return p;
+}
+
+/// Whether every proxy has accepted exactly `connections` connections.
+inline bool accepted_everywhere(const std::vector<std::unique_ptr<tcp_proxy>>& proxies,
+                                std::size_t connections) {
+    return std::all_of(proxies.begin(), proxies.end(),
+                       [&](const auto& p) { return p->accepted() == connections; });
 }
 
 /// The servers' URIs, comma-separated, for a child process's --nodes.
