@@ -688,7 +688,7 @@ private:
         retry_timer_.cancel();
         sleeping_ = false;
         handed_over_to_us_ = true;
-        token_ = place_;  // the value fair.lua gave the lock
+        token_ = place_ + ':' + token_;  // the value fair.lua gave the lock: our place and this round
         granted_ = handed_over_;
         // The nodes that did not hand over still queue us: succeed() takes us out there.
         answered_.assign(handed_over_.size(), true);

@@ -6,9 +6,11 @@
 -- A waiter's place in the queue is its acquisition's token; the value it writes to the lock is
 -- the token of the round (each attempt has its own), so that the cleanup of a failed round,
 -- arriving late, can never delete what a later round of the same acquisition took.
--- A lock handed over by a release (see hand_over) holds the head's place token instead: only
--- the calls that end an acquisition ('release') and its later rounds ('acquire') take it as
--- theirs, never a failed round's cleanup.
+-- A lock handed over by a release (see hand_over) holds "<place>:<round>", the head's place and
+-- the round that registered the hand-off: a value no round writes itself. Only the next round
+-- of that acquisition ('acquire' with ARGV[9] = that round) and the end of the acquisition
+-- ('release') take it as theirs. Neither an earlier round, however late its request arrives,
+-- nor any round's cleanup ('withdraw', 'requeue') can take or free it.
 -- KEYS[1]  lock key       "{<prefix><resource>}:lock"
 -- KEYS[2]  queue          zset, member: a waiter's place token, score: its ticket
 -- KEYS[3]  deadlines      zset, member: place token, score: server time (ms) its place is kept until
@@ -17,8 +19,8 @@
 --          refused round that queued the waiter (not for a fenced lock)
 -- KEYS[6]  optional: the fence counter "{<prefix><resource>}:fence" (a fenced lock)
 -- ARGV[1]  'acquire'  take the lock, else keep (or take) a place in the queue
---          'release'  delete the lock if it holds ARGV[3] or our place token (a hand-off),
---                     leave the queue: the end of an acquisition, or of its lease
+--          'release'  delete the lock if it holds ARGV[3] or a hand-off to our place, leave
+--                     the queue: the end of an acquisition, or of its lease
 --          'withdraw' delete the lock if it holds ARGV[3], leave the queue (a failed round
 --                     that had not queued us)
 --          'requeue'  delete the lock if it holds ARGV[3] and take our place back (a failed
@@ -26,7 +28,7 @@
 --          'dequeue'  leave the queue only (granted elsewhere)
 --          All but 'dequeue' then hand the lock over if it is free and the head is not us: a
 --          lock a failed round held for a moment may have been refused to the head meanwhile.
---          A head with a hand-off gets the lock from this call (value: its place token; for
+--          A head with a hand-off gets the lock from this call (value: "<place>:<round>"; for
 --          its ttl, but not past its place's deadline) and hears "granted <round token>": it
 --          holds without a round trip of its own. Any other head is woken to try.
 -- ARGV[2]  place token: the waiter's member in the queue; it hears its turn on ARGV[4] .. ARGV[2]
@@ -40,7 +42,7 @@
 -- ARGV[8]  acquire: 'wait' to queue when refused, 'once' never to queue
 -- ARGV[9]  acquire, optional: the lock value of this acquisition's previous round; a lock still
 --          holding it (that round's cleanup has not arrived) is ours: it is taken over, as is a
---          lock handed over to our place
+--          lock handed over to our place by a hand-off that round registered
 -- returns  acquire: {granted (1 or 0), holder's PTTL (0: free), ticket (0: none), rank (-1: not queued)}
 --          fenced, a fifth: the grant's fence (see acquire_fenced.lua), 0 if refused
 --          others:  1 if the lock was ours and was deleted, else 0
@@ -109,12 +111,13 @@ local function hand_over(payload)
     local space = string.find(handoff, ' ', 1, true)
     local until_deadline = tonumber(redis.call('ZSCORE', deadlines, head)) - now
     local px = math.min(tonumber(string.sub(handoff, space + 1)), until_deadline)
-    redis.call('SET', lock, head, 'PX', px)
+    local round = string.sub(handoff, 1, space - 1)
+    redis.call('SET', lock, head .. ':' .. round, 'PX', px)
     redis.call('ZREM', queue, head)
     redis.call('ZREM', deadlines, head)
     redis.call('HDEL', handoffs, head)
     changed = true
-    redis.call('PUBLISH', ARGV[4] .. head, 'granted ' .. string.sub(handoff, 1, space - 1))
+    redis.call('PUBLISH', ARGV[4] .. head, 'granted ' .. round)
 end
 
 -- A refusal's answer: a fenced lock's has a fifth element, 0.
@@ -140,10 +143,12 @@ end
 
 -- pcall: a reentrant lock's hash at the key answers WRONGTYPE: held, and not by us.
 local holder = redis.pcall('GET', lock)
-local ours = holder == value or (op == 'release' and holder == token)
+local handed_to_us = type(holder) == 'string' and string.sub(holder, 1, #token + 1) == token .. ':'
+local ours = holder == value or (op == 'release' and handed_to_us)
 -- Our previous round's value (the same acquisition, whose cleanup has not arrived yet), or a
--- hand-off to our place that we have not heard of.
-local earlier = op == 'acquire' and (holder == token or (ARGV[9] ~= nil and holder == ARGV[9]))
+-- hand-off that round registered and we have not heard of. Never a hand-off registered by any
+-- other round: an earlier round's late request would take over a lock that a lease holds.
+local earlier = op == 'acquire' and ARGV[9] ~= nil and (holder == ARGV[9] or holder == token .. ':' .. ARGV[9])
 
 if op ~= 'acquire' then
     if ours and op ~= 'dequeue' then

@@ -38,6 +38,7 @@ struct tcp_proxy_chunk {
     steady::time_point due;
     std::string bytes;
     bool eof = false;
+    bool held = false;  // due only once tcp_proxy::deliver_held() says so
 };
 
 // One direction of a session: a FIFO drained by a single writer, so delays never reorder bytes.
@@ -57,7 +58,10 @@ struct tcp_proxy_session {
     tcp_proxy_queue to_server;
     tcp_proxy_queue to_client;
     bool closed = false;
-    bool lost_bytes = false;  // a mode discarded some of what it read (see tcp_proxy::set_mode)
+    bool lost_bytes = false;   // a mode discarded some of what it read (see tcp_proxy::set_mode)
+    bool holding = false;      // requests read now are held (tcp_proxy::hold_requests)
+    bool was_held = false;     // outlives its client until the held requests reached the server
+    bool client_gone = false;  // the client closed its side
     std::chrono::milliseconds::rep own_request_delay_ms = 0;  // new_request_delay_ms when accepted
 };
 
@@ -180,7 +184,9 @@ asio::awaitable<void> read_side(tcp_proxy_state* st, session_ptr s, direction di
         if (is_request) delay = std::max<std::int64_t>(delay, s->own_request_delay_ms);
         if (const auto jitter = st->jitter_ms.load(); jitter > 0)
             delay += static_cast<std::int64_t>(st->jitter_rng() % static_cast<std::uint64_t>(jitter + 1));
-        const auto due = steady::now() + std::chrono::milliseconds(delay);
+        auto due = steady::now() + std::chrono::milliseconds(delay);
+        const bool held = is_request && s->holding;
+        if (held) due = steady::time_point::max();
         if (n > 0) {
             counter.fetch_add(n);
             const auto m = st->mode.load();
@@ -190,11 +196,12 @@ asio::awaitable<void> read_side(tcp_proxy_state* st, session_ptr s, direction di
             if (discard) {
                 s->lost_bytes = true;
             } else {
-                enqueue(to, tcp_proxy_chunk{due, std::string(buf.data(), n), false});
+                enqueue(to, tcp_proxy_chunk{due, std::string(buf.data(), n), false, held});
             }
         }
         if (ec) {  // EOF: close both sides once what is queued has been written
-            enqueue(to, tcp_proxy_chunk{due, std::string(), true});
+            if (is_request) s->client_gone = true;
+            enqueue(to, tcp_proxy_chunk{due, std::string(), true, held});
             co_return;
         }
     }
@@ -219,10 +226,20 @@ asio::awaitable<void> write_side(tcp_proxy_state* st, session_ptr s, direction d
         }
         tcp_proxy_chunk c = std::move(q.chunks.front());
         q.chunks.pop_front();
+        if (c.eof && is_request && s->was_held) {
+            // The server runs what was held back before it reads the end of the stream, and
+            // closes its side: the reply direction's end closes the session.
+            error_code ignored;
+            s->upstream.shutdown(tcp::socket::shutdown_send, ignored);
+            co_return;
+        }
         if (c.eof) {
             close_session(*st, s, false);
             co_return;
         }
+        // A held connection's client is gone: its replies have nobody to go to, and a failed
+        // write must not close the session before the held requests are through.
+        if (!is_request && s->was_held && s->client_gone) continue;
         // A cut: write up to the limit, then reset this connection.
         auto& cut = is_request ? st->cut_requests_after : st->cut_replies_after;
         bool cut_here = false;
@@ -388,6 +405,40 @@ void tcp_proxy::heal() {
 void tcp_proxy::reset_connections() {
     auto* st = state_.get();
     on_proxy_thread(*st, [st] { close_all_sessions(*st, true); });
+}
+
+void tcp_proxy::hold_requests() {
+    auto* st = state_.get();
+    on_proxy_thread(*st, [st] {
+        for (const auto& s : st->sessions) {
+            s->holding = true;
+            s->was_held = true;
+        }
+    });
+}
+
+void tcp_proxy::deliver_held() {
+    auto* st = state_.get();
+    on_proxy_thread(*st, [st] {
+        const auto now = steady::now();
+        for (const auto& s : st->sessions) {
+            s->holding = false;
+            for (auto& c : s->to_server.chunks)
+                if (c.held) c.due = now;
+            s->to_server.wake.cancel();
+        }
+    });
+}
+
+std::size_t tcp_proxy::abandoned_connections() const {
+    auto* st = state_.get();
+    std::size_t n = 0;
+    on_proxy_thread(*st, [st, &n] {
+        n = static_cast<std::size_t>(
+            std::count_if(st->sessions.begin(), st->sessions.end(),
+                          [](const auto& s) { return s->was_held && s->client_gone; }));
+    });
+    return n;
 }
 
 std::size_t tcp_proxy::accepted() const {

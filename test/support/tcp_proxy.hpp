@@ -86,6 +86,20 @@ public:
     /// (connections with a delay of their own keep it).
     void heal();
 
+    /// From now on, holds back what the clients of the connections open now send: nothing of it
+    /// reaches the server until deliver_held(); connections accepted later are not affected. A
+    /// held connection stays open to the server after its client closed it (a client that gave
+    /// the silent connection up), and its replies then go nowhere: the bytes a client wrote
+    /// before it abandoned a connection, still on their way.
+    void hold_requests();
+    /// Forwards everything held back, in order, at once, and holds nothing more. A held
+    /// connection whose client is gone closes once the server has read all of it and closed.
+    void deliver_held();
+    /// Held connections whose client is gone, still open to the server: before
+    /// deliver_held(), the ones a client abandoned with bytes on their way; after it, 0 once
+    /// the server has run all they held.
+    [[nodiscard]] std::size_t abandoned_connections() const;
+
     /// Abruptly closes every current client and upstream connection (RST: SO_LINGER 0), dropping
     /// whatever is queued. Returns once they are closed. The proxy goes on accepting.
     void reset_connections();

@@ -1,0 +1,221 @@
+// Requests of an earlier round of an acquisition that a server runs late, after a later round's
+// grant or a hand-off: bytes a client wrote on a connection it then gave up (health check) are
+// still on their way, and reach the server whenever the network lets them. Such a request must
+// never take, extend or free what the acquisition holds now (issue 18).
+#include "scripts/scripts_gen.hpp"
+#include "support/lock_helpers.hpp"
+#include "support/printing.hpp"
+#include "support/redis_server.hpp"
+#include "support/run_coro.hpp"
+#include "support/tcp_proxy.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace data = boost::unit_test::data;
+using namespace std::chrono_literals;
+using redlock::test::background_acquire;
+using redlock::test::eventually;
+using redlock::test::held_everywhere;
+using redlock::test::holder_on;
+using redlock::test::lock_config;
+using redlock::test::nodes_holding;
+using redlock::test::redis_server;
+using redlock::test::run_coro;
+using redlock::test::server_list;
+using redlock::test::start_redis_servers;
+using redlock::test::through_proxies;
+
+namespace {
+
+std::string tag(const std::string& resource) {
+    return "{redlock:" + resource + "}";
+}
+
+std::int64_t queued(const redis_server& s, const std::string& resource) {
+    return s.command({"ZCARD", tag(resource) + ":queue"}).integer;
+}
+
+bool queued_everywhere(const server_list& servers, const std::string& resource, std::int64_t n) {
+    for (const auto& s : servers)
+        if (queued(*s, resource) != n) return false;
+    return true;
+}
+
+// How many scripts a server has run: the late requests are EVALSHAs.
+std::int64_t scripts_run(const redis_server& s) {
+    const std::string stats = s.command({"INFO", "commandstats"}).str;
+    const std::string field = "cmdstat_evalsha:calls=";
+    const auto at = stats.find(field);
+    return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
+}
+
+// One call of fair.lua by EVAL on a single server, as the client makes it: place 5000 ms, ttl
+// 10000 ms, waiting; the ticket 'local' (the node numbers us) unless given.
+redlock::resp::value fair_call(const redis_server& s, const std::string& op, const std::string& place,
+                               const std::string& value, const std::string& previous = {},
+                               const std::string& ticket = "local") {
+    const std::string t = tag("f");
+    std::vector<std::string> args = {"EVAL",
+                                     std::string(redlock::scripts::fair.source),
+                                     "5",
+                                     t + ":lock",
+                                     t + ":queue",
+                                     t + ":queue:deadlines",
+                                     t + ":queue:tickets",
+                                     t + ":queue:handoffs",
+                                     op,
+                                     place,
+                                     value,
+                                     t + ":wake:",
+                                     ticket,
+                                     "5000",
+                                     "10000",
+                                     "wait"};
+    if (!previous.empty()) args.push_back(previous);
+    return s.command(args);
+}
+
+bool granted(const redlock::resp::value& v) {
+    return v.kind == redlock::resp::type::array && !v.elements.empty() && v.elements[0].integer == 1;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(late_round_test)
+
+// The interleaving of issue 18 on fair.lua alone: H holds; A's round 2 queues A with a hand-off;
+// W queues behind A; H's release hands the lock to A. Then A's round 1, late, tries to acquire
+// and withdraws: the hand-off stays A's. Only A's next round (whose previous round registered
+// it) or A's release take it.
+BOOST_AUTO_TEST_CASE(an_earlier_rounds_late_calls_leave_a_fair_hand_off_alone) {
+    auto servers = start_redis_servers(1);
+    const auto& s = *servers[0];
+    const std::string lock = tag("f") + ":lock";
+    const auto get = [&] { return s.command({"GET", lock}).str; };
+
+    BOOST_TEST_REQUIRE(granted(fair_call(s, "acquire", "placeH", "roundH1")));
+    BOOST_TEST_REQUIRE(!granted(fair_call(s, "acquire", "placeA", "roundA2", "roundA1")));
+    BOOST_TEST_REQUIRE(!granted(fair_call(s, "acquire", "placeW", "roundW1")));
+    BOOST_TEST_REQUIRE(fair_call(s, "release", "placeH", "roundH1").integer == 1);
+    BOOST_TEST_REQUIRE(get() == "placeA:roundA2");  // handed over to A's place, by round 2
+
+    // Round 1's acquire and its cleanup, late; and round 2's own cleanups.
+    BOOST_TEST(!granted(fair_call(s, "acquire", "placeA", "roundA1")));
+    BOOST_TEST(get() == "placeA:roundA2");
+    BOOST_TEST(fair_call(s, "withdraw", "placeA", "roundA1").integer == 0);
+    BOOST_TEST(get() == "placeA:roundA2");
+    BOOST_TEST(fair_call(s, "withdraw", "placeA", "roundA2").integer == 0);
+    BOOST_TEST(fair_call(s, "requeue", "placeA", "roundA2", {}, "1").integer == 0);
+    BOOST_TEST(get() == "placeA:roundA2");
+    // A round whose previous round is not the one that registered the hand-off.
+    BOOST_TEST(!granted(fair_call(s, "acquire", "placeA", "roundA9", "roundA1")));
+    BOOST_TEST(get() == "placeA:roundA2");
+    // W cannot take it either.
+    BOOST_TEST(!granted(fair_call(s, "acquire", "placeW", "roundW2", "roundW1")));
+
+    // The round after the one that registered it takes it over (a hand-off not heard of).
+    BOOST_TEST(granted(fair_call(s, "acquire", "placeA", "roundA3", "roundA2")));
+    BOOST_TEST(get() == "roundA3");
+    BOOST_TEST(fair_call(s, "release", "placeA", "roundA3").integer == 1);
+    BOOST_TEST(get() == "placeW:roundW2");  // W's latest refused round registered its hand-off
+
+    // The end of an acquisition frees a hand-off to its place, whichever round it names.
+    BOOST_TEST(fair_call(s, "release", "placeW", "roundW7").integer == 1);
+    BOOST_TEST(get().empty());
+}
+
+// The same through the client, N = 1 and N = 5: A's first round, and its cleanup, go out on
+// connections that a quorum of proxies holds back; A gives those connections up (health check)
+// and queues on new ones; W queues behind A; H's release hands the lock to A. Then the held
+// bytes reach the servers. Before the fix, the late round took the hand-off over and its
+// cleanup gave the lock to W: two holders.
+BOOST_DATA_TEST_CASE(a_late_earlier_round_leaves_a_fair_hand_off_alone, data::make({1, 5}), n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    auto proxied = through_proxies(servers);
+    proxied.config.health_check_interval = 100ms;  // a silent connection is given up after 200 ms
+    const std::size_t held = servers.size() / 2 + 1;
+    asio::io_context ioc;
+    redlock::client a(ioc.get_executor(), proxied.config);
+    redlock::client h(ioc.get_executor(), lock_config(servers));
+    redlock::client w(ioc.get_executor(), lock_config(servers));
+    auto fair = [](std::chrono::milliseconds wait) {
+        auto o = redlock::test::options(10s, wait);
+        o.fair = true;
+        o.queue_timeout = 30s;
+        o.watchdog = false;
+        return o;
+    };
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // A connected with its scripts loaded: only the acquire's own commands are held.
+        auto warm = co_await a.async_acquire("warm", fair(0ms), asio::use_awaitable);
+        co_await warm.async_release(asio::use_awaitable);
+        auto holder = co_await h.async_acquire("r", fair(0ms), asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return held_everywhere(servers, "r", holder); }));
+
+        for (std::size_t i = 0; i < held; ++i)
+            proxied.proxies[i]->hold_requests();
+        background_acquire first;
+        auto o = fair(20s);
+        o.node_timeout = 50ms;
+        o.retry = redlock::retry_config{300ms, 300ms};
+        first.start(a, "r", o);
+        // A gave up the held connections and queued on new ones.
+        BOOST_TEST_REQUIRE(co_await eventually(
+            [&] {
+                for (std::size_t i = 0; i < held; ++i)
+                    if (proxied.proxies[i]->abandoned_connections() == 0) return false;
+                return queued_everywhere(servers, "r", 1);
+            },
+            10s));
+        background_acquire second;
+        second.start(w, "r", fair(20s));
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "r", 2); }));
+        co_await holder.async_release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return first.result.has_value(); }, 10s));
+        BOOST_TEST_REQUIRE(!*first.result);
+        const std::string token = first.lease->token();
+        BOOST_TEST_REQUIRE(
+            co_await eventually([&] { return nodes_holding(servers, "r", token) == servers.size(); }));
+
+        // The held bytes arrive and run.
+        std::vector<std::int64_t> ran_before;
+        for (std::size_t i = 0; i < held; ++i) {
+            ran_before.push_back(scripts_run(*servers[i]));
+            proxied.proxies[i]->deliver_held();
+        }
+        BOOST_TEST_REQUIRE(co_await eventually([&] {
+            for (std::size_t i = 0; i < held; ++i)
+                if (proxied.proxies[i]->abandoned_connections() != 0) return false;
+            return true;
+        }));
+        for (std::size_t i = 0; i < held; ++i)
+            BOOST_TEST_REQUIRE(scripts_run(*servers[i]) > ran_before[i],
+                               "the late requests ran on node " << i);
+
+        for (std::size_t i = 0; i < servers.size(); ++i)
+            BOOST_TEST(holder_on(*servers[i], "r") == token, "node " << i);
+        BOOST_TEST(!second.result.has_value());
+        BOOST_TEST(first.lease->held());
+
+        // A's release hands the lock on to W.
+        co_await first.lease->async_release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return second.result.has_value(); }, 10s));
+        BOOST_TEST(!*second.result);
+        BOOST_TEST(second.lease->held());
+        co_await second.lease->async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return redlock::test::no_key_anywhere(servers, "r"); }));
+    }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
