@@ -25,6 +25,7 @@ namespace asio = boost::asio;
 namespace data = boost::unit_test::data;
 using namespace std::chrono_literals;
 using redlock::test::background_acquire;
+using redlock::test::command_calls;
 using redlock::test::eventually;
 using redlock::test::held_everywhere;
 using redlock::test::holder_on;
@@ -50,14 +51,6 @@ bool queued_everywhere(const server_list& servers, const std::string& resource, 
     for (const auto& s : servers)
         if (queued(*s, resource) != n) return false;
     return true;
-}
-
-// How many scripts a server has run: the late requests are EVALSHAs.
-std::int64_t scripts_run(const redis_server& s) {
-    const std::string stats = s.command({"INFO", "commandstats"}).str;
-    const std::string field = "cmdstat_evalsha:calls=";
-    const auto at = stats.find(field);
-    return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
 }
 
 // One call of fair.lua by EVAL on a single server, as the client makes it: place 5000 ms, ttl
@@ -189,9 +182,9 @@ BOOST_DATA_TEST_CASE(a_late_earlier_round_leaves_a_fair_hand_off_alone, data::ma
             co_await eventually([&] { return nodes_holding(servers, "r", token) == servers.size(); }));
 
         // The held bytes arrive and run.
-        std::vector<std::int64_t> ran_before;
+        std::vector<std::uint64_t> ran_before;
         for (std::size_t i = 0; i < held; ++i) {
-            ran_before.push_back(scripts_run(*servers[i]));
+            ran_before.push_back(command_calls(*servers[i], "evalsha"));
             proxied.proxies[i]->deliver_held();
         }
         BOOST_TEST_REQUIRE(co_await eventually([&] {
@@ -200,7 +193,7 @@ BOOST_DATA_TEST_CASE(a_late_earlier_round_leaves_a_fair_hand_off_alone, data::ma
             return true;
         }));
         for (std::size_t i = 0; i < held; ++i)
-            BOOST_TEST_REQUIRE(scripts_run(*servers[i]) > ran_before[i],
+            BOOST_TEST_REQUIRE(command_calls(*servers[i], "evalsha") > ran_before[i],
                                "the late requests ran on node " << i);
 
         for (std::size_t i = 0; i < servers.size(); ++i)

@@ -32,6 +32,7 @@ namespace asio = boost::asio;
 namespace data = boost::unit_test::data;
 using namespace std::chrono_literals;
 using boost::system::error_code;
+using redlock::test::command_calls;
 using redlock::test::eventually;
 using redlock::test::holder_on;
 using redlock::test::lock_config;
@@ -52,14 +53,6 @@ redlock::lock_options short_lease(std::chrono::milliseconds ttl = 1000ms) {
     auto o = options(ttl);
     o.renew_every = ttl / 4;
     return o;
-}
-
-// How often a server ran `command` so far (commandstats counts the calls scripts make too).
-std::uint64_t command_calls(const redlock::test::redis_server& s, const std::string& command) {
-    const std::string info = s.command({"INFO", "commandstats"}).str;
-    const std::string tag = "cmdstat_" + command + ":calls=";
-    auto at = info.find(tag);
-    return at == std::string::npos ? 0 : std::stoull(info.substr(at + tag.size()));
 }
 
 // PEXPIREs the servers ran so far: the extend scripts'.

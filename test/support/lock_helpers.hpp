@@ -5,6 +5,7 @@
 #include "support/tcp_proxy.hpp"
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
+#include <redlock/diagnostics.hpp>
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
 
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -149,7 +151,23 @@ struct background_acquire {
             lease.emplace(std::move(l));
         });
     }
+    /// With diagnostics, which must outlive the acquire too.
+    void start(client& c, std::string_view resource, const lock_options& o, diagnostics& diag) {
+        c.async_acquire(resource, o, diag, [this](boost::system::error_code ec, redlock::lease l) {
+            result = ec;
+            lease.emplace(std::move(l));
+        });
+    }
 };
+
+/// How often a server ran `command` so far (lower case, as INFO commandstats names it; the calls
+/// scripts make count too): also a fault test's proof that a request it held back did run.
+inline std::uint64_t command_calls(const redis_server& s, const std::string& command) {
+    const std::string info = s.command({"INFO", "commandstats"}).str;
+    const std::string tag = "cmdstat_" + command + ":calls=";
+    const auto at = info.find(tag);
+    return at == std::string::npos ? 0 : std::stoull(info.substr(at + tag.size()));
+}
 
 /// Resumes the paused `server` after `d`, from a coroutine of its own: the caller goes on.
 inline boost::asio::awaitable<void> resume_after(redis_server& server, std::chrono::milliseconds d) {
