@@ -967,6 +967,8 @@ private:
                 if (!self) return;
                 if (payload.starts_with(handoff_prefix)) {
                     self->on_handoff(node, payload.substr(handoff_prefix.size()));
+                } else if (payload.starts_with(refused_prefix)) {
+                    self->on_subscription_refused(payload.substr(refused_prefix.size()));
                 } else if (payload == subscribed_notice) {
                     self->on_subscribed();
                 } else {
@@ -975,6 +977,22 @@ private:
             });
         if (previous != 0) listener.remove(channel, previous);
         waiter_channel_ = &channel;
+        // Not from here: our caller is about to start the wait that the refusal would end.
+        if (const auto* why = listener.refusal(channel)) {
+            asio::post(client_->strand(),
+                       [self = shared_from_this(), why = *why] { self->on_subscription_refused(why); });
+        }
+    }
+
+    // A node refused our channel's SUBSCRIBE: no release message will wake us. From now on we
+    // wait as wait_strategy::spin does (the retry backoff), and the refusal is in the message
+    // of the acquire's diagnostics.
+    void on_subscription_refused(std::string_view why) {
+        if (done_ || !notify_) return;
+        notify_ = false;
+        subscription_refused_ =
+            "; waited by polling: a node refused the SUBSCRIBE (" + std::string(why) + ")";
+        if (sleeping_) on_released();
     }
 
     // A fair waiter is woken on its own channel when its turn comes, and otherwise tries again
@@ -1043,7 +1061,7 @@ private:
         if (waiter_ != 0) client_->listener().remove(*waiter_channel_, waiter_);
         if (ec) client_->metrics().acquire_failed(ec);
         if (diag_) {
-            diag_->message = std::move(message);
+            diag_->message = std::move(message) + subscription_refused_;
             diag_->nodes = report_.outcomes();
             diag_->attempts = round_;
         }
@@ -1058,6 +1076,7 @@ private:
     asio::steady_timer retry_timer_;
     round_report report_;
 
+    std::string subscription_refused_;         // for the diagnostics (on_subscription_refused)
     std::string token_;                        // the current round's: the value it writes to the lock
     std::vector<std::string> earlier_tokens_;  // the rounds' before it, oldest first (see remember_earlier)
     resource_keys keys_;

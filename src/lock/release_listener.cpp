@@ -40,20 +40,51 @@ void release_listener::open() {
                 if (i < state.confirmed.size()) state.confirmed[i] = false;
             }
             if (all.empty() || i >= self.connections_.size()) return;
-            resp::request req;
-            req.push_range("SUBSCRIBE", all);
-            self.connections_[i]->send_without_reply(req);
+            self.send(i, "SUBSCRIBE", all);
         };
         connections_.push_back(std::make_unique<redis::connection>(client_.strand(), std::move(cc)));
         connections_.back()->async_connect([](boost::system::error_code) {});
     }
 }
 
-void release_listener::send_to_all(const char* command, const std::vector<std::string>& channels) {
+void release_listener::send(std::size_t node, const char* command, const std::vector<std::string>& channels) {
     resp::request req;
     req.push_range(command, channels);
-    for (auto& c : connections_)
-        c->send_without_reply(req);
+    const bool subscribe = std::string_view(command) == "SUBSCRIBE";
+    std::function<void(const resp::value&)> on_refused;
+    if (subscribe) {
+        on_refused = [weak = client_.weak_from_this(), node, channels](const resp::value& error) {
+            if (auto c = weak.lock()) c->listener().on_refused(node, channels, error);
+        };
+    }
+    connections_[node]->send_subscription(req, subscribe ? "subscribe" : "unsubscribe", channels.size(),
+                                          std::move(on_refused));
+}
+
+void release_listener::send_to_all(const char* command, const std::vector<std::string>& channels) {
+    for (std::size_t i = 0; i < connections_.size(); ++i)
+        send(i, command, channels);
+}
+
+const std::string* release_listener::refusal(const std::string& channel) const {
+    auto it = channels_.find(channel);
+    return it == channels_.end() || it->second.refusal.empty() ? nullptr : &it->second.refusal;
+}
+
+void release_listener::on_refused(std::size_t node, const std::vector<std::string>& channels,
+                                  const resp::value& error) {
+    const std::string notice = std::string(refused_prefix) + error.str;
+    for (const auto& name : channels) {
+        auto it = channels_.find(name);
+        if (it == channels_.end()) continue;
+        it->second.refusal = error.str;
+        // Copied: a handler may remove its registration.
+        std::vector<message_handler> handlers;
+        for (auto& w : it->second.waiters)
+            handlers.push_back(w.on_message);
+        for (auto& h : handlers)
+            h(node, notice);
+    }
 }
 
 release_listener::waiter_id release_listener::add(const std::string& channel, message_handler on_message) {

@@ -25,6 +25,10 @@ inline constexpr std::string_view handoff_prefix = "granted ";
 /// run on a node before the SUBSCRIBE did, which goes on another connection, and a release in
 /// between was not heard: if the waiter sleeps, it tries once more.
 inline constexpr std::string_view subscribed_notice = "subscribed";
+/// Not a message: a node refused the channel's SUBSCRIBE (an ACL without `+subscribe` or the
+/// channel): "refused <the server's error>". No release will be heard from that node: the
+/// waiter polls. Told once per refusal, with no reconnect (the connection goes on).
+inline constexpr std::string_view refused_prefix = "refused ";
 
 /// The pub/sub side of waiting: one subscriber connection per node, opened on the first wait and
 /// shared by every waiter and channel of the client (no connection per waiter). A channel is
@@ -52,6 +56,9 @@ public:
     /// Returns 0, registering nothing, when the channel is new and client_config's
     /// max_subscriptions channels are subscribed already: that waiter polls instead.
     waiter_id add(const std::string& channel, message_handler on_message);
+    /// The server's error if a node refused the channel's subscription (see refused_prefix),
+    /// else null: a waiter that registers on such a channel hears no message of that refusal.
+    [[nodiscard]] const std::string* refusal(const std::string& channel) const;
     /// Forgets a waiter (it acquired, gave up or was cancelled); unsubscribes an empty channel.
     void remove(const std::string& channel, waiter_id id);
 
@@ -68,11 +75,14 @@ private:
         std::deque<waiter> waiters;
         std::deque<std::pair<std::string, std::chrono::steady_clock::time_point>> recent;
         std::vector<bool> confirmed;  // per node: its subscription is in place
+        std::string refusal;          // a node refused it: the server's error
     };
 
     void open();
+    void send(std::size_t node, const char* command, const std::vector<std::string>& channels);
     void send_to_all(const char* command, const std::vector<std::string>& channels);
     void on_subscribed(std::size_t node, const std::string& channel);
+    void on_refused(std::size_t node, const std::vector<std::string>& channels, const resp::value& error);
 
     client_state& client_;
     std::vector<std::unique_ptr<redis::connection>> connections_;

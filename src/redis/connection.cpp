@@ -100,6 +100,34 @@ public:
     void on_complete(error_code) override {}
 };
 
+// A SUBSCRIBE or UNSUBSCRIBE: answered by pushes, or refused by an error reply.
+class subscription_op final : public exec_entry {
+public:
+    subscription_op(std::string payload, std::size_t channels, std::string push_kind,
+                    std::function<void(const resp::value&)> on_refused)
+        : exec_entry(std::move(payload), channels, std::move(push_kind)),
+          on_refused_(std::move(on_refused)) {}
+
+    void on_complete(error_code ec) override {
+        // A lost connection: on_connect subscribes again. Confirmed: nothing to do.
+        if (ec || replies().empty() || !on_refused_) return;
+        on_refused_(replies().front());
+    }
+
+private:
+    std::function<void(const resp::value&)> on_refused_;
+};
+
+// RESP2 has no pushes: a subscribed connection's pub/sub answers are arrays whose first
+// element names them. Only pub/sub commands and PING run on such a connection ("pong" arrays
+// answer the PINGs, as replies).
+bool is_pubsub_array(const resp::value& v) {
+    if (v.kind != resp::type::array || v.elements.empty()) return false;
+    const auto& kind = v.elements.front().str;
+    return kind == "message" || kind == "subscribe" || kind == "unsubscribe" || kind == "pmessage" ||
+           kind == "psubscribe" || kind == "punsubscribe";
+}
+
 struct connect_waiter {
     connect_handler handler;
 };
@@ -159,6 +187,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     clock_type::time_point last_progress_{};
     std::vector<std::shared_ptr<connect_waiter>> connect_waiters_;
     bool first_attempt_done_ = false;
+    bool subscribed_ = false;  // this connection wrote a SUBSCRIBE (RESP2: see is_pubsub_array)
     struct held_clock {
         std::weak_ptr<exec_op> op;
         clock_type::duration timeout;
@@ -759,6 +788,8 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
                 if (auto ec = self->parse_buffered()) co_return ec;
                 if (!self->parser_.done()) break;
                 resp::value v = self->parser_.take();
+                if (self->subscribed_ && self->protocol_ == 2 && is_pubsub_array(v))
+                    v.kind = resp::type::push;
                 auto outcome = self->mux_.on_reply(v);
                 // A completion runs inline and may have closed the connection.
                 if (self->closed_) co_return asio::error::operation_aborted;
@@ -899,10 +930,22 @@ connection_stats connection::stats() const {
     return impl_->stats_;
 }
 
-void connection::send_without_reply(const resp::request& req) {
-    if (req.empty()) return;
-    asio::dispatch(impl_->strand_, [self = impl_, payload = req.payload()]() mutable {
-        self->enqueue(std::make_shared<fire_and_forget>(std::move(payload), 0));
+void connection::send_subscription(const resp::request& req, std::string push_kind, std::size_t channels,
+                                   std::function<void(const resp::value&)> on_refused) {
+    if (req.empty() || channels == 0) return;
+    asio::dispatch(impl_->strand_, [self = impl_, payload = req.payload(), kind = std::move(push_kind),
+                                    channels, on_refused = std::move(on_refused)]() mutable {
+        auto refused = [weak = std::weak_ptr<impl>(self),
+                        on_refused = std::move(on_refused)](const resp::value& v) {
+            if (auto s = weak.lock()) {
+                s->set_last_error(error::server_error,
+                                  "node " + s->node() + " refused a subscription: " + v.str);
+            }
+            if (on_refused) on_refused(v);
+        };
+        self->subscribed_ = self->subscribed_ || kind == "subscribe";
+        self->enqueue(std::make_shared<subscription_op>(std::move(payload), channels, std::move(kind),
+                                                        std::move(refused)));
     });
 }
 

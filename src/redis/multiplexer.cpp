@@ -19,49 +19,51 @@ std::string_view multiplexer::prepare_write() {
         return e->state_ == exec_entry::state::finished;
     });
     queue_.erase(live_end, queue_.end());
+    cancelled_staged_ = 0;
     first_staged = queue_.begin() + static_cast<std::ptrdiff_t>(written_count_);
-    std::vector<entry_ptr> no_reply;
     for (auto it = first_staged; it != queue_.end(); ++it) {
         write_buffer_.append((*it)->payload_);
-        if ((*it)->expected_ == 0) {
-            no_reply.push_back(*it);
-        } else {
-            (*it)->state_ = exec_entry::state::written;
-        }
-    }
-    if (!no_reply.empty()) {
-        // Nothing will answer them in the reply stream: they must not take part in the FIFO match.
-        queue_.erase(
-            std::remove_if(first_staged, queue_.end(), [](const entry_ptr& e) { return e->expected_ == 0; }),
-            queue_.end());
+        (*it)->state_ = exec_entry::state::written;
     }
     written_count_ = queue_.size();
     staged_count_ = 0;
-    for (auto& e : no_reply)
-        finish(*e, {});
     return write_buffer_;
 }
 
 multiplexer::reply_outcome multiplexer::on_reply(resp::value& v) {
-    if (v.kind == resp::type::push) return reply_outcome::push;
+    if (v.kind == resp::type::push) {
+        if (written_count_ > 0) {
+            exec_entry& front = *queue_.front();
+            if (front.answered_by_pushes() && !v.elements.empty() &&
+                v.elements.front().str == front.push_kind_ && ++front.received_ >= front.expected_) {
+                pop_answered();
+            }
+        }
+        return reply_outcome::push;
+    }
     if (written_count_ == 0) return reply_outcome::unexpected;
 
     exec_entry& front = *queue_.front();
     if (front.state_ == exec_entry::state::written) front.replies_.push_back(std::move(v));
-    if (++front.received_ < front.expected_) return reply_outcome::matched;
+    // A reply that is not a push answers a command answered by pushes only when it refuses it.
+    if (!front.answered_by_pushes() && ++front.received_ < front.expected_) return reply_outcome::matched;
+    pop_answered();
+    return reply_outcome::matched;
+}
 
+void multiplexer::pop_answered() {
     // Pop before completing: a handler run inline may add requests to the queue.
     entry_ptr done = std::move(queue_.front());
     queue_.pop_front();
     --written_count_;
     if (done->state_ == exec_entry::state::written) finish(*done, {});
-    return reply_outcome::matched;
 }
 
 bool multiplexer::cancel(const entry_ptr& e, boost::system::error_code ec) {
     switch (e->state_) {
         case exec_entry::state::staged:
             --staged_count_;
+            ++cancelled_staged_;
             finish(*e, ec);
             return true;
         case exec_entry::state::written:
@@ -109,6 +111,7 @@ void multiplexer::fail_all(boost::system::error_code ec) {
     all.swap(queue_);
     written_count_ = 0;
     staged_count_ = 0;
+    cancelled_staged_ = 0;
     for (auto& e : all) {
         if (e->state_ == exec_entry::state::written || e->state_ == exec_entry::state::staged) finish(*e, ec);
     }
@@ -120,6 +123,7 @@ void multiplexer::drop_all() noexcept {
     all.swap(queue_);
     written_count_ = 0;
     staged_count_ = 0;
+    cancelled_staged_ = 0;
 }
 
 void multiplexer::finish(exec_entry& e, boost::system::error_code ec) {

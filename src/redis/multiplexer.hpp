@@ -32,11 +32,17 @@ public:
         : payload_(std::move(payload)), expected_(expected_replies) {
         replies_.reserve(expected_replies);
     }
+    /// A command answered by pushes (SUBSCRIBE, UNSUBSCRIBE): `confirmations` pushes whose first
+    /// element is `push_kind` ("subscribe"), or a single reply that is not a push: the server's
+    /// refusal (an ACL's -NOPERM, a wrong argument), which the entry then completes with.
+    exec_entry(std::string payload, std::size_t confirmations, std::string push_kind)
+        : payload_(std::move(payload)), expected_(confirmations), push_kind_(std::move(push_kind)) {}
     virtual ~exec_entry() = default;
 
     [[nodiscard]] state status() const noexcept { return state_; }
     [[nodiscard]] const std::string& payload() const noexcept { return payload_; }
     [[nodiscard]] std::size_t expected_replies() const noexcept { return expected_; }
+    [[nodiscard]] bool answered_by_pushes() const noexcept { return !push_kind_.empty(); }
     std::vector<resp::value>& replies() noexcept { return replies_; }
 
     /// When expire() gives up on it; the default is never.
@@ -50,6 +56,7 @@ private:
     friend class multiplexer;
     std::string payload_;
     std::size_t expected_;
+    std::string push_kind_;  // empty: answered by replies
     std::vector<resp::value> replies_;
     std::size_t received_ = 0;
     time_point deadline_ = time_point::max();
@@ -63,7 +70,9 @@ private:
 ///
 /// Cancellation never desynchronises the stream: a written entry that is cancelled stays in the
 /// queue as `abandoned`, and its replies are consumed and dropped when they arrive, so they
-/// can never be handed to the next request.
+/// can never be handed to the next request. Commands answered by pushes keep their place in the
+/// FIFO too: the server answers them in order with the rest, and an error that refuses one is
+/// that command's, never the next request's.
 class multiplexer {
 public:
     using entry_ptr = std::shared_ptr<exec_entry>;
@@ -76,12 +85,11 @@ public:
     [[nodiscard]] bool awaiting_replies() const noexcept { return written_count_ > 0; }
     [[nodiscard]] std::size_t staged() const noexcept { return staged_count_; }
     [[nodiscard]] std::size_t awaiting() const noexcept { return written_count_; }
-    [[nodiscard]] std::size_t queued() const noexcept { return queue_.size(); }
+    /// Entries in the queue that are not finished: what a bound on queued requests counts.
+    [[nodiscard]] std::size_t queued() const noexcept { return queue_.size() - cancelled_staged_; }
 
     /// Coalesces every staged entry into one buffer and marks them `written`: from here on a
     /// lost connection means they may have run. The view stays valid until the next call.
-    /// Entries that expect no reply (commands answered by pushes) leave the queue here and are
-    /// completed once the buffer is built; they must not add entries from on_complete().
     /// A reply may arrive before the write completes, so nothing waits for a commit.
     std::string_view prepare_write();
 
@@ -90,7 +98,9 @@ public:
         push,        // an out-of-band push: the caller routes it
         unexpected,  // a reply nobody asked for: the stream is out of sync
     };
-    /// Hands one parsed reply to the oldest written entry (moved from, unless it is a push).
+    /// Hands one parsed reply to the oldest written entry (moved from, unless it is a push). A
+    /// push is always the caller's to route; it also counts as a confirmation of the oldest
+    /// entry if that one is answered by pushes of its kind.
     reply_outcome on_reply(resp::value& v);
     reply_outcome on_reply(resp::value&& v) { return on_reply(v); }
 
@@ -118,6 +128,8 @@ public:
 
 private:
     static void finish(exec_entry& e, boost::system::error_code ec);
+    // The oldest written entry has all its answers: out of the queue, then completed.
+    void pop_answered();
 
     // In write order. The first written_count_ entries are written or abandoned; after them come
     // staged entries and staged ones cancelled before their write (finished, swept by the next
@@ -126,6 +138,7 @@ private:
     std::string write_buffer_;
     std::size_t staged_count_ = 0;
     std::size_t written_count_ = 0;
+    std::size_t cancelled_staged_ = 0;  // finished, still in the queue until prepare_write()
 };
 
 }  // namespace redlock::redis

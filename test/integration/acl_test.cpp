@@ -161,4 +161,49 @@ BOOST_AUTO_TEST_CASE(a_missing_permission_is_a_server_error_that_names_it) {
     }());
 }
 
+// A waiter whose SUBSCRIBE the ACL refuses (no +subscribe) hears no release: it is told once,
+// waits by polling, and gets the lock when the holder releases it (a plain and a fair lock).
+// The refusal is the SUBSCRIBE's answer: the subscriber connection stays up (it used to take
+// the -NOPERM for a reply nobody asked for, reconnect and subscribe again every 25-50 ms).
+BOOST_AUTO_TEST_CASE(a_refused_subscribe_makes_waiters_poll_without_a_reconnect_loop) {
+    auto servers = start_redis_servers(3);
+    for (const auto& s : servers)
+        add_user(*s, "nosubscribe", {"-subscribe"});
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), lock_config(servers));
+    for (const bool fair : {false, true}) {
+        BOOST_TEST_CONTEXT("fair " << fair) {
+            redlock::client waiter(ioc.get_executor(), as_user(servers, "nosubscribe"));
+            auto o = options(10s, 10s);
+            o.fair = fair;
+            run_coro(ioc, [&]() -> asio::awaitable<void> {
+                auto held = co_await holder.async_acquire("sub", o, asio::use_awaitable);
+                const auto connections_before = servers[0]->command({"INFO", "stats"}).str;
+                redlock::test::background_acquire waiting;
+                redlock::diagnostics diag;
+                waiting.start(waiter, "sub", o, diag);
+                // Long enough for a loop to show: it reconnected every 25-50 ms.
+                co_await sleep_for(1000ms);
+                BOOST_TEST(!waiting.result.has_value());
+                co_await held.async_release(asio::use_awaitable);
+                BOOST_TEST_REQUIRE(co_await eventually([&] { return waiting.result.has_value(); }));
+                BOOST_TEST(!*waiting.result, diag.message);
+                BOOST_TEST(diag.message.find("refused the SUBSCRIBE (NOPERM") != std::string::npos,
+                           diag.message);
+                BOOST_TEST(waiter.metrics().release_wakeups == 0u);
+                auto connections = [&](const std::string& stats) {
+                    const std::string field = "total_connections_received:";
+                    return std::stoll(stats.substr(stats.find(field) + field.size()));
+                };
+                // At most: the waiter's command connection (if it was not up yet), its subscriber
+                // connection, and the one this INFO came on (the test's commands connect anew).
+                BOOST_TEST(connections(servers[0]->command({"INFO", "stats"}).str) -
+                               connections(connections_before) <=
+                           3);
+                co_await waiting.lease->async_release(asio::use_awaitable);
+            }());
+        }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -17,6 +17,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -363,6 +364,74 @@ BOOST_AUTO_TEST_CASE(auth_with_an_acl_user_and_a_clear_error_for_a_wrong_passwor
         BOOST_TEST(err.message.find("WRONGPASS") != std::string::npos, err.message);
         BOOST_TEST(err.message.find("wrong") == std::string::npos);  // the password never shows
         bad.close();
+    }());
+}
+
+// One connection carries a SUBSCRIBE the ACL refuses and ordinary requests around it: the
+// -NOPERM is the SUBSCRIBE's (its refusal handler gets it, once), and every request gets its own
+// reply; the connection stays up. On a connection shared with requests, the error went to the
+// oldest request waiting, and each later request got the reply of the one before it.
+BOOST_AUTO_TEST_CASE(a_refused_subscribe_on_a_shared_connection_leaves_the_replies_in_step) {
+    redis_server server;
+    auto ok = server.command({"ACL", "SETUSER", "nosub", "on", ">s", "~*", "&*", "+@all", "-subscribe"});
+    BOOST_TEST_REQUIRE(ok.str == "OK");
+    asio::io_context ioc;
+    connection conn(ioc.get_executor(),
+                    config_for("redis://nosub:s@127.0.0.1:" + std::to_string(server.port())));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        std::vector<std::string> refusals;
+        auto echo_a = command({"ECHO", "a"});
+        auto sub = command({"SUBSCRIBE", "c1", "c2"});
+        auto echo_b = command({"ECHO", "b"});
+        std::optional<resp::value> a;
+        conn.async_exec(echo_a, 5000ms, [&](error_code ec, std::vector<resp::value> r) {
+            BOOST_TEST(!ec);
+            if (!r.empty()) a = r.front();
+        });
+        conn.send_subscription(sub, "subscribe", 2, [&](const resp::value& v) { refusals.push_back(v.str); });
+        auto b = co_await run_one(conn, echo_b);
+        BOOST_TEST_REQUIRE(a.has_value());
+        BOOST_TEST(a->str == "a");
+        BOOST_TEST(b.str == "b");
+        BOOST_TEST_REQUIRE(refusals.size() == 1u);
+        BOOST_TEST(refusals.front().find("NOPERM") == 0u, refusals.front());
+        BOOST_TEST(conn.last_error().message.find("refused a subscription: NOPERM") != std::string::npos,
+                   conn.last_error().message);
+        auto ping = command({"PING"});
+        BOOST_TEST((co_await run_one(conn, ping)).str == "PONG");
+        BOOST_TEST(conn.stats().disconnects == 0u);
+        BOOST_TEST(conn.stats().connects == 1u);
+    }());
+}
+
+// The subscriptions' answers are pushes: confirmed ones complete the SUBSCRIBE, the messages go
+// to on_push, and requests around them get their own replies.
+BOOST_AUTO_TEST_CASE(subscriptions_and_requests_share_a_connection) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    std::vector<std::string> pushes;
+    cfg.on_push = [&](const resp::value& v) {
+        pushes.push_back(v.elements.at(0).str + " " + v.elements.at(1).str);
+    };
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        auto sub = command({"SUBSCRIBE", "c1", "c2"});
+        bool refused = false;
+        conn.send_subscription(sub, "subscribe", 2, [&](const resp::value&) { refused = true; });
+        auto echo = command({"ECHO", "x"});
+        BOOST_TEST((co_await run_one(conn, echo)).str == "x");
+        server.command({"PUBLISH", "c2", "hello"});
+        BOOST_TEST(co_await redlock::test::eventually([&] { return pushes.size() == 3u; }));
+        BOOST_TEST((pushes == std::vector<std::string>{"subscribe c1", "subscribe c2", "message c2"}));
+        auto unsub = command({"UNSUBSCRIBE", "c1"});
+        conn.send_subscription(unsub, "unsubscribe", 1, {});
+        BOOST_TEST((co_await run_one(conn, echo)).str == "x");
+        BOOST_TEST(pushes.back() == "unsubscribe c1");
+        BOOST_TEST(!refused);
+        BOOST_TEST(conn.stats().disconnects == 0u);
     }());
 }
 

@@ -18,6 +18,8 @@ namespace {
 
 struct recording_entry : exec_entry {
     recording_entry(std::string payload, std::size_t n) : exec_entry(std::move(payload), n) {}
+    recording_entry(std::string payload, std::size_t confirmations, std::string push_kind)
+        : exec_entry(std::move(payload), confirmations, std::move(push_kind)) {}
     void on_complete(boost::system::error_code ec) override {
         ++completions;
         result = ec;
@@ -32,6 +34,31 @@ struct recording_entry : exec_entry {
 
 std::shared_ptr<recording_entry> entry(std::string payload, std::size_t n = 1) {
     return std::make_shared<recording_entry>(std::move(payload), n);
+}
+
+// A SUBSCRIBE (or UNSUBSCRIBE) of `channels` channels.
+std::shared_ptr<recording_entry> subscription(std::string payload, std::size_t channels,
+                                              std::string kind = "subscribe") {
+    return std::make_shared<recording_entry>(std::move(payload), channels, std::move(kind));
+}
+
+resp::value push(std::string kind, std::string channel) {
+    resp::value v;
+    v.kind = resp::type::push;
+    v.elements.resize(3);
+    v.elements[0].kind = resp::type::bulk_string;
+    v.elements[0].str = std::move(kind);
+    v.elements[1].kind = resp::type::bulk_string;
+    v.elements[1].str = std::move(channel);
+    v.elements[2].kind = resp::type::integer;
+    return v;
+}
+
+resp::value error(std::string text) {
+    resp::value v;
+    v.kind = resp::type::error;
+    v.str = std::move(text);
+    return v;
 }
 
 resp::value integer(std::int64_t i) {
@@ -304,22 +331,70 @@ BOOST_AUTO_TEST_CASE(a_timeout_completion_that_adds_a_request_is_safe) {
     BOOST_TEST((m.expire(t0 + 2ms, redlock::error::request_timeout) == t0 + 50ms));
 }
 
-BOOST_AUTO_TEST_CASE(entries_expecting_no_reply_are_written_and_never_matched) {
+BOOST_AUTO_TEST_CASE(a_subscription_is_answered_by_its_pushes_and_keeps_the_replies_in_step) {
     multiplexer m;
-    auto a = entry("A"), sub = entry("SUB", 0), b = entry("B");
+    auto a = entry("A"), sub = subscription("SUB", 2), b = entry("B");
     m.add(a);
     m.add(sub);
     m.add(b);
     BOOST_TEST(m.prepare_write() == "ASUBB");
+    BOOST_TEST(m.awaiting() == 3u);
+    BOOST_TEST((m.on_reply(integer(1)) == multiplexer::reply_outcome::matched));
+    // A message is routed, and confirms nothing; the confirmations are routed too.
+    BOOST_TEST((m.on_reply(push("message", "x")) == multiplexer::reply_outcome::push));
+    BOOST_TEST((m.on_reply(push("subscribe", "c1")) == multiplexer::reply_outcome::push));
+    BOOST_TEST(sub->completions == 0);
+    BOOST_TEST((m.on_reply(push("subscribe", "c2")) == multiplexer::reply_outcome::push));
     BOOST_TEST(sub->completions == 1);
     BOOST_TEST(!sub->result);
-    BOOST_TEST(m.awaiting() == 2u);
-    m.on_reply(integer(1));
-    m.on_reply(integer(2));
+    BOOST_TEST(sub->got.empty());
+    BOOST_TEST((m.on_reply(integer(2)) == multiplexer::reply_outcome::matched));
     BOOST_TEST(a->got.at(0).integer == 1);
     BOOST_TEST(b->got.at(0).integer == 2);
-    BOOST_TEST(sub->completions == 1);
     BOOST_TEST(!m.awaiting_replies());
+}
+
+// An ACL without +subscribe answers SUBSCRIBE with -NOPERM: that error is the SUBSCRIBE's. Given
+// to the next request, every later request would get the reply of the one before it.
+BOOST_AUTO_TEST_CASE(an_error_refusing_a_subscription_is_its_own_not_the_next_requests) {
+    multiplexer m;
+    auto sub = subscription("SUB", 1), b = entry("B"), unsub = subscription("UNSUB", 1, "unsubscribe"),
+         c = entry("C");
+    m.add(sub);
+    m.add(b);
+    m.add(unsub);
+    m.add(c);
+    m.prepare_write();
+    BOOST_TEST((m.on_reply(error("NOPERM no permissions to run the 'subscribe' command")) ==
+                multiplexer::reply_outcome::matched));
+    BOOST_TEST(sub->completions == 1);
+    BOOST_TEST(sub->got.at(0).str.starts_with("NOPERM"));
+    BOOST_TEST(b->completions == 0);
+    m.on_reply(integer(2));
+    BOOST_TEST(b->got.at(0).integer == 2);
+    // A confirmation of another kind does not answer the UNSUBSCRIBE.
+    BOOST_TEST((m.on_reply(push("subscribe", "c1")) == multiplexer::reply_outcome::push));
+    BOOST_TEST(unsub->completions == 0);
+    m.on_reply(push("unsubscribe", "c1"));
+    BOOST_TEST(unsub->completions == 1);
+    BOOST_TEST(unsub->got.empty());
+    m.on_reply(integer(3));
+    BOOST_TEST(c->got.at(0).integer == 3);
+    BOOST_TEST(!m.awaiting_replies());
+}
+
+// A request cancelled before its write leaves the queue only at the next write; meanwhile it
+// must not count against a bound on queued requests.
+BOOST_AUTO_TEST_CASE(requests_cancelled_before_their_write_are_not_queued) {
+    multiplexer m;
+    auto a = entry("A"), b = entry("B");
+    m.add(a);
+    m.add(b);
+    BOOST_TEST(m.queued() == 2u);
+    m.cancel(a, redlock::error::request_timeout);
+    BOOST_TEST(m.queued() == 1u);
+    BOOST_TEST(m.prepare_write() == "B");
+    BOOST_TEST(m.queued() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

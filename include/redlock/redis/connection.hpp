@@ -157,10 +157,16 @@ public:
             eval_initiation{this}, token, s, make_evalsha(s, keys, args), timeout);
     }
 
-    /// Queues commands whose answers arrive as RESP3 pushes, not replies (SUBSCRIBE,
-    /// UNSUBSCRIBE): nothing waits for them; the answers go to connection_config::on_push. They
-    /// are written with the next write, or after the next handshake if not connected.
-    void send_without_reply(const resp::request& req);
+    /// Queues one SUBSCRIBE or UNSUBSCRIBE of `channels` channels, whose answers arrive as pushes
+    /// of kind `push_kind` ("subscribe", "unsubscribe") and go to connection_config::on_push;
+    /// nothing waits for them. It keeps its place among the requests: a server that refuses it
+    /// (an ACL without `+subscribe` or the channel: -NOPERM) answers with an error, which is
+    /// this command's, never another request's. `on_refused` then runs on the connection's
+    /// strand with that error (and last_error() names it); the connection goes on. Written with
+    /// the next write, or after the next handshake if not connected. On RESP2 (a server without
+    /// HELLO) the pub/sub arrays are taken as the pushes they stand for.
+    void send_subscription(const resp::request& req, std::string push_kind, std::size_t channels,
+                           std::function<void(const resp::value&)> on_refused);
 
     /// Stops reconnecting, closes the socket and completes every pending operation with
     /// `error::connection_closed`. Idempotent.
