@@ -90,6 +90,8 @@ private:
                 return "RESP: aggregates nested deeper than the configured limit";
             case error::resp_missing_crlf:
                 return "RESP: bulk payload not terminated by CRLF";
+            case error::resp_reply_too_large:
+                return "RESP: reply takes more memory than the configured limit";
             case error::internal:
                 return "internal error in redlock (a library invariant failed)";
         }
@@ -167,6 +169,8 @@ const char* error_name(error e) noexcept {
             return "resp_nesting_too_deep";
         case error::resp_missing_crlf:
             return "resp_missing_crlf";
+        case error::resp_reply_too_large:
+            return "resp_reply_too_large";
         case error::internal:
             return "internal";
     }

@@ -50,6 +50,8 @@ enum class error {
     resp_aggregate_too_large,  ///< a declared aggregate element count exceeds the limit
     resp_nesting_too_deep,     ///< aggregates nested deeper than the limit
     resp_missing_crlf,         ///< a bulk payload not followed by CRLF
+    resp_reply_too_large,      ///< one reply would take more memory than the limit
+                               ///< (parser_limits::max_reply_bytes)
 
     internal,  ///< a library invariant failed; please report it
 };

@@ -120,6 +120,7 @@ value reply_parser::take() {
     value out = std::move(result_);
     result_ = value{};
     done_ = false;
+    reply_bytes_ = 0;
     return out;
 }
 
@@ -130,6 +131,7 @@ void reply_parser::reset() {
     line_.clear();
     result_ = value{};
     done_ = false;
+    reply_bytes_ = 0;
     in_bulk_ = false;
     bulk_remaining_ = 0;
     crlf_remaining_ = 0;
@@ -138,6 +140,11 @@ void reply_parser::reset() {
 
 void reply_parser::fail(redlock::error e) noexcept {
     if (!error_) error_ = e;
+}
+
+void reply_parser::charge(std::size_t bytes) noexcept {
+    reply_bytes_ = saturating_add(reply_bytes_, bytes);
+    if (reply_bytes_ > limits_.max_reply_bytes) fail(redlock::error::resp_reply_too_large);
 }
 
 std::size_t reply_parser::feed(std::string_view data) {
@@ -211,6 +218,7 @@ std::size_t reply_parser::feed_carried_line(std::string_view data) {
 }
 
 void reply_parser::process_line(char kind, std::string_view content) {
+    if (kind == '+' || kind == '-' || kind == ',') charge(content.size());
     switch (kind) {
         case '+':
             new_scalar(type::simple_string).str.assign(content);
@@ -276,6 +284,8 @@ std::size_t reply_parser::feed_bulk(std::string_view data) {
     if (crlf_remaining_ == 2 && bulk_.empty() && data.size() >= 2 && bulk_remaining_ <= data.size() - 2) {
         const auto n = static_cast<std::size_t>(bulk_remaining_);
         in_bulk_ = false;
+        charge(n);
+        if (error_) return n;
         if (data[n] != '\r' || data[n + 1] != '\n') {
             fail(redlock::error::resp_missing_crlf);
             return n;
@@ -286,6 +296,12 @@ std::size_t reply_parser::feed_bulk(std::string_view data) {
     std::size_t pos = 0;
     if (bulk_remaining_ > 0) {
         const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(bulk_remaining_, data.size()));
+        // As the payload arrives, not as declared (see below).
+        charge(take);
+        if (error_) {
+            in_bulk_ = false;
+            return take;
+        }
         if (bulk_.empty()) {
             // Never by the declared size: a "$4294967296" header followed by a trickle must cost
             // memory in proportion to the trickle.
@@ -352,6 +368,8 @@ void reply_parser::start_aggregate(char kind, std::string_view content) {
         return fail(redlock::error::resp_aggregate_too_large);
     }
     if (stack_.size() >= limits_.max_depth) return fail(redlock::error::resp_nesting_too_deep);
+    charge(sizeof(value));
+    if (error_) return;
 
     const bool is_map_like = kind == '%' || kind == '|';
     // n <= INT64_MAX, so 2n fits in 64 unsigned bits.
@@ -404,6 +422,7 @@ void reply_parser::start_aggregate(char kind, std::string_view content) {
 // The slot of the next scalar, built in place: result_ at the top level, else the last element
 // of the innermost aggregate. Pending attributes annotate it.
 value& reply_parser::new_scalar(type kind) {
+    charge(sizeof(value));
     value& v = stack_.empty() ? result_ : stack_.back().node.elements.emplace_back();
     v.kind = kind;
     if (!pending_attributes_.empty()) {

@@ -21,7 +21,8 @@ namespace redlock::resp {
 /// `$?`/`*?` streamed types and negative lengths other than the RESP2 null -1),
 /// resp_length_overflow, resp_line_too_long (max_line_length counts the bytes between the type
 /// byte and the CRLF of every header line, bulk and aggregate length lines included),
-/// resp_bulk_too_large, resp_aggregate_too_large, resp_nesting_too_deep, resp_missing_crlf, and
+/// resp_bulk_too_large, resp_aggregate_too_large, resp_nesting_too_deep, resp_missing_crlf,
+/// resp_reply_too_large (the parsed reply's memory, counted as it grows), and
 /// protocol_error for a line ended by a bare LF, a `_` null with content, or a verbatim string
 /// without its "fmt:" prefix.
 ///
@@ -61,6 +62,8 @@ private:
     };
 
     void fail(redlock::error e) noexcept;
+    // Counts `bytes` of the reply's memory against max_reply_bytes; fails once past it.
+    void charge(std::size_t bytes) noexcept;
     std::size_t feed_fresh_line(std::string_view data);
     std::size_t feed_carried_line(std::string_view data);
     std::size_t feed_bulk(std::string_view data);
@@ -79,6 +82,7 @@ private:
     std::string line_;  // a header line split across feeds (type byte included); empty if none
     value result_;
     bool done_ = false;
+    std::size_t reply_bytes_ = 0;  // the memory of the reply being parsed (see charge())
     // Bulk payload in progress ($, ! and =).
     bool in_bulk_ = false;
     char bulk_kind_ = '$';

@@ -656,6 +656,30 @@ BOOST_AUTO_TEST_CASE(aggregate_count_limit) {
     check_error("%9223372036854775807\r\n", redlock::error::resp_aggregate_too_large);
 }
 
+// Three bytes of `_\r\n` become a whole value each: the count and depth limits alone let 3 MiB
+// of them take 140+ MiB. The memory of one reply is bounded too, with the default limits.
+BOOST_AUTO_TEST_CASE(the_memory_of_one_reply_is_bounded) {
+    std::string nulls = "*1048576\r\n";
+    for (int i = 0; i < 1048576; ++i)
+        nulls += "_\r\n";
+    BOOST_TEST(parse_all(nulls).error == ec(redlock::error::resp_reply_too_large));
+
+    parser_limits l;
+    l.max_reply_bytes = 5 * sizeof(value) + 100;
+    // Values and their text both count: an array of three is four values.
+    BOOST_TEST(!parse_all("*3\r\n:1\r\n:2\r\n$50\r\n" + std::string(50, 'x') + "\r\n", l).error);
+    const std::string long_text(sizeof(value) + 200, 'x');
+    check_error("*3\r\n:1\r\n:2\r\n$" + std::to_string(long_text.size()) + "\r\n" + long_text + "\r\n",
+                redlock::error::resp_reply_too_large, l);
+    check_error("*3\r\n:1\r\n:2\r\n+" + long_text + "\r\n", redlock::error::resp_reply_too_large, l);
+    check_error("*6\r\n_\r\n_\r\n_\r\n_\r\n_\r\n_\r\n", redlock::error::resp_reply_too_large, l);
+    // Per reply: two that each fit parse one after the other.
+    const std::string three = "*3\r\n:1\r\n:2\r\n:3\r\n";
+    const parse_result two = parse_all(three + three, l);
+    BOOST_TEST(!two.error);
+    BOOST_TEST(two.values.size() == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(huge_declared_count_with_raised_limit_is_accepted_lazily) {
     parser_limits l;
     l.max_aggregate_elements = std::numeric_limits<std::size_t>::max();
