@@ -114,6 +114,10 @@ public:
             finish(ec, lease(), why);
             return;
         }
+        if (auto same = client_->same_server_nodes(); !same.empty()) {
+            finish(error::invalid_config, lease(), "acquire \"" + resource_ + "\": " + same);
+            return;
+        }
         if (options_.fair && !new_token(place_)) return;
         keys_ = keys_for(client_->config().key_prefix, resource_);
         retry_ = options_.retry ? *options_.retry : client_->config().retry;

@@ -88,6 +88,18 @@ bool client_state::votes(std::size_t node) const {
     return !health_ || health_->votes(node, clock::now());
 }
 
+std::string client_state::same_server_nodes() const {
+    if (!health_) return {};
+    for (std::size_t i = 0; i < node_count(); ++i) {
+        const auto other = health_->same_server_as(i);
+        if (!other) continue;
+        return "nodes " + std::to_string(i) + " (" + node_name(i) + ") and " + std::to_string(*other) + " (" +
+               node_name(*other) +
+               ") are one server (the same run_id): list each server once, or it votes twice";
+    }
+    return {};
+}
+
 std::string client_state::why_not_voting(std::size_t node) const {
     return health_ ? health_->describe(node, clock::now()).problem : std::string();
 }

@@ -94,6 +94,10 @@ public:
 
     /// Whether node `node`'s grants count now (restart quarantine, see client_config); any thread.
     [[nodiscard]] bool votes(std::size_t node) const;
+    /// Empty, or why the configuration is unusable: two nodes' INFO reported one run_id (two
+    /// addresses of one server, which would vote twice). Known once both have connected, with
+    /// the restart quarantine on (it reads INFO).
+    [[nodiscard]] std::string same_server_nodes() const;
     /// Why it does not vote, for messages; empty if it does.
     [[nodiscard]] std::string why_not_voting(std::size_t node) const;
     /// The quarantine state of every node; null with client_config::restart_quarantine off.

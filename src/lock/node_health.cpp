@@ -54,7 +54,11 @@ void node_health::on_server_info(const server_info& info, clock::time_point now,
 
 node_health_board::node_health_board(std::size_t nodes, std::chrono::milliseconds max_ttl,
                                      double drift_factor)
-    : nodes_(nodes), unparsable_(nodes, false), max_ttl_(max_ttl), drift_factor_(drift_factor) {}
+    : nodes_(nodes),
+      unparsable_(nodes, false),
+      same_server_(nodes),
+      max_ttl_(max_ttl),
+      drift_factor_(drift_factor) {}
 
 void node_health_board::on_server_info(std::size_t node, std::string_view text) {
     server_info info;
@@ -66,20 +70,35 @@ void node_health_board::on_server_info(std::size_t node, std::string_view text) 
     } else {
         nodes_[node].on_reconnect();
     }
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        same_server_[i].reset();
+        for (std::size_t j = 0; j < nodes_.size() && !same_server_[i]; ++j) {
+            if (j != i && !nodes_[i].run_id().empty() && nodes_[i].run_id() == nodes_[j].run_id())
+                same_server_[i] = j;
+        }
+    }
+}
+
+std::optional<std::size_t> node_health_board::same_server_as(std::size_t node) const {
+    std::lock_guard lock(mutex_);
+    return same_server_[node];
 }
 
 bool node_health_board::votes(std::size_t node, clock::time_point now) const {
     std::lock_guard lock(mutex_);
-    return nodes_[node].votes(now);
+    return !same_server_[node] && nodes_[node].votes(now);
 }
 
 node_health_board::view node_health_board::describe(std::size_t node, clock::time_point now) const {
     std::lock_guard lock(mutex_);
     const auto& h = nodes_[node];
     view v;
-    v.voting = h.votes(now);
+    v.voting = !same_server_[node] && h.votes(now);
     v.run_id = h.run_id();
-    if (unparsable_[node]) {
+    if (same_server_[node]) {
+        v.problem = "the same server (run_id " + h.run_id() + ") as node " +
+                    std::to_string(*same_server_[node]) + ": it does not vote twice";
+    } else if (unparsable_[node]) {
         v.problem = "its INFO server reply has no run_id or uptime_in_seconds";
     } else if (!h.known()) {
         v.problem = "not connected since its last (re)connect";

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,7 +62,11 @@ public:
 
     /// The text of INFO server from a new connection to `node`; unparsable text: no vote.
     void on_server_info(std::size_t node, std::string_view text);
+    /// Also false for a node that another node's INFO shows to be the same server (one run_id):
+    /// two addresses of one server (`localhost`, `127.0.0.1`) must not vote twice.
     [[nodiscard]] bool votes(std::size_t node, clock::time_point now) const;
+    /// Another node whose server reported the same run_id as `node`'s, if any.
+    [[nodiscard]] std::optional<std::size_t> same_server_as(std::size_t node) const;
 
     struct view {
         bool voting = false;
@@ -75,6 +80,7 @@ private:
     mutable std::mutex mutex_;
     std::vector<node_health> nodes_;
     std::vector<bool> unparsable_;
+    std::vector<std::optional<std::size_t>> same_server_;  // see same_server_as()
     std::chrono::milliseconds max_ttl_;
     double drift_factor_;
 };

@@ -24,6 +24,7 @@ using redlock::test::lock_config;
 using redlock::test::lock_key;
 using redlock::test::options;
 using redlock::test::run_coro;
+using redlock::test::sleep_for;
 using redlock::test::start_redis_servers;
 using clock_type = std::chrono::steady_clock;
 
@@ -129,6 +130,37 @@ BOOST_AUTO_TEST_CASE(a_node_that_is_up_long_enough_votes_at_once) {
         auto l = co_await client.async_acquire("v", options(100ms), asio::use_awaitable);
         BOOST_TEST(l.held());
         BOOST_TEST(client.metrics().nodes[0].voting);
+    }());
+}
+
+// Two addresses of one server (here its TCP port and its unix socket; as well `localhost` and
+// `127.0.0.1`) would vote twice: 2 of 3 "nodes" would be one server. Once both have connected
+// (their INFO shows one run_id), an acquire is an invalid_config naming both.
+BOOST_AUTO_TEST_CASE(two_addresses_of_one_server_are_an_invalid_config) {
+    auto servers = start_redis_servers(2);
+    auto cfg = lock_config(servers);
+    cfg.restart_quarantine = true;
+    cfg.max_ttl = 100ms;
+    cfg.nodes.push_back("unix://" + servers[0]->unix_socket());
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        error_code ec;
+        redlock::diagnostics diag;
+        const auto deadline = clock_type::now() + 10s;
+        while (ec != redlock::error::invalid_config && clock_type::now() < deadline) {
+            auto [e, l] = co_await client.async_acquire("dup", options(100ms), diag, tuple_awaitable);
+            ec = e;
+            if (l.held()) co_await l.async_release(asio::use_awaitable);
+            co_await sleep_for(20ms);
+        }
+        BOOST_TEST((ec == redlock::error::invalid_config), ec.message() << ": " << diag.message);
+        BOOST_TEST(diag.message.find("nodes 0 (") != std::string::npos, diag.message);
+        BOOST_TEST(diag.message.find("127.0.0.1:" + std::to_string(servers[0]->port())) != std::string::npos,
+                   diag.message);
+        BOOST_TEST(diag.message.find(servers[0]->unix_socket()) != std::string::npos, diag.message);
+        BOOST_TEST(!client.metrics().nodes[0].voting);
+        BOOST_TEST(!client.metrics().nodes[2].voting);
     }());
 }
 

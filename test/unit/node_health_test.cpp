@@ -7,6 +7,7 @@
 
 using namespace std::chrono_literals;
 using redlock::detail::node_health;
+using redlock::detail::node_health_board;
 using redlock::detail::parse_server_info;
 using redlock::detail::server_info;
 using clock_type = std::chrono::steady_clock;
@@ -81,6 +82,29 @@ BOOST_AUTO_TEST_CASE(a_restart_seen_late_is_still_quarantined_from_its_start) {
     h.on_server_info(info("b", 2s), t0 + 30s, max_ttl, drift);
     BOOST_TEST(!h.votes(t0 + 30s));
     BOOST_TEST(h.votes(t0 + 30s + 10102ms));  // the later of the two ends
+}
+
+// `localhost` and `127.0.0.1` of one server: its INFO comes back with one run_id on both
+// connections. Neither votes (one server would count twice), until one of them turns out to
+// be another server after all.
+BOOST_AUTO_TEST_CASE(two_nodes_with_one_run_id_do_not_vote) {
+    node_health_board board(3, 1000ms, drift);
+    const auto later = clock_type::now() + 10s;
+    board.on_server_info(0, "run_id:aaa\r\nuptime_in_seconds:100\r\n");
+    board.on_server_info(1, "run_id:bbb\r\nuptime_in_seconds:100\r\n");
+    BOOST_TEST(board.votes(0, later));
+    BOOST_TEST(!board.same_server_as(0).has_value());
+    board.on_server_info(2, "run_id:aaa\r\nuptime_in_seconds:100\r\n");
+    BOOST_TEST(!board.votes(0, later));
+    BOOST_TEST(!board.votes(2, later));
+    BOOST_TEST(board.votes(1, later));
+    BOOST_TEST(board.same_server_as(0).value() == 2u);
+    BOOST_TEST(board.same_server_as(2).value() == 0u);
+    BOOST_TEST(board.describe(2, later).problem.find("the same server (run_id aaa) as node 0") == 0u,
+               board.describe(2, later).problem);
+    board.on_server_info(2, "run_id:ccc\r\nuptime_in_seconds:100\r\n");
+    BOOST_TEST(!board.same_server_as(0).has_value());
+    BOOST_TEST(board.votes(0, later));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
