@@ -40,15 +40,17 @@ constexpr const char* run_help =
     "\n"
     "Acquires RESOURCE's lock, runs CMD while a watchdog keeps the lease alive, and releases the\n"
     "lock when CMD exits. CMD gets REDLOCK_RESOURCE, REDLOCK_TOKEN and REDLOCK_FENCE (0 unless\n"
-    "--fenced) in its environment. If the lease is lost, CMD gets SIGTERM, then SIGKILL after the\n"
-    "grace period. Ctrl-C (or SIGTERM, SIGHUP) stops CMD the same way and releases the lock.\n"
+    "--fenced) in its environment. CMD never outlives the lease: if renewals fail, CMD gets SIGTERM\n"
+    "--grace before the lease's validity runs out, and SIGKILL just before it does. Ctrl-C (or\n"
+    "SIGTERM, SIGHUP) stops CMD with SIGTERM, SIGKILL --grace later, and releases the lock.\n"
     "\n"
     "options:\n"
     "%s"
     "  --ttl DURATION            the lease's ttl, renewed every third of it (default 10s)\n"
     "  --wait DURATION           how long to wait for the lock; 0: try once (default 30s)\n"
     "  --fenced                  number the lease with a fencing token (REDLOCK_FENCE)\n"
-    "  --grace DURATION          from SIGTERM to SIGKILL (default 5s)\n"
+    "  --grace DURATION          from SIGTERM to SIGKILL; at most half of --ttl (default: 5s, or\n"
+    "                            half of --ttl if that is less)\n"
     "  --quiet                   no status line while waiting\n"
     "  --help                    this text\n"
     "\n"
@@ -61,7 +63,7 @@ struct run_settings {
     deployment_flags where;
     milliseconds ttl{10'000};
     milliseconds wait{30'000};
-    milliseconds grace{5'000};
+    std::optional<milliseconds> grace;  // default: grace_for(ttl)
     bool fenced = false;
     bool quiet = false;
     std::string resource;
@@ -97,6 +99,11 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
     s.command.assign(rest.begin() + 2, rest.end());
     if (s.command.empty()) throw usage_error("no command after --");
     if (s.ttl < milliseconds(3)) throw usage_error("--ttl: at least 3ms");
+    // SIGTERM goes out --grace before the validity ends, which must leave the watchdog its
+    // renewals (every third of the ttl) first.
+    if (s.grace && *s.grace * 2 > s.ttl)
+        throw usage_error("--grace: at most half of --ttl (CMD gets SIGTERM --grace before the lease ends)");
+    if (!s.grace) s.grace = std::min(milliseconds(5'000), s.ttl / 2);
     return s;
 }
 
@@ -115,6 +122,7 @@ public:
           signals_(ioc, SIGINT, SIGTERM, SIGHUP),
           children_(ioc, SIGCHLD),
           grace_timer_(ioc),
+          validity_timer_(ioc),
           drain_timer_(ioc) {
         if (!s_.quiet && ::isatty(STDERR_FILENO) == 1 && s_.wait > milliseconds::zero()) {
             status_.emplace(ioc.get_executor(), cfg, s_.resource);
@@ -189,6 +197,7 @@ private:
         lease_.async_wait_lost([this](error_code lost) {
             if (lost == error::lock_lost && child_ > 0) on_lease_lost();
         });
+        guard_validity();
         reap();  // it may have ended before the SIGCHLD wait was set up
     }
 
@@ -237,17 +246,60 @@ private:
         if (r == child_) on_child_exit(status);
     }
 
+    // The watchdog found the lock gone (its key deleted under us, say): SIGTERM now, and SIGKILL
+    // --grace later, but never after the validity we had would have run out.
     void on_lease_lost() {
         lost_ = true;
-        std::fprintf(stderr,
-                     "redlock run: lost the lock on \"%s\"; stopping %s (SIGTERM, SIGKILL after %lldms)\n",
-                     s_.resource.c_str(), s_.command[0].c_str(), static_cast<long long>(s_.grace.count()));
-        stop_child();
+        kill_by_ = std::chrono::steady_clock::now() + *s_.grace;
+        if (!terminated_) {
+            terminated_ = true;
+            std::fprintf(stderr,
+                         "redlock run: lost the lock on \"%s\"; stopping %s (SIGTERM, then SIGKILL)\n",
+                         s_.resource.c_str(), s_.command[0].c_str());
+            ::kill(child_, SIGTERM);
+        }
+        guard_validity();
+    }
+
+    // What the watchdog has not renewed ends CMD before it ends: SIGTERM --grace before the
+    // validity runs out, SIGKILL just before it does. Re-read at each step: a renewal moves it.
+    void guard_validity() {
+        if (child_ <= 0) return;
+        const auto now = std::chrono::steady_clock::now();
+        const auto until = lease_.valid_until();
+        const auto kill_at = std::min(until - kill_margin(), kill_by_);
+        const auto term_at = kill_at - *s_.grace;
+        if (now >= kill_at) {
+            lost_ = true;
+            ::kill(child_, SIGKILL);
+            return;
+        }
+        if (now >= term_at && !terminated_) {
+            terminated_ = true;
+            lost_ = true;
+            std::fprintf(stderr,
+                         "redlock run: the lease on \"%s\" was not renewed and ends in %lldms; stopping %s "
+                         "(SIGTERM, SIGKILL before it ends)\n",
+                         s_.resource.c_str(),
+                         static_cast<long long>(std::chrono::ceil<milliseconds>(until - now).count()),
+                         s_.command[0].c_str());
+            ::kill(child_, SIGTERM);
+        }
+        validity_timer_.expires_at(terminated_ ? kill_at : term_at);
+        validity_timer_.async_wait([this](error_code ec) {
+            if (!ec) guard_validity();
+        });
+    }
+
+    // SIGKILL this long before the validity ends: the kernel's time to end the process, and the
+    // steps between our clock and the nodes' expiry.
+    [[nodiscard]] milliseconds kill_margin() const {
+        return std::clamp(s_.ttl / 20, milliseconds(1), milliseconds(100));
     }
 
     void stop_child() {
         ::kill(child_, SIGTERM);
-        grace_timer_.expires_after(s_.grace);
+        grace_timer_.expires_after(*s_.grace);
         grace_timer_.async_wait([this](error_code ec) {
             if (!ec && child_ > 0) ::kill(child_, SIGKILL);
         });
@@ -256,6 +308,7 @@ private:
     void on_child_exit(int status) {
         child_ = -1;
         grace_timer_.cancel();
+        validity_timer_.cancel();
         children_.cancel();
         const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         exit_ = lost_ ? exit_lease_lost : interrupted_ != 0 ? 128 + interrupted_ : code;
@@ -288,6 +341,7 @@ private:
     asio::signal_set signals_;
     asio::signal_set children_;
     asio::steady_timer grace_timer_;
+    asio::steady_timer validity_timer_;  // see guard_validity()
     asio::steady_timer drain_timer_;
     asio::cancellation_signal acquire_cancel_;
     diagnostics diag_;
@@ -295,6 +349,8 @@ private:
     pid_t child_ = -1;
     bool acquired_ = false;
     bool lost_ = false;
+    bool terminated_ = false;  // CMD got SIGTERM for the lease's sake
+    std::chrono::steady_clock::time_point kill_by_ = std::chrono::steady_clock::time_point::max();
     int interrupted_ = 0;
     int exit_ = 1;
 };

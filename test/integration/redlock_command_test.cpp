@@ -190,7 +190,7 @@ BOOST_FIXTURE_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_
 
 // The lock is taken from under a running command (its key deleted, as if it expired during a
 // partition): the watchdog finds it gone, the command gets SIGTERM, redlock exits 70. A command
-// that ignores SIGTERM gets SIGKILL after the grace period.
+// that ignores SIGTERM gets SIGKILL after the grace period, before the validity would end.
 BOOST_FIXTURE_TEST_CASE(a_command_that_outlives_its_lease_gets_sigterm_then_sigkill, three_servers) {
     const auto seen = dir.file("seen");
     auto steal = [&](const std::string& resource) {
@@ -199,7 +199,7 @@ BOOST_FIXTURE_TEST_CASE(a_command_that_outlives_its_lease_gets_sigterm_then_sigk
             s->command({"DEL", lock_key(resource)});
     };
 
-    auto polite = start_redlock(run + " --ttl 600ms --grace 5s lost -- /bin/sh -c 'trap \"echo TERM >> " +
+    auto polite = start_redlock(run + " --ttl 600ms --grace 300ms lost -- /bin/sh -c 'trap \"echo TERM >> " +
                                     seen + "; exit 0\" TERM; while :; do sleep 0.05; done'",
                                 dir.file("out1"));
     steal("lost");
@@ -212,6 +212,51 @@ BOOST_FIXTURE_TEST_CASE(a_command_that_outlives_its_lease_gets_sigterm_then_sigk
         dir.file("out2"));
     steal("lost2");
     BOOST_TEST(wait_child(stubborn, 20s) == 70, read_file(dir.file("out2")));
+}
+
+// A majority freezes: no renewal, and the lease runs out. A command that ignores SIGTERM is
+// killed before the lease's validity ends, never after: the next holder, waiting in another
+// `redlock run`, starts its command only after the first command died. The first command
+// writes the time (bash's $EPOCHREALTIME, no fork) every 10 ms until it dies; the second writes
+// it once when it starts. Before, SIGTERM came once the validity had run out and SIGKILL
+// --grace after that, while the second command could already run.
+BOOST_FIXTURE_TEST_CASE(a_command_is_killed_before_its_lease_runs_out_never_after, three_servers) {
+    const auto ticks = dir.file("ticks"), started = dir.file("started");
+    auto first =
+        start_redlock(run + " --ttl 2s --grace 500ms frozen -- bash -c 'trap \"\" TERM; while :; do echo " +
+                          "$EPOCHREALTIME >> " + ticks + "; sleep 0.01; done'",
+                      dir.file("out1"));
+    BOOST_TEST_REQUIRE(wait_until([&] { return !read_file(ticks).empty(); }));
+    servers[1]->pause();
+    servers[2]->pause();
+    auto second = start_redlock(run + " --wait 30s frozen -- bash -c 'echo $EPOCHREALTIME > " + started + "'",
+                                dir.file("out2"));
+    // The first lease's key is gone from the live node: resume the others at once, so that the
+    // second acquires as soon as the first's keys expired there too.
+    const bool expired = wait_until([&] { return !redlock::test::key_exists(*servers[0], "frozen"); }, 20s);
+    servers[1]->resume();
+    servers[2]->resume();
+    BOOST_TEST_REQUIRE(expired);
+    BOOST_TEST(wait_child(first, 20s) == 70, read_file(dir.file("out1")));
+    BOOST_TEST(wait_child(second, 30s) == 0, read_file(dir.file("out2")));
+    const auto all_ticks = read_file(ticks);
+    const auto last_line = all_ticks.substr(all_ticks.rfind('\n', all_ticks.size() - 2) + 1);
+    const double last_tick = std::stod(last_line);
+    const double second_start = std::stod(read_file(started));
+    BOOST_TEST(last_tick < second_start, "the first command wrote at " << std::fixed << last_tick
+                                                                       << ", the second started at "
+                                                                       << second_start);
+    BOOST_TEST(read_file(dir.file("out1")).find("was not renewed") != std::string::npos,
+               read_file(dir.file("out1")));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_grace_the_ttl_cannot_fit_is_a_usage_error, three_servers) {
+    const auto out = dir.file("out");
+    BOOST_TEST(run_redlock(run + " --ttl 1s --grace 600ms r -- true", out) == 2);
+    BOOST_TEST(read_file(out).find("--grace: at most half of --ttl") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock(run + " --ttl 1s --grace 500ms r -- true", out) == 0, read_file(out));
+    // Without --grace: 5 s, or half the ttl.
+    BOOST_TEST(run_redlock(run + " --ttl 1s r -- true", out) == 0, read_file(out));
 }
 
 // Ctrl-C while the command runs: the command is stopped, the lock released, exit 130.
