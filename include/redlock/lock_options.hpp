@@ -67,8 +67,10 @@ struct lock_options {
     /// replicas replica_timeout` (in the same request for a plain lock; after the script's reply,
     /// one more round trip, for reentrant, fair and fenced ones), and a node whose grant fewer
     /// replicas acknowledged does not count; with N = 1 the acquire then fails with
-    /// error::not_replicated and releases the key. The WAIT holds the node's connection for up
-    /// to replica_timeout. 0: no WAIT.
+    /// error::not_replicated and releases the key. The lease's extends and renewals wait the
+    /// same way (a node whose replicas did not acknowledge the extend does not count), and a
+    /// fair hand-off is taken by the head's next round, which waits too. The WAIT holds the
+    /// node's connection for up to replica_timeout. 0: no WAIT.
     int replicas = 0;
     std::chrono::milliseconds replica_timeout{100};
 

@@ -537,21 +537,17 @@ private:
             count(node, vote::granted, {}, {});
             return;
         }
-        resp::request wait;
-        wait.push("WAIT", options_.replicas, options_.replica_timeout.count());
-        client_->node(node).async_exec(
-            wait, node_timeout_ + options_.replica_timeout,
-            asio::bind_executor(client_->strand(), [self = shared_from_this(), r = round_, node](
-                                                       error_code ec, std::vector<resp::value> replies) {
-                if (!ec && replies.size() != 1) ec = error::unexpected_reply;
+        client_->replicas().wait(
+            node, options_.replicas, options_.replica_timeout, node_timeout_,
+            [self = shared_from_this(), r = round_, node](error_code ec, const resp::value& acks) {
                 if (ec) self->client_->metrics().node_failure(node, ec);
                 if (!self->counting(r)) return;
                 if (ec) {
                     self->count(node, vote::failed, ec, {});
                 } else {
-                    self->count_replicated(node, replies.front());
+                    self->count_replicated(node, acks);
                 }
-            }));
+            });
     }
 
     // The reply to WAIT after node `node` granted.
@@ -665,7 +661,10 @@ private:
     // its cleanups done. Any other hand-off wakes us: the next round takes it over.
     void on_handoff(std::size_t node, std::string_view round_token) {
         if (done_) return;
-        if (!sleeping_ || cleanups_pending_ > 0 || round_token != token_ || node >= handed_over_.size()) {
+        // With lock_options::replicas a hand-off is taken by the next round, whose grant waits
+        // for the replicas: a WAIT of ours would not cover the releaser's write.
+        if (!sleeping_ || cleanups_pending_ > 0 || round_token != token_ || node >= handed_over_.size() ||
+            options_.replicas > 0) {
             on_released();
             return;
         }
@@ -823,6 +822,8 @@ private:
             if (std::find(refused.begin(), refused.end(), true) != refused.end()) dequeue(refused);
         }
         state->node_timeout = node_timeout_;
+        state->replicas = options_.replicas;
+        state->replica_timeout = options_.replica_timeout;
         state->set_valid_until(valid_until);
         state->nodes_granted.store(static_cast<unsigned>(nodes_granted), std::memory_order_relaxed);
         client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);

@@ -66,6 +66,7 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
       metrics_(node_names_),
       rng_(seed_from_os()),
       extends_(*this, nodes_.size()),
+      replicas_(*this, nodes_.size()),
       listener_(*this) {
     // Connect now, so the first acquire does not pay for N handshakes; a node that is down keeps
     // being retried in the background.

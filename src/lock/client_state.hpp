@@ -6,6 +6,7 @@
 #include "lock/node_health.hpp"
 #include "lock/reentrant_holds.hpp"
 #include "lock/release_listener.hpp"
+#include "lock/replica_waits.hpp"
 #include "lock/resource_keys.hpp"
 #include <redlock/config.hpp>
 #include <redlock/redis/connection.hpp>
@@ -54,6 +55,8 @@ public:
     release_listener& listener() noexcept { return listener_; }
     /// This client's fenced reentrant leases, for its re-entries; strand only.
     reentrant_holds& holds() noexcept { return holds_; }
+    /// WAITs for replicas after grants and extends (lock_options::replicas); strand only.
+    replica_waits& replicas() noexcept { return replicas_; }
 
     /// The per-node timeout for a lease of `ttl`: `requested` if set, else min(config, ttl / 10),
     /// so that one slow node cannot eat a large part of a short lease.
@@ -123,6 +126,7 @@ private:
     metrics_recorder metrics_;
     std::mt19937_64 rng_;
     extend_batcher extends_;
+    replica_waits replicas_;
     release_listener listener_;
     reentrant_holds holds_;
 };

@@ -50,14 +50,23 @@ protected:
         vote verdict = vote::failed;
         if (!ec) {
             if (v.kind == resp::type::integer && v.integer == 1) {
-                verdict = vote::granted;
+                on_done_by(node);
+                return;
             } else if (v.kind == resp::type::integer && v.integer == 0) {
                 verdict = vote::denied;
             } else {
                 ec = error::unexpected_reply;
             }
         }
-        report_.record(node, verdict, ec, v.is_error() ? v.str : std::string());
+        count(node, verdict, ec, v.is_error() ? v.str : std::string());
+    }
+
+    // Node `node` did it (extended, released): its vote, unless the operation waits for more.
+    virtual void on_done_by(std::size_t node) { count(node, vote::granted, {}, {}); }
+
+    void count(std::size_t node, vote verdict, error_code ec, std::string detail) {
+        if (done_ || tally_.decided()) return;
+        report_.record(node, verdict, ec, std::move(detail));
         if (tally_.add(verdict) != round_state::pending) decided(clock::now());
     }
 
@@ -113,6 +122,32 @@ public:
     }
 
 private:
+    // With lock_options::replicas, an extend counts on a node once enough of its replicas have
+    // it: a failover to a replica that missed it would bring back the older expiry.
+    void on_done_by(std::size_t node) override {
+        if (state_->replicas == 0) {
+            count(node, vote::granted, {}, {});
+            return;
+        }
+        client_->replicas().wait(node, state_->replicas, state_->replica_timeout, state_->node_timeout,
+                                 [self = std::static_pointer_cast<extend_op>(shared_from_this()), node](
+                                     error_code ec, const resp::value& acks) {
+                                     if (ec) {
+                                         self->count(node, vote::failed, ec, "WAIT: " + ec.message());
+                                     } else if (acks.kind != resp::type::integer) {
+                                         self->count(node, vote::failed, error::unexpected_reply,
+                                                     "WAIT: " + resp::to_string(acks));
+                                     } else if (acks.integer < self->state_->replicas) {
+                                         self->count(node, vote::failed, error::not_replicated,
+                                                     "WAIT: " + std::to_string(acks.integer) + " of " +
+                                                         std::to_string(self->state_->replicas) +
+                                                         " replicas acknowledged the extend");
+                                     } else {
+                                         self->count(node, vote::granted, {}, {});
+                                     }
+                                 });
+    }
+
     void decided(clock::time_point now) override {
         switch (tally_.state()) {
             case round_state::won: {

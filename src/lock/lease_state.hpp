@@ -33,6 +33,8 @@ struct lease_state {
     std::string owner;  ///< empty for a plain lock; the owner id of a reentrant one
     bool fair = false;  ///< taken through a fair lock's queue: its release wakes the next waiter
     std::chrono::milliseconds node_timeout{0};
+    int replicas = 0;  ///< lock_options::replicas: every extend waits for them too
+    std::chrono::milliseconds replica_timeout{0};
     std::uint64_t fence = 0;
     std::atomic<clock::rep> valid_until{0};
     std::atomic<unsigned> nodes_granted{0};

@@ -118,4 +118,95 @@ BOOST_AUTO_TEST_CASE(a_grant_counts_once_the_replica_has_it_and_fails_clearly_wi
     }());
 }
 
+namespace {
+
+// A master with one replica, online.
+struct master_and_replica {
+    redlock::test::server_list servers = start_redis_servers(1);
+    redis_server& master = *servers[0];
+    std::unique_ptr<redis_server> replica;
+
+    master_and_replica() {
+        redlock::test::redis_server_options as_replica;
+        as_replica.extra_args = {"--replicaof", "127.0.0.1", std::to_string(master.port())};
+        replica = std::make_unique<redis_server>(as_replica);
+        BOOST_TEST_REQUIRE(master_reports(master, "connected_slaves:1"));
+        BOOST_TEST_REQUIRE(master_reports(master, "state=online"));
+    }
+};
+
+redlock::lock_options replicated(redlock::lock_options o) {
+    o.replicas = 1;
+    o.replica_timeout = 1000ms;
+    o.watchdog = false;
+    return o;
+}
+
+}  // namespace
+
+// An extend counts on a node once its replicas have it: with the replica paused, the extend
+// fails (the lease keeps its old validity, as after any failed extend), and succeeds again
+// once the replica is back. Before, extends never waited: a failover would bring back the
+// older expiry.
+BOOST_FIXTURE_TEST_CASE(an_extend_counts_once_the_replica_has_it, master_and_replica) {
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        for (const auto& [kind, o] : script_kinds(replicated(options(5s)))) {
+            BOOST_TEST_CONTEXT(kind) {
+                auto l = co_await client.async_acquire("e", o, asio::use_awaitable);
+                const auto before = l.valid_until();
+                replica->pause();
+                redlock::diagnostics diag;
+                auto [ec] = co_await l.async_extend(20s, diag, tuple_awaitable);
+                replica->resume();
+                BOOST_TEST((ec == redlock::error::quorum_unreachable), ec.message() << ": " << diag.message);
+                BOOST_TEST(diag.message.find("0 of 1 replicas acknowledged the extend") != std::string::npos,
+                           diag.message);
+                BOOST_TEST((l.valid_until() == before));
+                BOOST_TEST(l.held());
+                auto [ok] = co_await l.async_extend(20s, diag, tuple_awaitable);
+                BOOST_TEST(!ok, diag.message);
+                BOOST_TEST(replica->command({"PTTL", lock_key("e")}).integer > 10000);
+                co_await l.async_release(asio::use_awaitable);
+            }
+        }
+    }());
+}
+
+// A fair hand-off with replicas is taken by the head's next round, whose grant waits for the
+// replica: with the replica paused the head does not hold the lock, though the release handed
+// it over on the master; once the replica is back, it does.
+BOOST_FIXTURE_TEST_CASE(a_fair_hand_off_counts_once_the_replica_has_it, master_and_replica) {
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    redlock::client waiter(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto o = replicated(options(5s));
+        o.fair = true;
+        redlock::diagnostics diag;
+        auto [ec, holder] = co_await client.async_acquire("h", o, diag, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!ec, diag.message);
+        redlock::test::background_acquire head;
+        auto w = o;
+        w.wait = 20s;
+        head.start(waiter, "h", w);
+        BOOST_TEST_REQUIRE(co_await eventually([&] {
+            return master.command({"ZCARD", "{redlock:h}:queue"}).integer == 1;
+        }));
+        replica->pause();
+        co_await holder.async_release(asio::use_awaitable);
+        // Handed over on the master: the lock holds the head's place and round.
+        BOOST_TEST(co_await eventually(
+            [&] { return redlock::test::holder_on(master, "h").find(':') != std::string::npos; }));
+        co_await redlock::test::sleep_for(1000ms);
+        BOOST_TEST(!head.result.has_value());
+        replica->resume();
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return head.result.has_value(); }, 10s));
+        BOOST_TEST(!*head.result);
+        BOOST_TEST(replica->command({"GET", lock_key("h")}).str == head.lease->token());
+        co_await head.lease->async_release(asio::use_awaitable);
+    }());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

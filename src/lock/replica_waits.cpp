@@ -1,0 +1,53 @@
+#include "lock/replica_waits.hpp"
+
+#include "lock/client_state.hpp"
+#include <redlock/error.hpp>
+#include <redlock/resp/request.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+replica_waits::replica_waits(client_state& client, std::size_t nodes) : client_(client), pending_(nodes) {}
+
+void replica_waits::wait(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,
+                         std::chrono::milliseconds node_timeout, done_fn done) {
+    auto& groups = pending_[node];
+    if (groups.empty()) {
+        asio::post(client_.strand(), [self = client_.shared_from_this(), this, node] { send(node); });
+    }
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const group& g) {
+        return g.replicas == replicas && g.replica_timeout == replica_timeout;
+    });
+    if (it == groups.end()) {
+        groups.push_back({replicas, replica_timeout, node_timeout, {}});
+        it = std::prev(groups.end());
+    }
+    it->node_timeout = std::max(it->node_timeout, node_timeout);
+    it->waiters.push_back(std::move(done));
+}
+
+void replica_waits::send(std::size_t node) {
+    for (auto& g : std::exchange(pending_[node], {})) {
+        resp::request req;
+        req.push("WAIT", g.replicas, g.replica_timeout.count());
+        client_.node(node).async_exec(
+            req, g.node_timeout + g.replica_timeout,
+            asio::bind_executor(client_.strand(), [waiters = std::move(g.waiters)](
+                                                      error_code ec, std::vector<resp::value> replies) {
+                if (!ec && replies.size() != 1) ec = error::unexpected_reply;
+                const resp::value none;
+                for (const auto& w : waiters)
+                    w(ec, ec ? none : replies.front());
+            }));
+    }
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,51 @@
+#ifndef REDLOCK_LOCK_REPLICA_WAITS_HPP
+#define REDLOCK_LOCK_REPLICA_WAITS_HPP
+
+#include <redlock/resp/value.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace redlock::detail {
+
+class client_state;
+
+/// WAIT after a node confirmed a write of ours (a grant, an extend): the write counts once
+/// `replicas` replicas acknowledged it, so that a failover to a replica does not lose it
+/// (lock_options::replicas). WAIT covers every write its connection made before it, so the
+/// writes whose replies arrive in one turn of the strand share one WAIT per node: a batched
+/// renewal of many leases waits once per node, not once per lease. Strand only.
+class replica_waits {
+public:
+    /// The WAIT's reply (the number of replicas that acknowledged), or why there is none.
+    using done_fn = std::function<void(boost::system::error_code, const resp::value& acks)>;
+
+    replica_waits(client_state& client, std::size_t nodes);
+
+    /// Sends `WAIT replicas replica_timeout` on node `node` once the current turn of the strand
+    /// is over (with every other wait for the same node and numbers), and calls `done` with its
+    /// reply; the request's timeout is `node_timeout` + `replica_timeout`.
+    void wait(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,
+              std::chrono::milliseconds node_timeout, done_fn done);
+
+private:
+    struct group {
+        int replicas;
+        std::chrono::milliseconds replica_timeout;
+        std::chrono::milliseconds node_timeout;
+        std::vector<done_fn> waiters;
+    };
+
+    void send(std::size_t node);
+
+    client_state& client_;
+    std::vector<std::vector<group>> pending_;  // per node: the waits not sent yet
+};
+
+}  // namespace redlock::detail
+
+#endif
