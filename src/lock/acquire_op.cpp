@@ -145,10 +145,11 @@ public:
 
     void cancel() {
         if (done_) return;
-        // Mid-attempt, any node may still grant: release wherever that can happen. A fair
-        // waiter also holds a place in the queue between attempts.
-        if (round_ > 0 &&
-            (!tally_.decided() || writing_back_ || (fair_ && options_.wait > milliseconds::zero()))) {
+        // Mid-attempt, any node may still grant: release wherever that can happen. A round that
+        // won but still settles its fence (writing back, or waiting for the holds) holds the
+        // lock on a quorum. A fair waiter also holds a place in the queue between attempts.
+        if (round_ > 0 && (!tally_.decided() || writing_back_ || awaiting_holds_ ||
+                           (fair_ && options_.wait > milliseconds::zero()))) {
             leave();
         }
         retry_timer_.cancel();
@@ -460,11 +461,7 @@ private:
         }
         if (done_) {
             // A straggler of the round that won: if it did not grant, it may still queue us.
-            if (succeeded_ && ticket_ != 0 && !granted) {
-                std::vector<bool> only(client_->node_count(), false);
-                only[node] = true;
-                dequeue(only);
-            }
+            if (succeeded_ && ticket_ != 0 && !granted) dequeue(only_node(node));
             return;
         }
         answered_[node] = true;
@@ -596,7 +593,13 @@ private:
             client_->metrics().node_failure(node, error::server_error);
             count(node, vote::failed, error::server_error, v.str);
         } else if (v.kind == resp::type::bulk_string || v.kind == resp::type::simple_string) {
-            if (is_earlier_token(v.str)) {
+            if (is_earlier_token(v.str) && left_) {
+                // The final round's straggler, after our release went out: a takeover now
+                // would write a full ttl that nobody releases. Free the earlier round's key.
+                client_->send_release(keys_, v.str, owner_, only_node(node), client_->background_timeout(),
+                                      {}, false);
+                count(node, vote::failed, error::reply_lost, "held by an earlier round of ours, released");
+            } else if (is_earlier_token(v.str)) {
                 take_over(node, v.str);
             } else {
                 contended_ = true;
@@ -1022,9 +1025,16 @@ private:
                            client_->background_timeout(), {});
     }
 
+    [[nodiscard]] std::vector<bool> only_node(std::size_t node) const {
+        std::vector<bool> only(client_->node_count(), false);
+        only[node] = true;
+        return only;
+    }
+
     // Releases whatever this attempt may hold; a fair waiter also leaves the queue, on every
     // node, and wakes the next waiter if the lock is free.
     void leave() {
+        left_ = true;
         if (fair_) {
             const bool queued = options_.wait > milliseconds::zero();
             client_->send_fair(keys_, place_, token_, "release", 0, milliseconds::zero(),
@@ -1139,6 +1149,7 @@ private:
     bool contended_ = false;
     bool sleeping_ = false;
     bool awaiting_stragglers_ = false;
+    bool left_ = false;            // leave() sent the acquisition's final release
     bool awaiting_holds_ = false;  // a fenced reentrant round waits for hold_undecided() to end
     error_code final_cause_;
     int cleanups_pending_ = 0;

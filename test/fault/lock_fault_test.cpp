@@ -8,6 +8,8 @@
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
@@ -248,6 +250,55 @@ BOOST_AUTO_TEST_CASE(a_late_cleanup_of_an_earlier_attempt_leaves_a_fair_grant_al
     redlock::lock_options fair;
     fair.fair = true;
     late_cleanup_of_an_earlier_attempt(fair, fair);
+}
+
+// A fenced reentrant round can win on a quorum and still wait for a slow node: whether it
+// re-enters an existing hold (and so which fence it has) depends on that node's answer. An
+// acquire cancelled then holds the lock on the quorum: its cancellation releases it everywhere.
+// Before, it sent no release, and its holds stayed for the full ttl.
+BOOST_AUTO_TEST_CASE(a_fenced_reentrant_round_cancelled_while_its_holds_settle_leaves_nothing) {
+    auto servers = start_redis_servers(3);
+    auto proxied = redlock::test::through_proxies(servers);
+    proxied.config.health_check_interval = 30s;  // node 2's held connection is not given up
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), proxied.config);
+    const std::string key = lock_key("h");
+    // The owner already holds it on node 0 (another acquisition of it, fence 7).
+    servers[0]->command({"HSET", key, "o", "me", "a:planted", "1", "f", "7"});
+    servers[0]->command({"PEXPIRE", key, "60000"});
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto warm = co_await client.async_acquire("warm", options(10s, 1000ms), asio::use_awaitable);
+        co_await warm.async_release(asio::use_awaitable);
+        proxied.proxies[2]->hold_requests();
+        auto o = options(60s, 30000ms);
+        o.reentrant = true;
+        o.owner = redlock::owner_id("me");
+        o.fenced = true;
+        asio::cancellation_signal cancel;
+        std::optional<error_code> result;
+        client.async_acquire(
+            "h", o,
+            asio::bind_cancellation_slot(cancel.slot(), [&](error_code ec, redlock::lease) { result = ec; }));
+        // Nodes 0 and 1 granted (an existing hold, a new one): won, waiting for node 2.
+        const auto replies_before = proxied.proxies[1]->bytes_from_server();
+        BOOST_TEST_REQUIRE(co_await eventually([&] {
+            return key_exists(*servers[1], "h") && servers[0]->command({"HLEN", key}).integer == 4 &&
+                   proxied.proxies[1]->bytes_from_server() > replies_before;
+        }));
+        co_await sleep_for(50ms);  // the replies are read on this thread
+        BOOST_TEST_REQUIRE(!result.has_value());
+        cancel.emit(asio::cancellation_type::terminal);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }));
+        BOOST_TEST((*result == asio::error::operation_aborted));
+        proxied.proxies[2]->deliver_held();
+        // Node 2 ran the held acquire, then the release behind it; the others the release.
+        BOOST_TEST(co_await eventually([&] {
+            return !key_exists(*servers[1], "h") && !key_exists(*servers[2], "h") &&
+                   servers[0]->command({"HLEN", key}).integer == 3;
+        }));
+        BOOST_TEST(command_calls(*servers[2], "evalsha") >= 2u);
+        BOOST_TEST(servers[0]->command({"HGET", key, "a:planted"}).str == "1");  // the other hold stays
+    }());
 }
 
 BOOST_AUTO_TEST_CASE(a_quorum_reached_after_the_validity_ran_out_is_validity_expired) {
