@@ -31,6 +31,14 @@ std::vector<std::unique_ptr<redis::connection>> connections_for(
             cc.on_server_info = [health, i = nodes.size()](std::string_view text) {
                 health->on_server_info(i, text);
             };
+            // The largest max_ttl any client of these nodes records (record_max_ttl.lua).
+            cc.setup_commands.push_back({"EVAL", std::string(scripts::record_max_ttl.source), "1",
+                                         "{" + cfg.key_prefix + "}:max_ttl",
+                                         std::to_string(cfg.max_ttl.count())});
+            cc.on_setup_replies = [health](const std::vector<resp::value>& replies) {
+                if (!replies.empty() && replies.front().kind == resp::type::integer)
+                    health->on_recorded_max_ttl(std::chrono::milliseconds(replies.front().integer));
+            };
         }
         nodes.push_back(std::make_unique<redis::connection>(ex, std::move(cc)));
     }

@@ -41,8 +41,9 @@ bool parse_server_info(std::string_view text, server_info& out) {
 void node_health::on_server_info(const server_info& info, clock::time_point now,
                                  std::chrono::milliseconds max_ttl, double drift_factor) {
     const auto wait = max_ttl + drift_allowance(max_ttl, drift_factor);
-    if (!run_id_.empty() && info.run_id != run_id_) {
-        quarantined_until_ = std::max(quarantined_until_, now + wait);
+    if (!run_id_.empty() && info.run_id != run_id_) run_id_changed_at_ = now;
+    if (run_id_changed_at_) {
+        quarantined_until_ = std::max(quarantined_until_, *run_id_changed_at_ + wait);
     }
     if (info.uptime < max_ttl + std::chrono::seconds(1)) {
         const auto started = now - info.uptime;
@@ -57,6 +58,7 @@ node_health_board::node_health_board(std::size_t nodes, std::chrono::millisecond
     : nodes_(nodes),
       unparsable_(nodes, false),
       same_server_(nodes),
+      last_seen_(nodes),
       max_ttl_(max_ttl),
       drift_factor_(drift_factor) {}
 
@@ -66,7 +68,9 @@ void node_health_board::on_server_info(std::size_t node, std::string_view text) 
     std::lock_guard lock(mutex_);
     unparsable_[node] = !parsed;
     if (parsed) {
-        nodes_[node].on_server_info(info, clock::now(), max_ttl_, drift_factor_);
+        const auto now = clock::now();
+        nodes_[node].on_server_info(info, now, std::max(max_ttl_, recorded_max_ttl_), drift_factor_);
+        last_seen_[node] = seen{info, now};
     } else {
         nodes_[node].on_reconnect();
     }
@@ -77,6 +81,22 @@ void node_health_board::on_server_info(std::size_t node, std::string_view text) 
                 same_server_[i] = j;
         }
     }
+}
+
+void node_health_board::on_recorded_max_ttl(std::chrono::milliseconds recorded) {
+    std::lock_guard lock(mutex_);
+    if (recorded <= recorded_max_ttl_) return;
+    recorded_max_ttl_ = recorded;
+    if (recorded <= max_ttl_) return;
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        if (last_seen_[i] && nodes_[i].known())
+            nodes_[i].on_server_info(last_seen_[i]->info, last_seen_[i]->at, recorded, drift_factor_);
+    }
+}
+
+std::chrono::milliseconds node_health_board::quarantine_ttl() const {
+    std::lock_guard lock(mutex_);
+    return std::max(max_ttl_, recorded_max_ttl_);
 }
 
 std::optional<std::size_t> node_health_board::same_server_as(std::size_t node) const {

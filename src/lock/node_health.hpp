@@ -43,12 +43,15 @@ public:
     }
     [[nodiscard]] bool known() const noexcept { return known_; }
     /// The time it votes again; a past time point when it votes.
+    /// Calling on_server_info again with the same info and time and a larger max_ttl extends
+    /// the quarantine as if that max_ttl had been known then.
     [[nodiscard]] clock::time_point quarantined_until() const noexcept { return quarantined_until_; }
     [[nodiscard]] const std::string& run_id() const noexcept { return run_id_; }
 
 private:
     bool known_ = false;
     std::string run_id_;
+    std::optional<clock::time_point> run_id_changed_at_;  // the last change seen
     clock::time_point quarantined_until_{};
 };
 
@@ -62,6 +65,11 @@ public:
 
     /// The text of INFO server from a new connection to `node`; unparsable text: no vote.
     void on_server_info(std::size_t node, std::string_view text);
+    /// The largest max_ttl that a node says any client of it has recorded (record_max_ttl.lua):
+    /// every quarantine waits for it if it is above this client's own, those already running too.
+    void on_recorded_max_ttl(std::chrono::milliseconds recorded);
+    /// The max_ttl the quarantines wait for: this client's, or a larger one recorded.
+    [[nodiscard]] std::chrono::milliseconds quarantine_ttl() const;
     /// Also false for a node that another node's INFO shows to be the same server (one run_id):
     /// two addresses of one server (`localhost`, `127.0.0.1`) must not vote twice.
     [[nodiscard]] bool votes(std::size_t node, clock::time_point now) const;
@@ -81,6 +89,12 @@ private:
     std::vector<node_health> nodes_;
     std::vector<bool> unparsable_;
     std::vector<std::optional<std::size_t>> same_server_;  // see same_server_as()
+    struct seen {
+        server_info info;
+        clock::time_point at;
+    };
+    std::vector<std::optional<seen>> last_seen_;  // per node: its last INFO, to judge it again
+    std::chrono::milliseconds recorded_max_ttl_{0};
     std::chrono::milliseconds max_ttl_;
     double drift_factor_;
 };

@@ -716,6 +716,13 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             setup.push("INFO", "server");
             names.push_back("INFO server");
         }
+        const std::size_t first_extra = setup.size();
+        for (const auto& c : cfg_.setup_commands) {
+            if (c.empty()) continue;
+            setup.push_range(c.front(), std::span(c).subspan(1));
+            names.push_back(c.front());
+        }
+        const std::size_t extras = setup.size() - first_extra;
         for (const auto& s : cfg_.scripts) {
             setup.push("SCRIPT", "LOAD", s.source);
             names.push_back("SCRIPT LOAD " + std::string(s.name));
@@ -723,7 +730,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         if (!setup.empty()) {
             if (auto ec = co_await roundtrip(setup, replies)) co_return ec;
             for (std::size_t i = 0; i < replies.size(); ++i) {
-                if (replies[i].is_error()) {
+                if (replies[i].is_error() && (i < first_extra || i >= first_extra + extras)) {
                     co_return fail_handshake(
                         is_auth_error(replies[i]) ? error::auth_failed : error::handshake_failed, names[i],
                         replies[i]);
@@ -741,6 +748,11 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
                                        std::string(cfg_.scripts[i].sha1));
                     co_return error::handshake_failed;
                 }
+            }
+            if (cfg_.on_setup_replies && extras > 0) {
+                cfg_.on_setup_replies(std::vector<resp::value>(
+                    replies.begin() + static_cast<std::ptrdiff_t>(first_extra),
+                    replies.begin() + static_cast<std::ptrdiff_t>(first_extra + extras)));
             }
             if (cfg_.on_server_info) cfg_.on_server_info(replies[info_index].str);
         }

@@ -133,6 +133,43 @@ BOOST_AUTO_TEST_CASE(a_node_that_is_up_long_enough_votes_at_once) {
     }());
 }
 
+// The quarantine waits for the largest max_ttl any client of the nodes uses, not only its own:
+// a client with the default max_ttl must not count a restarted node's grant while another
+// client's longer lease, granted before the restart, may still run. Fresh servers are young:
+// with its own max_ttl (1 s) B's quarantine would end within about 2 s of their start; A, which
+// connected first, recorded 10 s on every node.
+BOOST_AUTO_TEST_CASE(the_quarantine_waits_for_the_largest_max_ttl_any_client_recorded) {
+    auto servers = start_redis_servers(3);
+    auto long_leases = lock_config(servers);
+    long_leases.restart_quarantine = true;
+    long_leases.max_ttl = 10000ms;
+    auto short_leases = long_leases;
+    short_leases.max_ttl = 1000ms;
+    asio::io_context ioc;
+    redlock::client a(ioc.get_executor(), long_leases);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        BOOST_TEST_REQUIRE(co_await redlock::test::eventually([&] {
+            for (const auto& s : servers)
+                if (s->command({"GET", "{redlock:}:max_ttl"}).str != "10000") return false;
+            return true;
+        }));
+        redlock::client b(ioc.get_executor(), short_leases);
+        BOOST_TEST_REQUIRE(co_await redlock::test::eventually([&] {
+            for (const auto& n : b.metrics().nodes)
+                if (n.run_id.empty()) return false;
+            return true;
+        }));
+        for (const auto& n : b.metrics().nodes) {
+            BOOST_TEST(!n.voting);
+            // About 10 s + 1 s (uptime in whole seconds) from the servers' start, less the time
+            // since; with B's own max_ttl at most about 2 s.
+            BOOST_TEST(n.quarantine_left_ms > 3000, n.node << ": " << n.quarantine_left_ms << " ms");
+        }
+        // Its own, smaller max_ttl does not lower what is recorded.
+        BOOST_TEST(servers[0]->command({"GET", "{redlock:}:max_ttl"}).str == "10000");
+    }());
+}
+
 // Two addresses of one server (here its TCP port and its unix socket; as well `localhost` and
 // `127.0.0.1`) would vote twice: 2 of 3 "nodes" would be one server. Once both have connected
 // (their INFO shows one run_id), an acquire is an invalid_config naming both.

@@ -107,4 +107,24 @@ BOOST_AUTO_TEST_CASE(two_nodes_with_one_run_id_do_not_vote) {
     BOOST_TEST(board.votes(0, later));
 }
 
+// Another client records a larger max_ttl: a quarantine already running lasts as long as that
+// one needs, whether it came from a young server or from a changed run_id.
+BOOST_AUTO_TEST_CASE(a_larger_recorded_max_ttl_extends_running_quarantines) {
+    node_health_board board(2, 1000ms, drift);
+    board.on_server_info(0, "run_id:young\r\nuptime_in_seconds:0\r\n");
+    board.on_server_info(1, "run_id:old\r\nuptime_in_seconds:100000\r\n");
+    board.on_server_info(1, "run_id:new\r\nuptime_in_seconds:100000\r\n");  // a failover
+    const auto now = clock_type::now();
+    BOOST_TEST(board.votes(0, now + 2500ms));
+    BOOST_TEST(board.votes(1, now + 1500ms));
+    board.on_recorded_max_ttl(500ms);  // smaller than ours: nothing changes
+    BOOST_TEST(board.quarantine_ttl() == 1000ms);
+    board.on_recorded_max_ttl(30000ms);
+    BOOST_TEST(board.quarantine_ttl() == 30000ms);
+    BOOST_TEST(!board.votes(0, now + 25s));
+    BOOST_TEST(!board.votes(1, now + 25s));
+    BOOST_TEST(board.votes(0, now + 32s));
+    BOOST_TEST(board.votes(1, now + 32s));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

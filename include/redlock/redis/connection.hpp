@@ -52,6 +52,11 @@ struct connection_config {
     /// connection's strand, before on_connect and before any queued request is written: what a
     /// request on this connection meets is the server process described (run_id, uptime).
     std::function<void(std::string_view)> on_server_info;
+    /// Commands added to every handshake's setup, after INFO server. Their replies go to
+    /// on_setup_replies on the connection's strand, before on_server_info; an error reply among
+    /// them does not fail the handshake (it is the callback's to judge).
+    std::vector<std::vector<std::string>> setup_commands;
+    std::function<void(const std::vector<resp::value>&)> on_setup_replies;
     resp::parser_limits limits;
     /// Requests queued and not yet answered (written or not) beyond which async_exec fails at
     /// once with error::queue_full: back-pressure instead of unbounded memory while a server is
