@@ -81,8 +81,6 @@ public:
     // Completes it later, never inside the caller's initiating function.
     void complete_later(error_code ec) {
         if (!handler_) return;
-        auto slot = asio::get_associated_cancellation_slot(handler_);
-        if (slot.is_connected()) slot.clear();
         asio::post(fallback_, [h = std::move(handler_), ex = fallback_, ec]() mutable {
             complete_on_handler_executor(std::move(h), ex, ec, std::vector<resp::value>{});
         });
@@ -475,12 +473,22 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         if (!ec) {
             ec = co_await handshake();
             // With TLS 1.3 the server checks our certificate after our side of the handshake is
-            // done: its refusal arrives as the first exchange fails, as an alert or a reset.
-            if (ec && tls_ && !connect_timed_out_ && ec.category() != error_category()) {
-                set_last_error(error::tls_failed, "TLS with " + node() + ": " + ec.message() +
-                                                      " right after the handshake (does the server require a "
-                                                      "client certificate: tls.cert_file?)");
-                ec = error::tls_failed;
+            // done: its refusal arrives as the first exchange fails, as an alert (a TLS error) or
+            // the connection's end. Any other failure is reported as what it is.
+            if (ec && tls_ && !connect_timed_out_ && !closed_ && ec.category() != error_category()) {
+                const bool refusal = ec.category() == asio::error::get_ssl_category() ||
+                                     ec == asio::ssl::error::stream_truncated || ec == asio::error::eof ||
+                                     ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
+                if (refusal) {
+                    set_last_error(error::tls_failed,
+                                   "TLS with " + node() + ": " + ec.message() +
+                                       " right after the handshake (does the server require a "
+                                       "client certificate: tls.cert_file?)");
+                    ec = error::tls_failed;
+                } else {
+                    set_last_error(
+                        ec, "the Redis handshake over TLS with " + node() + " failed: " + ec.message());
+                }
             }
         }
         connecting_ = false;
@@ -521,6 +529,9 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             endpoints.emplace_back(literal, a.port);
         } else {
             auto [rec, results] = co_await resolver_.async_resolve(a.host, std::to_string(a.port), use_tuple);
+            // Asio 1.81 cannot cancel a lookup under way: one that succeeds after connect_timeout
+            // or close() must not go on to connect, with no timer left to stop it.
+            if (connect_timed_out_ || closed_) co_return asio::error::operation_aborted;
             if (rec) {
                 set_last_error(rec, "resolving " + a.host + ": " + rec.message());
                 co_return rec;
@@ -530,6 +541,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         }
         error_code last = asio::error::host_not_found;
         for (const auto& ep : endpoints) {
+            if (connect_timed_out_ || closed_) break;
             socket_.close(ec);
             auto [cec] = co_await socket_.async_connect(socket_type::endpoint_type(ep), use_tuple);
             if (!cec) {
@@ -540,7 +552,6 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
                 co_return error_code{};
             }
             last = cec;
-            if (connect_timed_out_ || closed_) break;
         }
         set_last_error(last, "connecting to " + node() + ": " + last.message());
         co_return last;

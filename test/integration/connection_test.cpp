@@ -12,11 +12,13 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -280,6 +282,46 @@ BOOST_AUTO_TEST_CASE(connect_timeout_against_a_frozen_server) {
         BOOST_TEST(conn.last_error().message.find("timed out") != std::string::npos);
     }());
     server.resume();
+}
+
+// A peer that accepts and never says a word: the attempt waits in the TLS handshake (rediss://)
+// or for HELLO's reply (redis://). close() ends it at once, not at connect_timeout (30 s here),
+// and nothing connects again afterwards.
+BOOST_AUTO_TEST_CASE(close_ends_an_attempt_at_every_step) {
+    asio::io_context ioc;
+    asio::ip::tcp::acceptor silent(ioc, {asio::ip::make_address("127.0.0.1"), 0});
+    std::vector<asio::ip::tcp::socket> accepted;
+    std::function<void()> accept_next = [&] {
+        silent.async_accept([&](error_code ec, asio::ip::tcp::socket s) {
+            if (ec) return;
+            accepted.push_back(std::move(s));
+            accept_next();
+        });
+    };
+    accept_next();
+    const auto port = std::to_string(silent.local_endpoint().port());
+    for (const std::string scheme : {"redis", "rediss"}) {
+        BOOST_TEST_CONTEXT(scheme) {
+            auto cfg = config_for(scheme + "://127.0.0.1:" + port);
+            cfg.connect_timeout = 30s;
+            connection conn(ioc.get_executor(), cfg);
+            run_coro(ioc, [&]() -> asio::awaitable<void> {
+                const auto before = accepted.size();
+                std::optional<error_code> result;
+                conn.async_connect([&](error_code ec) { result = ec; });
+                BOOST_TEST_REQUIRE(
+                    co_await redlock::test::eventually([&] { return accepted.size() > before; }));
+                co_await sleep_for(100ms);  // into the handshake's wait for the peer
+                BOOST_TEST(!result.has_value());
+                conn.close();
+                BOOST_TEST_REQUIRE(
+                    co_await redlock::test::eventually([&] { return result.has_value(); }, 5s));
+                BOOST_TEST((*result == redlock::error::connection_closed), result->message());
+                co_await sleep_for(300ms);
+                BOOST_TEST(accepted.size() == before + 1);  // no new attempt
+            }());
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(noscript_falls_back_to_eval_after_script_flush) {
