@@ -392,6 +392,7 @@ void tcp_proxy::cut_requests_after(std::int64_t bytes) {
 }
 
 void tcp_proxy::heal() {
+    deliver_held();
     set_mode(mode::pass);
     set_request_delay(std::chrono::milliseconds(0));
     set_reply_delay(std::chrono::milliseconds(0));

@@ -82,8 +82,8 @@ public:
     /// limit is gone after it fired. A negative count: no limit.
     void cut_replies_after(std::int64_t bytes);
     void cut_requests_after(std::int64_t bytes);
-    /// Back to forwarding everything at once: pass, no delay, no jitter, no slicing, no cut
-    /// (connections with a delay of their own keep it).
+    /// Back to forwarding everything at once: pass, no delay, no jitter, no slicing, no cut,
+    /// what was held delivered (connections with a delay of their own keep it).
     void heal();
 
     /// From now on, holds back what the clients of the connections open now send: nothing of it

@@ -155,7 +155,8 @@ void check_acquirable_again(server_list plain_nodes, server_list fenced_nodes,
 }
 
 // Keys of ours other than the fence counters (which are kept for good, so fences never go
-// back). Every lock was released or has expired by now, and fair queues empty themselves.
+// back) and the clients' recorded max_ttl (kept for good, for the restart quarantine). Every
+// lock was released or has expired by now, and fair queues empty themselves.
 std::vector<std::string> keys_left(const std::vector<std::unique_ptr<redis_server>>& servers) {
     std::vector<std::string> out;
     for (std::size_t n = 0; n < servers.size(); ++n) {
@@ -163,6 +164,7 @@ std::vector<std::string> keys_left(const std::vector<std::unique_ptr<redis_serve
         for (const auto& key : reply.elements) {
             const auto& k = key.str;
             if (k.size() >= 6 && k.compare(k.size() - 6, 6, ":fence") == 0) continue;
+            if (k == "{chaos:}:max_ttl") continue;
             out.push_back("node " + std::to_string(n) + ": " + k);
         }
     }

@@ -125,7 +125,7 @@ void fault_injector::network_fault() {
     test::tcp_proxy* p = proxies_[w][n].get();
     const std::string target = "worker " + std::to_string(w) + " -> " + node_name(n);
     std::string kind;
-    switch (uniform(0, 7)) {
+    switch (uniform(0, 8)) {
         case 0:
             kind = "latency";
             p->set_request_delay(milliseconds(uniform(5, 60)));
@@ -156,10 +156,22 @@ void fault_injector::network_fault() {
             kind = "cut_reply";
             p->cut_replies_after(uniform(1, 200));
             break;
-        default:
+        case 7:
             kind = "cut_request";
             p->cut_requests_after(uniform(1, 200));
             break;
+        default: {
+            // Bytes held, and delivered when it heals: a request (and its cleanup) that reaches
+            // the server after later rounds did. Past 4 s of silence (two health-check
+            // intervals) the worker has given the connection up: its bytes arrive all the same.
+            count("held_requests", target);
+            p->hold_requests();
+            later(milliseconds(uniform(300, 5000)), [this, p, target] {
+                p->heal();
+                note("heal held_requests", target);
+            });
+            return;
+        }
     }
     count(kind, target);
     later(heal_after(), [this, p, kind, target] {

@@ -22,7 +22,8 @@ namespace redlock::chaos {
 /// processes, each with the time it heals at:
 /// - network, per worker-node pair and direction (its proxy): latency with jitter, blackhole,
 ///   drop replies, drop requests, reset, 1-byte writes, a reply or request cut after N bytes,
-///   and a partition of one worker from two or three nodes;
+///   requests held and delivered later (the connection given up meanwhile, or not), and a
+///   partition of one worker from two or three nodes;
 /// - processes: SIGSTOP of a server, kill -9 and restart (the AOF servers keep their data, the
 ///   others lose it), SIGSTOP of a worker past the longest ttl, SCRIPT FLUSH, CLIENT KILL.
 /// At most two servers of a deployment are paused or down at once. Not thread-safe: one thread
