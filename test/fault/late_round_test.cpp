@@ -29,8 +29,10 @@ using redlock::test::command_calls;
 using redlock::test::eventually;
 using redlock::test::held_everywhere;
 using redlock::test::holder_on;
+using redlock::test::key_tag;
 using redlock::test::lock_config;
 using redlock::test::nodes_holding;
+using redlock::test::queued_everywhere;
 using redlock::test::redis_server;
 using redlock::test::run_coro;
 using redlock::test::server_list;
@@ -39,26 +41,12 @@ using redlock::test::through_proxies;
 
 namespace {
 
-std::string tag(const std::string& resource) {
-    return "{redlock:" + resource + "}";
-}
-
-std::int64_t queued(const redis_server& s, const std::string& resource) {
-    return s.command({"ZCARD", tag(resource) + ":queue"}).integer;
-}
-
-bool queued_everywhere(const server_list& servers, const std::string& resource, std::int64_t n) {
-    for (const auto& s : servers)
-        if (queued(*s, resource) != n) return false;
-    return true;
-}
-
 // One call of fair.lua by EVAL on a single server, as the client makes it: place 5000 ms, ttl
 // 10000 ms, waiting; the ticket 'local' (the node numbers us) unless given.
 redlock::resp::value fair_call(const redis_server& s, const std::string& op, const std::string& place,
                                const std::string& value, const std::string& previous = {},
                                const std::string& ticket = "local") {
-    const std::string t = tag("f");
+    const std::string t = key_tag("f");
     std::vector<std::string> args = {"EVAL",
                                      std::string(redlock::scripts::fair.source),
                                      "5",
@@ -94,7 +82,7 @@ BOOST_AUTO_TEST_SUITE(late_round_test)
 BOOST_AUTO_TEST_CASE(an_earlier_rounds_late_calls_leave_a_fair_hand_off_alone) {
     auto servers = start_redis_servers(1);
     const auto& s = *servers[0];
-    const std::string lock = tag("f") + ":lock";
+    const std::string lock = key_tag("f") + ":lock";
     const auto get = [&] { return s.command({"GET", lock}).str; };
 
     BOOST_TEST_REQUIRE(granted(fair_call(s, "acquire", "placeH", "roundH1")));

@@ -35,8 +35,11 @@ using boost::system::error_code;
 using redlock::test::background_acquire;
 using redlock::test::eventually;
 using redlock::test::held_everywhere;
+using redlock::test::key_tag;
 using redlock::test::lock_config;
 using redlock::test::options;
+using redlock::test::queued;
+using redlock::test::queued_everywhere;
 using redlock::test::run_coro;
 using redlock::test::server_list;
 using redlock::test::sleep_for;
@@ -66,24 +69,9 @@ redlock::lock_options polling_fair(std::chrono::milliseconds retry) {
     return o;
 }
 
-std::string tag(const std::string& resource) {
-    return "{redlock:" + resource + "}";
-}
-
-// Waiters in the queue on one server.
-std::int64_t queued(const redlock::test::redis_server& s, const std::string& resource) {
-    return s.command({"ZCARD", tag(resource) + ":queue"}).integer;
-}
-
-bool queued_everywhere(const server_list& servers, const std::string& resource, std::int64_t n) {
-    for (const auto& s : servers)
-        if (queued(*s, resource) != n) return false;
-    return true;
-}
-
 // No lock, queue, deadlines, counter or wake-up subscription of `resource` on any server.
 bool nothing_left(const server_list& servers, const std::string& resource) {
-    const auto t = tag(resource);
+    const auto t = key_tag(resource);
     for (const auto& s : servers) {
         if (s->command({"EXISTS", t + ":lock", t + ":queue", t + ":queue:deadlines", t + ":queue:tickets",
                         t + ":queue:handoffs"})
@@ -219,7 +207,7 @@ BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_t
         // Its validity is counted from its last round, and ends with its place's deadline.
         BOOST_TEST((lease.valid_until() - got_at <= queue_timeout));
         BOOST_TEST((lease.valid_until() - got_at > queue_timeout - 1s));
-        const auto pttl = [&] { return servers.front()->command({"PTTL", tag("h") + ":lock"}).integer; };
+        const auto pttl = [&] { return servers.front()->command({"PTTL", key_tag("h") + ":lock"}).integer; };
         BOOST_TEST(pttl() <= std::chrono::milliseconds(queue_timeout).count());
         // The extend to the full ttl goes through the proxy too.
         BOOST_TEST(co_await eventually([&] { return pttl() > 5000; }, 3s));
@@ -285,7 +273,7 @@ BOOST_DATA_TEST_CASE(a_hand_off_nobody_heard_is_taken_by_the_heads_next_round, n
         co_await first.async_release(asio::use_awaitable);
         // Handed over: the lock is held, and the queue is empty.
         for (const auto& s : servers) {
-            BOOST_TEST(s->command({"EXISTS", tag("u") + ":lock"}).integer == 1);
+            BOOST_TEST(s->command({"EXISTS", key_tag("u") + ":lock"}).integer == 1);
             BOOST_TEST(queued(*s, "u") == 0);
         }
         auto [newcomer_ec, newcomer] = co_await holder.async_acquire("u", fair(0ms), tuple_awaitable);
@@ -315,7 +303,7 @@ BOOST_DATA_TEST_CASE(a_head_cancelled_before_it_heard_of_its_hand_off_frees_the_
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "c", 1); }));
         co_await first.async_release(asio::use_awaitable);
         for (const auto& s : servers)
-            BOOST_TEST(s->command({"EXISTS", tag("c") + ":lock"}).integer == 1);
+            BOOST_TEST(s->command({"EXISTS", key_tag("c") + ":lock"}).integer == 1);
         cancel.emit(asio::cancellation_type::terminal);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }));
         BOOST_TEST((*result == asio::error::operation_aborted));
@@ -399,7 +387,7 @@ BOOST_DATA_TEST_CASE(a_free_lock_goes_to_the_head_of_the_queue_only, node_counts
         });
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "h", 1); }));
         for (const auto& s : servers)
-            s->command({"DEL", tag("h") + ":lock"});
+            s->command({"DEL", key_tag("h") + ":lock"});
         const auto freed = clock_type::now();
 
         // A newcomer may not take it.
@@ -421,7 +409,7 @@ BOOST_DATA_TEST_CASE(a_free_lock_goes_to_the_head_of_the_queue_only, node_counts
         auto [ext_ec] = co_await head->async_extend(20s, tuple_awaitable);
         BOOST_TEST(!ext_ec);
         for (const auto& s : servers)
-            BOOST_TEST(s->command({"PTTL", tag("h") + ":lock"}).integer > 10000);
+            BOOST_TEST(s->command({"PTTL", key_tag("h") + ":lock"}).integer > 10000);
         auto [rel_ec] = co_await head->async_release(tuple_awaitable);
         BOOST_TEST(!rel_ec);
         auto [stale_ec] = co_await first.async_release(tuple_awaitable);
@@ -486,7 +474,8 @@ BOOST_DATA_TEST_CASE(timeout_and_cancellation_leave_no_queue_entry_behind, node_
         BOOST_TEST(co_await eventually([&] { return queued_everywhere(servers, "t", 0); }));
         BOOST_TEST(co_await eventually([&] {
             for (const auto& s : servers)
-                if (!s->command({"PUBSUB", "CHANNELS", tag("t") + ":wake:*"}).elements.empty()) return false;
+                if (!s->command({"PUBSUB", "CHANNELS", key_tag("t") + ":wake:*"}).elements.empty())
+                    return false;
             return true;
         }));
 

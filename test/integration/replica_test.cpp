@@ -191,9 +191,7 @@ BOOST_FIXTURE_TEST_CASE(a_fair_hand_off_counts_once_the_replica_has_it, master_a
         auto w = o;
         w.wait = 20s;
         head.start(waiter, "h", w);
-        BOOST_TEST_REQUIRE(co_await eventually([&] {
-            return master.command({"ZCARD", "{redlock:h}:queue"}).integer == 1;
-        }));
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return redlock::test::queued(master, "h") == 1; }));
         replica->pause();
         co_await holder.async_release(asio::use_awaitable);
         // Handed over on the master: the lock holds the head's place and round.

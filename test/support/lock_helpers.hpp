@@ -87,9 +87,27 @@ inline std::string node_uris(const server_list& servers) {
     return uris;
 }
 
+
+/// The hash tag of `resource`'s keys with the default prefix: "{redlock:<resource>}".
+inline std::string key_tag(const std::string& resource) {
+    return "{redlock:" + resource + "}";
+}
+
 /// The lock key of `resource` with the default prefix.
 inline std::string lock_key(const std::string& resource) {
-    return "{redlock:" + resource + "}:lock";
+    return key_tag(resource) + ":lock";
+}
+
+/// Waiters in `resource`'s fair queue on one server.
+inline std::int64_t queued(const redis_server& s, const std::string& resource) {
+    return s.command({"ZCARD", key_tag(resource) + ":queue"}).integer;
+}
+
+/// Whether every server queues exactly `n` waiters of `resource`.
+inline bool queued_everywhere(const server_list& servers, const std::string& resource, std::int64_t n) {
+    for (const auto& s : servers)
+        if (queued(*s, resource) != n) return false;
+    return true;
 }
 
 /// The value of the lock key on one server: empty when there is none.
