@@ -217,6 +217,10 @@ private:
     // earlier round of ours when that round's cleanup has not arrived, else someone else's.
     void build_set_request() {
         set_request_.clear();
+        // Indexes into this round's replies, 0: not asked. notify_ can change between rounds
+        // (a refused SUBSCRIBE), and a stale index would read past the replies.
+        pttl_reply_ = 0;
+        wait_reply_ = 0;
         set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
         // A waiter sleeps at most until the holder's key would expire: ask how long that is.
         if (notify_) {
