@@ -87,7 +87,6 @@ inline std::string node_uris(const server_list& servers) {
     return uris;
 }
 
-
 /// The hash tag of `resource`'s keys with the default prefix: "{redlock:<resource>}".
 inline std::string key_tag(const std::string& resource) {
     return "{redlock:" + resource + "}";
