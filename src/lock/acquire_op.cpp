@@ -553,15 +553,11 @@ private:
 
     // The reply to WAIT after node `node` granted.
     void count_replicated(std::size_t node, const resp::value& acks) {
-        if (acks.kind != resp::type::integer) {
-            client_->metrics().node_failure(node, error::unexpected_reply);
-            count(node, vote::failed, error::unexpected_reply, "WAIT: " + resp::to_string(acks));
-        } else if (acks.integer < options_.replicas) {
-            replication_short_ = true;
-            count(node, vote::failed, error::not_replicated,
-                  "WAIT: " + std::to_string(acks.integer) + " of " + std::to_string(options_.replicas) +
-                      " replicas acknowledged within " + std::to_string(options_.replica_timeout.count()) +
-                      " ms");
+        auto verdict = judge_replication(acks, options_.replicas, options_.replica_timeout, "");
+        if (verdict.ec == error::unexpected_reply) client_->metrics().node_failure(node, verdict.ec);
+        if (verdict.ec == error::not_replicated) replication_short_ = true;
+        if (verdict.ec) {
+            count(node, vote::failed, verdict.ec, std::move(verdict.detail));
         } else {
             count(node, vote::granted, {}, {});
         }

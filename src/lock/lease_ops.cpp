@@ -129,23 +129,22 @@ private:
             count(node, vote::granted, {}, {});
             return;
         }
-        client_->replicas().wait(node, state_->replicas, state_->replica_timeout, state_->node_timeout,
-                                 [self = std::static_pointer_cast<extend_op>(shared_from_this()), node](
-                                     error_code ec, const resp::value& acks) {
-                                     if (ec) {
-                                         self->count(node, vote::failed, ec, "WAIT: " + ec.message());
-                                     } else if (acks.kind != resp::type::integer) {
-                                         self->count(node, vote::failed, error::unexpected_reply,
-                                                     "WAIT: " + resp::to_string(acks));
-                                     } else if (acks.integer < self->state_->replicas) {
-                                         self->count(node, vote::failed, error::not_replicated,
-                                                     "WAIT: " + std::to_string(acks.integer) + " of " +
-                                                         std::to_string(self->state_->replicas) +
-                                                         " replicas acknowledged the extend");
-                                     } else {
-                                         self->count(node, vote::granted, {}, {});
-                                     }
-                                 });
+        client_->replicas().wait(
+            node, state_->replicas, state_->replica_timeout, state_->node_timeout,
+            [self = std::static_pointer_cast<extend_op>(shared_from_this()), node](error_code ec,
+                                                                                   const resp::value& acks) {
+                if (ec) {
+                    self->count(node, vote::failed, ec, "WAIT: " + ec.message());
+                    return;
+                }
+                auto verdict = judge_replication(acks, self->state_->replicas, self->state_->replica_timeout,
+                                                 "the extend");
+                if (verdict.ec) {
+                    self->count(node, vote::failed, verdict.ec, std::move(verdict.detail));
+                } else {
+                    self->count(node, vote::granted, {}, {});
+                }
+            });
     }
 
     void decided(clock::time_point now) override {

@@ -15,6 +15,16 @@ namespace redlock::detail {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
+replication_verdict judge_replication(const resp::value& acks, int replicas,
+                                      std::chrono::milliseconds replica_timeout, std::string_view what) {
+    if (acks.kind != resp::type::integer) return {error::unexpected_reply, "WAIT: " + resp::to_string(acks)};
+    if (acks.integer >= replicas) return {};
+    return {error::not_replicated, "WAIT: " + std::to_string(acks.integer) + " of " +
+                                       std::to_string(replicas) + " replicas acknowledged " +
+                                       std::string(what) + (what.empty() ? "" : " ") + "within " +
+                                       std::to_string(replica_timeout.count()) + " ms"};
+}
+
 replica_waits::replica_waits(client_state& client, std::size_t nodes) : client_(client), pending_(nodes) {}
 
 void replica_waits::wait(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,

@@ -8,11 +8,24 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::detail {
 
 class client_state;
+
+/// What a WAIT's reply says of a write that asked for `replicas` replicas: no error if enough
+/// acknowledged it; else unexpected_reply or not_replicated, with the words for diagnostics
+/// ("WAIT: 0 of 1 replicas acknowledged <what> within 100 ms").
+struct replication_verdict {
+    boost::system::error_code ec;
+    std::string detail;
+};
+[[nodiscard]] replication_verdict judge_replication(const resp::value& acks, int replicas,
+                                                    std::chrono::milliseconds replica_timeout,
+                                                    std::string_view what);
 
 /// WAIT after a node confirmed a write of ours (a grant, an extend): the write counts once
 /// `replicas` replicas acknowledged it, so that a failover to a replica does not lose it
