@@ -958,6 +958,23 @@ void connection::send_subscription(const resp::request& req, std::string push_ki
     if (req.empty() || channels == 0) return;
     asio::dispatch(impl_->strand_, [self = impl_, payload = req.payload(), kind = std::move(push_kind),
                                     channels, on_refused = std::move(on_refused)]() mutable {
+        if (self->cfg_.max_queued_requests > 0 && self->mux_.queued() >= self->cfg_.max_queued_requests) {
+            // Refused as a request would be. An UNSUBSCRIBE dropped leaves a channel whose
+            // messages nobody reads; a SUBSCRIBE's caller falls back from the refusal, which
+            // comes later, never inside the call (it may be in the middle of its own bookkeeping).
+            self->update_stats([](connection_stats& s) { ++s.rejected_queue_full; });
+            resp::value full;
+            full.kind = resp::type::error;
+            full.str = "QUEUEFULL the connection to " + self->node() + " already has max_queued_requests (" +
+                       std::to_string(self->cfg_.max_queued_requests) + ") requests waiting";
+            self->set_last_error(error::queue_full, full.str);
+            if (on_refused) {
+                asio::post(self->strand_, [on_refused = std::move(on_refused), full = std::move(full)] {
+                    on_refused(full);
+                });
+            }
+            return;
+        }
         auto refused = [weak = std::weak_ptr<impl>(self),
                         on_refused = std::move(on_refused)](const resp::value& v) {
             if (auto s = weak.lock()) {

@@ -477,6 +477,44 @@ BOOST_AUTO_TEST_CASE(subscriptions_and_requests_share_a_connection) {
     }());
 }
 
+// RESP2, from a server without HELLO: the pub/sub answers are arrays, not pushes. On a
+// subscribed connection they are taken as the pushes they stand for; a PING's "pong" array is
+// the PING's reply (Redis lets only pub/sub commands and PING run there on RESP2).
+BOOST_AUTO_TEST_CASE(subscriptions_over_resp2_are_matched_as_pushes) {
+    redlock::test::redis_server_options options;
+    options.extra_args = {"--rename-command", "HELLO", "HELLO-renamed"};
+    redis_server server(options);
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    std::vector<std::string> pushes;
+    cfg.on_push = [&](const resp::value& v) {
+        pushes.push_back(v.elements.at(0).str + " " + v.elements.at(1).str);
+    };
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        BOOST_TEST_REQUIRE(conn.protocol() == 2);
+        auto sub = command({"SUBSCRIBE", "c1", "c2"});
+        bool refused = false;
+        conn.send_subscription(sub, "subscribe", 2, [&](const resp::value&) { refused = true; });
+        auto ping = command({"PING"});
+        const auto pong = co_await run_one(conn, ping);
+        BOOST_TEST_REQUIRE(pong.elements.size() == 2u, resp::to_string(pong));
+        BOOST_TEST(pong.elements[0].str == "pong");
+        BOOST_TEST((pushes == std::vector<std::string>{"subscribe c1", "subscribe c2"}));
+        server.command({"PUBLISH", "c2", "hello"});
+        BOOST_TEST(co_await redlock::test::eventually([&] { return pushes.size() == 3u; }));
+        BOOST_TEST(pushes.back() == "message c2");
+        auto unsub = command({"UNSUBSCRIBE", "c1"});
+        conn.send_subscription(unsub, "unsubscribe", 1, {});
+        BOOST_TEST((co_await run_one(conn, ping)).elements.at(0).str == "pong");
+        BOOST_TEST(pushes.back() == "unsubscribe c1");
+        BOOST_TEST(!refused);
+        BOOST_TEST(conn.stats().disconnects == 0u);
+        conn.close();
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(requirepass_with_the_default_user_and_a_missing_password) {
     redlock::test::redis_server_options opts;
     opts.extra_args = {"--requirepass", "pw"};
@@ -593,6 +631,55 @@ BOOST_AUTO_TEST_CASE(a_full_request_queue_refuses_more_at_once) {
         auto again = command({"PING"});
         auto pong = co_await run_one(conn, again);
         BOOST_TEST(pong.str == "PONG");
+        conn.close();
+    }());
+}
+
+// Subscriptions count against the same bound: with max_queued_requests waiting, a SUBSCRIBE is
+// refused (a QUEUEFULL error naming the bound, to its refusal handler) and an UNSUBSCRIBE is
+// dropped; neither is queued. Before, they were queued without limit (a node that did not
+// answer while waiters came and went on many resources).
+BOOST_AUTO_TEST_CASE(a_full_request_queue_refuses_subscriptions_too) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.max_queued_requests = 2;
+    cfg.health_check_interval = 0ms;
+    std::vector<std::string> pushes;
+    cfg.on_push = [&](const resp::value& v) {
+        pushes.push_back(v.elements.at(0).str + " " + v.elements.at(1).str);
+    };
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        server.pause();
+        int answered = 0;
+        auto ping = command({"PING"});
+        for (int i = 0; i < 2; ++i)
+            conn.async_exec(ping, 10s,
+                            [&](error_code ec, std::vector<resp::value>) { answered += ec ? 0 : 1; });
+        std::vector<std::string> refusals;
+        auto sub = command({"SUBSCRIBE", "c1"});
+        conn.send_subscription(sub, "subscribe", 1, [&](const resp::value& v) { refusals.push_back(v.str); });
+        BOOST_TEST_REQUIRE(co_await redlock::test::eventually([&] { return refusals.size() == 1u; }));
+        BOOST_TEST(refusals.front().find("QUEUEFULL") == 0u, refusals.front());
+        BOOST_TEST(refusals.front().find("max_queued_requests (2)") != std::string::npos, refusals.front());
+        BOOST_TEST((conn.last_error().code == redlock::error::queue_full), conn.last_error().message);
+        auto unsub = command({"UNSUBSCRIBE", "c1"});
+        conn.send_subscription(unsub, "unsubscribe", 1, {});
+        BOOST_TEST(
+            co_await redlock::test::eventually([&] { return conn.stats().rejected_queue_full == 2u; }));
+
+        server.resume();
+        BOOST_TEST(co_await redlock::test::eventually([&] { return answered == 2; }));
+        // Neither was written: the server saw no subscription, and the connection stayed in step.
+        BOOST_TEST(pushes.empty());
+        BOOST_TEST(server.command({"PUBSUB", "NUMSUB", "c1"}).elements.at(1).integer == 0);
+        BOOST_TEST((co_await run_one(conn, ping)).str == "PONG");
+        conn.send_subscription(sub, "subscribe", 1, [&](const resp::value& v) { refusals.push_back(v.str); });
+        BOOST_TEST(co_await redlock::test::eventually([&] { return pushes.size() == 1u; }));
+        BOOST_TEST(refusals.size() == 1u);
+        BOOST_TEST(conn.stats().disconnects == 0u);
         conn.close();
     }());
 }

@@ -169,7 +169,9 @@ public:
     /// this command's, never another request's. `on_refused` then runs on the connection's
     /// strand with that error (and last_error() names it); the connection goes on. Written with
     /// the next write, or after the next handshake if not connected. On RESP2 (a server without
-    /// HELLO) the pub/sub arrays are taken as the pushes they stand for.
+    /// HELLO) the pub/sub arrays are taken as the pushes they stand for. Bounded as requests
+    /// are: with `max_queued_requests` waiting it is not queued, counts in
+    /// `rejected_queue_full`, and `on_refused` gets a `QUEUEFULL` error naming the bound.
     void send_subscription(const resp::request& req, std::string push_kind, std::size_t channels,
                            std::function<void(const resp::value&)> on_refused);
 
