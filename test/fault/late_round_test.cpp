@@ -199,4 +199,60 @@ BOOST_DATA_TEST_CASE(a_late_earlier_round_leaves_a_fair_hand_off_alone, data::ma
     }());
 }
 
+// The final round of an acquisition that gives up: its release goes out as soon as the round is
+// lost, and a node still to answer (a straggler) then finds the key held by an earlier round of
+// ours, whose reply and cleanup were both lost. A takeover at that moment would write this
+// round's token with the full ttl after the release had run, and nobody would release it: the
+// straggler frees the earlier round's key instead. Nodes 0 and 1 hold another owner's lock;
+// node 2's proxy drops round 1's reply, swallows its cleanup, and then answers 1 s late.
+BOOST_AUTO_TEST_CASE(a_straggler_of_the_final_round_frees_an_earlier_rounds_key) {
+    auto servers = start_redis_servers(3);
+    auto proxied = through_proxies(servers);
+    proxied.config.health_check_interval = 0ms;  // only the proxies decide when a connection ends
+    proxied.config.connect_timeout = 10s;        // node 2's handshake replies are late too
+    auto& slow = *proxied.proxies[2];
+    asio::io_context ioc;
+    redlock::client a(ioc.get_executor(), proxied.config);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // Connected, scripts loaded: only the acquire's own commands go through the proxies.
+        auto warm = co_await a.async_acquire("warm", redlock::test::options(), asio::use_awaitable);
+        co_await warm.async_release(asio::use_awaitable);
+        for (std::size_t i = 0; i < 2; ++i)
+            servers[i]->command({"SET", redlock::test::lock_key("s"), "another-owner", "PX", "60000"});
+
+        // Round 1: the other owner's denials wait in the held bytes while node 2 runs our SET.
+        proxied.proxies[0]->hold_requests();
+        proxied.proxies[1]->hold_requests();
+        slow.set_mode(redlock::test::tcp_proxy::mode::drop_replies);
+        background_acquire attempt;
+        redlock::diagnostics diag;
+        auto o = redlock::test::options(30s, 3s);  // a 30 s ttl: only a release frees the key in time
+        o.node_timeout = 5s;
+        o.watchdog = false;
+        attempt.start(a, "s", o, diag);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return redlock::test::key_exists(*servers[2], "s"); }));
+        const std::string first_token = holder_on(*servers[2], "s");
+        // Round 1's cleanup goes into the hole once the denials decide the round.
+        slow.set_mode(redlock::test::tcp_proxy::mode::blackhole);
+        const auto swallowed_before = slow.bytes_from_clients();
+        proxied.proxies[0]->deliver_held();
+        proxied.proxies[1]->deliver_held();
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return slow.bytes_from_clients() > swallowed_before; }));
+        // A new connection to node 2, which answers every later round after the denials.
+        slow.set_reply_delay(1000ms);
+        slow.set_mode(redlock::test::tcp_proxy::mode::pass);
+
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return attempt.result.has_value(); }, 20s));
+        BOOST_TEST((*attempt.result == redlock::error::wait_timeout), attempt.result->message());
+        BOOST_TEST_REQUIRE(
+            diag.message.find("held by an earlier round of ours, released") != std::string::npos,
+            diag.message);
+        // Before, the straggler took the key over with the full 30 s, after the release ran.
+        BOOST_TEST(co_await eventually([&] { return !redlock::test::key_exists(*servers[2], "s"); }),
+                   "node 2 holds " << holder_on(*servers[2], "s") << ", round 1 wrote " << first_token);
+        for (std::size_t i = 0; i < 2; ++i)
+            BOOST_TEST(holder_on(*servers[i], "s") == "another-owner");
+    }());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
