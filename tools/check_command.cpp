@@ -8,6 +8,7 @@
 #include <redlock/resp/request.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -30,8 +31,10 @@ constexpr const char* check_help =
     "Connects to every node and says what makes the deployment's locks unsafe, and why: a node\n"
     "that is a replica; the same server listed twice (same run_id); a maxmemory-policy that may\n"
     "evict lock keys; no persistence with the restart quarantine off; an even N, or N = 2; node\n"
-    "clocks further apart than the drift allowance; scripting disabled or an ACL that refuses a\n"
-    "command the lock needs. Writes and deletes only its own probe key.\n"
+    "clocks further apart than the drift allowance, or one that runs faster or slower than\n"
+    "drift_factor allows; a proxy or port mapping between us and a node; scripting disabled or\n"
+    "an ACL that refuses a command the lock needs. Says when another client of the nodes uses a\n"
+    "larger max_ttl. Writes and deletes only its own probe key.\n"
     "\n"
     "options:\n"
     "%s"
@@ -49,8 +52,14 @@ enum probe : std::size_t {
     eval,
     set,
     publish,
-    del
+    del,
+    client_info,
+    recorded_max_ttl
 };
+
+// The second TIME comes this long after the first: long enough to see a clock that runs more
+// than 1% off against the round trips' uncertainty, short enough not to hold the check up.
+constexpr auto clock_span = std::chrono::milliseconds(250);
 
 resp::request probe_request(const client_config& cfg) {
     const std::string key = "{" + cfg.key_prefix + "redlock-check}:probe";
@@ -64,6 +73,8 @@ resp::request probe_request(const client_config& cfg) {
     req.push("SET", key, "1", "NX", "PX", "1000");
     req.push("PUBLISH", key, "check");
     req.push("DEL", key);
+    req.push("CLIENT", "INFO");
+    req.push("GET", "{" + cfg.key_prefix + "}:max_ttl");
     return req;
 }
 
@@ -91,6 +102,29 @@ void read_config(const resp::value& v, node_report& r) {
     }
 }
 
+// A TIME reply in microseconds since the epoch; nullopt if it is not one.
+std::optional<std::int64_t> time_us(const resp::value& t) {
+    if (t.elements.size() != 2) return std::nullopt;
+    try {
+        return std::stoll(t.elements[0].str) * 1'000'000 + std::stoll(t.elements[1].str);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::int64_t micros(clock_type::duration d) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
+// CLIENT INFO's "laddr=ip:port" field; empty if absent (an ACL refused it, a unix socket).
+std::string laddr_of(const resp::value& v) {
+    if (v.is_error()) return {};
+    const auto at = v.str.find("laddr=");
+    if (at == std::string::npos) return {};
+    const auto end = v.str.find(' ', at);
+    return v.str.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+}
+
 void read_replies(const std::vector<resp::value>& replies, clock_type::time_point sent,
                   clock_type::time_point received, node_report& r) {
     r.run_id = info_field(replies[info_server].str, "run_id");
@@ -98,16 +132,15 @@ void read_replies(const std::vector<resp::value>& replies, clock_type::time_poin
     const auto aof = info_field(replies[info_persistence].str, "aof_enabled");
     if (!aof.empty()) r.aof = aof == "1";
     read_config(replies[config_get], r);
-    const auto& t = replies[time_now];
-    if (t.elements.size() == 2) {
+    if (const auto server_us = time_us(replies[time_now])) {
+        r.clock_offset_us = *server_us - micros((sent + (received - sent) / 2).time_since_epoch());
+        r.clock_uncertainty_us = micros(received - sent) / 2 + 1;
+    }
+    r.server_laddr = laddr_of(replies[client_info]);
+    const auto& recorded = replies[recorded_max_ttl];
+    if (recorded.kind == resp::type::bulk_string) {
         try {
-            const auto server_us = std::stoll(t.elements[0].str) * 1'000'000 + std::stoll(t.elements[1].str);
-            const auto mid = sent + (received - sent) / 2;
-            const auto mid_us =
-                std::chrono::duration_cast<std::chrono::microseconds>(mid.time_since_epoch()).count();
-            r.clock_offset_us = server_us - mid_us;
-            r.clock_uncertainty_us =
-                std::chrono::duration_cast<std::chrono::microseconds>(received - sent).count() / 2 + 1;
+            r.recorded_max_ttl_ms = std::stoll(recorded.str);
         } catch (const std::exception&) {
         }
     }
@@ -119,14 +152,45 @@ void read_replies(const std::vector<resp::value>& replies, clock_type::time_poin
     }
 }
 
+// A second TIME, clock_span after the probe's: how far the node's clock went against ours.
+void measure_clock_span(redis::connection& conn, asio::steady_timer& timer, clock_type::time_point first_mid,
+                        std::int64_t first_server_us, std::int64_t first_uncertainty_us, node_report& r) {
+    timer.expires_after(clock_span);
+    timer.async_wait([&, first_mid, first_server_us, first_uncertainty_us](error_code) {
+        resp::request time;
+        time.push("TIME");
+        const auto sent = clock_type::now();
+        conn.async_exec(
+            time, std::chrono::seconds(2),
+            [&, sent, first_mid, first_server_us, first_uncertainty_us](error_code ec,
+                                                                        std::vector<resp::value> replies) {
+                const auto received = clock_type::now();
+                const auto server_us = !ec && replies.size() == 1 ? time_us(replies.front()) : std::nullopt;
+                if (server_us) {
+                    r.clock_span_server_us = *server_us - first_server_us;
+                    r.clock_span_local_us = micros(sent + (received - sent) / 2 - first_mid);
+                    r.clock_span_uncertainty_us = first_uncertainty_us + micros(received - sent) / 2 + 1;
+                }
+                conn.close();
+            });
+    });
+}
+
 std::vector<node_report> probe_nodes(const client_config& cfg) {
     asio::io_context ioc(1);
     auto conns = open_node_connections(ioc.get_executor(), cfg);
     std::vector<node_report> reports(conns.size());
+    std::vector<std::unique_ptr<asio::steady_timer>> timers;
     const auto request = probe_request(cfg);
-    const auto limit = cfg.connect_timeout + std::chrono::seconds(2);
+    const auto limit = cfg.connect_timeout + std::chrono::seconds(2) + clock_span + std::chrono::seconds(2);
     for (std::size_t i = 0; i < conns.size(); ++i) {
-        reports[i].name = conns[i]->config().address.to_string();
+        const auto& address = conns[i]->config().address;
+        reports[i].name = address.to_string();
+        if (address.kind != redis::node_address::transport::unix_socket) {
+            reports[i].dialed_host = address.host;
+            reports[i].dialed_port = address.port;
+        }
+        timers.push_back(std::make_unique<asio::steady_timer>(ioc));
         conns[i]->async_connect([&, i](error_code ec) {
             if (ec) {
                 const auto& why = conns[i]->last_error().message;
@@ -140,11 +204,19 @@ std::vector<node_report> probe_nodes(const client_config& cfg) {
                                      const auto received = clock_type::now();
                                      if (ec2 || replies.size() != request.size()) {
                                          reports[i].error = ec2 ? ec2.message() : "unexpected reply";
-                                     } else {
-                                         reports[i].reachable = true;
-                                         read_replies(replies, sent, received, reports[i]);
+                                         conns[i]->close();
+                                         return;
                                      }
-                                     conns[i]->close();
+                                     reports[i].reachable = true;
+                                     read_replies(replies, sent, received, reports[i]);
+                                     const auto server_us = time_us(replies[time_now]);
+                                     if (!server_us) {
+                                         conns[i]->close();
+                                         return;
+                                     }
+                                     measure_clock_span(*conns[i], *timers[i], sent + (received - sent) / 2,
+                                                        *server_us, reports[i].clock_uncertainty_us,
+                                                        reports[i]);
                                  });
         });
     }

@@ -1,7 +1,11 @@
 #include "deployment_check.hpp"
 
+#include <boost/asio/ip/address.hpp>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 namespace redlock::cli {
@@ -10,6 +14,22 @@ namespace {
 
 std::string node_label(std::size_t i, const node_report& n) {
     return "nodes[" + std::to_string(i) + "] " + n.name;
+}
+
+// Why the server's end of the connection is not what was dialed; empty if it is (or unknown).
+// A name dialed is compared by its port only.
+std::string forwarded(const node_report& n) {
+    if (n.server_laddr.empty() || n.dialed_host.empty()) return {};
+    const auto colon = n.server_laddr.rfind(':');
+    if (colon == std::string::npos) return {};
+    boost::system::error_code dialed_ec, seen_ec;
+    const auto dialed_ip = boost::asio::ip::make_address(n.dialed_host, dialed_ec);
+    const auto seen_ip = boost::asio::ip::make_address(n.server_laddr.substr(0, colon), seen_ec);
+    const bool same_port = n.server_laddr.substr(colon + 1) == std::to_string(n.dialed_port);
+    const bool same_ip = dialed_ec || seen_ec || dialed_ip == seen_ip;
+    if (same_port && same_ip) return {};
+    return "the server sees our connection arrive at " + n.server_laddr + ", not at " + n.dialed_host + ":" +
+           std::to_string(n.dialed_port);
 }
 
 void check_node(const client_config& cfg, std::size_t i, const node_report& n, std::vector<finding>& out) {
@@ -46,6 +66,30 @@ void check_node(const client_config& cfg, std::size_t i, const node_report& n, s
                            (limited ? ": an evicted lock is a lock two clients hold"
                                     : " once maxmemory is set (it is 0 now)") +
                            "; use noeviction"});
+    }
+    if (const auto why = forwarded(n); !why.empty()) {
+        out.push_back(
+            {lv::warning, label + ": " + why +
+                              ": a proxy, NAT or port mapping sits between; a restart of the server "
+                              "shows only as a new run_id on a new connection, and one that keeps "
+                              "our connection open across a restart hides it from the restart "
+                              "quarantine; let it close client connections with the server's, or "
+                              "connect directly"});
+    }
+    if (n.clock_span_server_us && n.clock_span_local_us && *n.clock_span_local_us > 0) {
+        const auto local = *n.clock_span_local_us;
+        const auto off = std::llabs(*n.clock_span_server_us - local) - n.clock_span_uncertainty_us;
+        if (static_cast<double>(off) > static_cast<double>(local) * cfg.drift_factor) {
+            const auto percent =
+                100.0 * static_cast<double>(*n.clock_span_server_us - local) / static_cast<double>(local);
+            char rate[32];
+            std::snprintf(rate, sizeof rate, "%+.1f%%", percent);
+            out.push_back({lv::warning, label + ": its clock (TIME) went " + rate + " against ours over " +
+                                            std::to_string(local / 1000) +
+                                            " ms, more than drift_factor allows: a node clock stepped or "
+                                            "slewed that fast shortens or stretches every lock's ttl there; "
+                                            "run NTP with slewing, or raise drift_factor"});
+        }
     }
     if (!cfg.restart_quarantine && n.aof.has_value()) {
         if (!*n.aof) {
@@ -90,6 +134,18 @@ std::vector<finding> check_deployment(const client_config& cfg, const std::vecto
                                            node_label(it->second, nodes[it->second]) + " (run_id " +
                                            nodes[i].run_id + "): it would vote twice"});
         }
+    }
+
+    // Every client records its max_ttl on the nodes, and a restarted node's quarantine waits for
+    // the largest recorded: a client with a smaller max_ttl waits as long as the largest.
+    std::optional<std::int64_t> recorded;
+    for (const auto& node : nodes) {
+        if (node.recorded_max_ttl_ms) recorded = std::max(recorded.value_or(0), *node.recorded_max_ttl_ms);
+    }
+    if (cfg.restart_quarantine && recorded && *recorded > cfg.max_ttl.count()) {
+        out.push_back({lv::info, "a client of these nodes uses max_ttl " + std::to_string(*recorded) +
+                                     " ms, more than this config's " + std::to_string(cfg.max_ttl.count()) +
+                                     " ms: a restarted node stays in quarantine for the larger"});
     }
 
     // Clocks: the spread of (server time - our clock), less what the round trips leave unknown.

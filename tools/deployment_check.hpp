@@ -27,6 +27,17 @@ struct node_report {
     std::int64_t clock_uncertainty_us = 0;        ///< half the round trip
     std::string script_error;                     ///< EVAL failed: its error
     std::vector<std::string> refused;             ///< commands the ACL refused ("SET: NOPERM ...")
+    /// Two TIME readings some time apart: how far the node's clock went, how far ours went,
+    /// and what the round trips leave unknown (microseconds). Unset: not measured.
+    std::optional<std::int64_t> clock_span_server_us, clock_span_local_us;
+    std::int64_t clock_span_uncertainty_us = 0;
+    /// The largest max_ttl any client recorded on the node (`{<key_prefix>}:max_ttl`).
+    std::optional<std::int64_t> recorded_max_ttl_ms;
+    /// What was dialed ("host", port; empty host: a unix socket) and where the server says the
+    /// connection arrived (CLIENT INFO's laddr, "ip:port"; empty: unknown).
+    std::string dialed_host;
+    std::uint16_t dialed_port = 0;
+    std::string server_laddr;
 };
 
 struct finding {

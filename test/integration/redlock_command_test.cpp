@@ -5,6 +5,7 @@
 #include "support/lock_helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/scratch_dir.hpp"
+#include "support/tcp_proxy.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -321,6 +322,39 @@ BOOST_AUTO_TEST_CASE(check_reports_replicas_duplicates_and_eviction) {
     BOOST_TEST(report.find("nodes[1] " + replica.uri() + " is a replica") != std::string::npos, report);
     BOOST_TEST(report.find("nodes[2] " + lru.uri() + ": maxmemory-policy allkeys-lru") != std::string::npos,
                report);
+}
+
+// What the check sees of the protocol's remaining assumptions on real servers: a node reached
+// through a proxy (the server's end of the connection is not what was dialed), and a larger
+// max_ttl that another client recorded on the nodes.
+BOOST_AUTO_TEST_CASE(check_sees_a_proxy_and_a_larger_max_ttl_of_another_client) {
+    auto servers = start_redis_servers(1);
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    BOOST_TEST(run_redlock("check --nodes " + servers[0]->uri(), out) == 0, read_file(out));
+    redlock::test::tcp_proxy proxy(servers[0]->port());
+    BOOST_TEST(run_redlock("check --nodes " + proxy.uri(), out) == 1, read_file(out));
+    BOOST_TEST(read_file(out).find("warning: nodes[0] " + proxy.uri() +
+                                   ": the server sees our connection arrive at 127.0.0.1:" +
+                                   std::to_string(servers[0]->port()) +
+                                   ", not at 127.0.0.1:" + std::to_string(proxy.port())) != std::string::npos,
+               read_file(out));
+
+    // A client with max_ttl 120 s records it when it connects.
+    boost::asio::io_context ioc;
+    auto cfg = redlock::test::lock_config(servers);
+    cfg.restart_quarantine = true;
+    cfg.max_ttl = 120s;
+    redlock::client other(ioc.get_executor(), cfg);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (servers[0]->command({"GET", "{redlock:}:max_ttl"}).str != "120000" &&
+           std::chrono::steady_clock::now() < deadline)
+        ioc.run_for(10ms);
+    BOOST_TEST_REQUIRE(servers[0]->command({"GET", "{redlock:}:max_ttl"}).str == "120000");
+    BOOST_TEST(run_redlock("check --nodes " + servers[0]->uri(), out) == 0, read_file(out));
+    BOOST_TEST(read_file(out).find("info: a client of these nodes uses max_ttl 120000 ms, more than this "
+                                   "config's 60000 ms") != std::string::npos,
+               read_file(out));
 }
 
 // redlock demo with its own servers: grants with 5 nodes and with 3, none with 2; afterwards

@@ -175,6 +175,57 @@ BOOST_AUTO_TEST_CASE(node_counts_eviction_without_a_limit_and_clocks) {
     BOOST_TEST(mentions(redlock::cli::check_deployment(config(), nodes), lv::warning, "did not answer"));
 }
 
+// What the check can see of the assumptions the protocol keeps (docs/safety.md): a node reached
+// through something that forwards, a node clock that runs off ours, a larger max_ttl recorded.
+BOOST_AUTO_TEST_CASE(forwarding_clock_rates_and_recorded_max_ttls) {
+    using lv = finding::level;
+    auto nodes = three_healthy();
+    for (auto& n : nodes) {
+        n.dialed_host = "127.0.0.1";
+        n.dialed_port = 7000;
+        n.server_laddr = "127.0.0.1:7000";
+    }
+    nodes[1].dialed_host = "localhost";  // a name: compared by its port
+    BOOST_TEST(redlock::cli::check_deployment(config(), nodes).empty());
+    nodes[0].server_laddr = "127.0.0.1:6379";
+    nodes[1].server_laddr = "10.0.0.5:7000";
+    nodes[2].server_laddr = "10.0.0.5:7000";
+    auto fs = redlock::cli::check_deployment(config(), nodes);
+    BOOST_TEST(mentions(fs, lv::warning,
+                        "nodes[0] a: the server sees our connection arrive at 127.0.0.1:6379, "
+                        "not at 127.0.0.1:7000: a proxy"));
+    BOOST_TEST(!mentions(fs, lv::warning, "nodes[1]"));
+    BOOST_TEST(
+        mentions(fs, lv::warning, "nodes[2] c: the server sees our connection arrive at 10.0.0.5:7000"));
+    BOOST_TEST(redlock::cli::exit_status_of(fs) == 1);
+
+    // 250 ms of ours; drift_factor 0.01 allows 2.5 ms beyond the 100 us the round trips leave open.
+    nodes = three_healthy();
+    for (auto& n : nodes) {
+        n.clock_span_local_us = 250'000;
+        n.clock_span_server_us = 250'000;
+        n.clock_span_uncertainty_us = 100;
+    }
+    nodes[0].clock_span_server_us = 252'500;
+    nodes[1].clock_span_server_us = 247'450;
+    BOOST_TEST(redlock::cli::check_deployment(config(), nodes).empty());
+    nodes[0].clock_span_server_us = 255'000;
+    nodes[1].clock_span_server_us = 240'000;
+    fs = redlock::cli::check_deployment(config(), nodes);
+    BOOST_TEST(mentions(fs, lv::warning, "nodes[0] a: its clock (TIME) went +2.0% against ours over 250 ms"));
+    BOOST_TEST(mentions(fs, lv::warning, "nodes[1] b: its clock (TIME) went -4.0% against ours"));
+    BOOST_TEST(!mentions(fs, lv::warning, "nodes[2]"));
+
+    nodes = three_healthy();
+    nodes[1].recorded_max_ttl_ms = 300'000;
+    nodes[2].recorded_max_ttl_ms = 60'000;
+    BOOST_TEST(mentions(redlock::cli::check_deployment(config(), nodes), lv::info,
+                        "a client of these nodes uses max_ttl 300000 ms, more than this config's 60000 ms"));
+    BOOST_TEST(!mentions(redlock::cli::check_deployment(config(false), nodes), lv::info, "max_ttl"));
+    nodes[1].recorded_max_ttl_ms = 60'000;
+    BOOST_TEST(redlock::cli::check_deployment(config(), nodes).empty());
+}
+
 BOOST_AUTO_TEST_CASE(info_fields_and_the_holders_time_left) {
     const std::string info = "# Server\r\nredis_version:7.0.15\r\nrun_id:abc\r\nrun_id_x:no\r\n";
     BOOST_TEST(redlock::cli::info_field(info, "run_id") == "abc");
