@@ -138,6 +138,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
           cfg_(std::move(cfg)),
           socket_(strand_),
           resolver_(strand_),
+          lookup_wait_(strand_),
           writer_cv_(strand_),
           request_timer_(strand_),
           connect_timer_(strand_),
@@ -164,6 +165,16 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     std::unique_ptr<tls_stream> tls_;
     bool tls_handshaking_ = false;
     asio::ip::tcp::resolver resolver_;
+    // A name lookup under way: the attempt waits on lookup_wait_ (a condition, as writer_cv_),
+    // which the lookup's end, connect_timeout and close() wake. An attempt that gave up leaves
+    // its lookup to end on its own, into a result nobody reads any more.
+    struct lookup_result {
+        bool done = false;
+        error_code ec;
+        asio::ip::tcp::resolver::results_type endpoints;
+    };
+    std::shared_ptr<lookup_result> lookup_;
+    asio::steady_timer lookup_wait_;
     asio::steady_timer writer_cv_;      // expires at max: a condition variable woken by cancel()
     asio::steady_timer request_timer_;  // one timer for every request's timeout: see arm_request_timer()
     clock_type::time_point request_timer_at_ = clock_type::time_point::max();  // max: not armed
@@ -398,6 +409,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         connected_ = false;
         error_code ignored;
         resolver_.cancel();
+        lookup_wait_.cancel();
         socket_.close(ignored);
         connect_timer_.cancel();
         backoff_timer_.cancel();
@@ -467,6 +479,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             s->connect_timed_out_ = true;
             error_code ignored;
             s->resolver_.cancel();
+            s->lookup_wait_.cancel();
             s->socket_.close(ignored);
         });
         error_code ec = co_await open_socket();
@@ -528,15 +541,29 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         if (!ec) {
             endpoints.emplace_back(literal, a.port);
         } else {
-            auto [rec, results] = co_await resolver_.async_resolve(a.host, std::to_string(a.port), use_tuple);
-            // Asio 1.81 cannot cancel a lookup under way: one that succeeds after connect_timeout
-            // or close() must not go on to connect, with no timer left to stop it.
-            if (connect_timed_out_ || closed_) co_return asio::error::operation_aborted;
-            if (rec) {
-                set_last_error(rec, "resolving " + a.host + ": " + rec.message());
-                co_return rec;
+            // Asio 1.81 cannot cancel a lookup under way (getaddrinfo on its own thread): the
+            // attempt stops waiting for it at connect_timeout or close(), and its late answer
+            // connects nothing.
+            auto lookup = lookup_ = std::make_shared<lookup_result>();
+            resolver_.async_resolve(a.host, std::to_string(a.port),
+                                    [weak = weak_from_this(), lookup](error_code rec, auto results) {
+                                        lookup->done = true;
+                                        lookup->ec = rec;
+                                        lookup->endpoints = std::move(results);
+                                        auto s = weak.lock();
+                                        if (s && s->lookup_ == lookup) s->lookup_wait_.cancel();
+                                    });
+            while (!lookup->done && !connect_timed_out_ && !closed_) {
+                lookup_wait_.expires_at(clock_type::time_point::max());
+                co_await lookup_wait_.async_wait(use_tuple);
             }
-            for (const auto& r : results)
+            lookup_.reset();
+            if (connect_timed_out_ || closed_) co_return asio::error::operation_aborted;
+            if (lookup->ec) {
+                set_last_error(lookup->ec, "resolving " + a.host + ": " + lookup->ec.message());
+                co_return lookup->ec;
+            }
+            for (const auto& r : lookup->endpoints)
                 endpoints.push_back(r.endpoint());
         }
         error_code last = asio::error::host_not_found;

@@ -3,6 +3,7 @@
 #include "support/lock_helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
+#include "support/slow_lookup.hpp"
 #include <redlock/error.hpp>
 #include <redlock/redis/connection.hpp>
 
@@ -322,6 +323,75 @@ BOOST_AUTO_TEST_CASE(close_ends_an_attempt_at_every_step) {
             }());
         }
     }
+}
+
+// connect_timeout and close() hold while a name lookup is under way, which Asio 1.81 cannot
+// cancel: the attempt ends on time and the lookup's late answer connects nothing. Before, the
+// attempt ended only when the lookup did, and then connected to the peer, whose handshake
+// waited with no timer at all.
+BOOST_AUTO_TEST_CASE(a_lookup_that_ends_after_connect_timeout_or_close_connects_nothing) {
+    namespace slow = redlock::test::slow_lookup;
+    asio::io_context ioc;
+    asio::ip::tcp::acceptor silent(ioc, {asio::ip::make_address("127.0.0.1"), 0});
+    std::vector<asio::ip::tcp::socket> accepted;
+    std::function<void()> accept_next = [&] {
+        silent.async_accept([&](error_code ec, asio::ip::tcp::socket s) {
+            if (ec) return;
+            accepted.push_back(std::move(s));
+            accept_next();
+        });
+    };
+    accept_next();
+    slow::set_delay(2000ms);
+    auto cfg = config_for(std::string("redis://") + slow::host + ":" +
+                          std::to_string(silent.local_endpoint().port()));
+    cfg.connect_timeout = 200ms;
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        const auto finished_before = slow::finished();
+        auto [ec] = co_await conn.async_connect(tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::connect_timeout), ec.message());
+        BOOST_TEST(slow::finished() == finished_before);  // at connect_timeout, not at the lookup's end
+        BOOST_TEST(conn.last_error().message.find("timed out after 200 ms") != std::string::npos,
+                   conn.last_error().message);
+        // The timed-out lookup answers now: its attempt is over, and it connects nothing.
+        BOOST_TEST_REQUIRE(
+            co_await redlock::test::eventually([&] { return slow::finished() > finished_before; }));
+        co_await sleep_for(200ms);
+        BOOST_TEST(accepted.empty());
+        conn.close();
+        BOOST_TEST_REQUIRE(
+            co_await redlock::test::eventually([&] { return slow::started() == slow::finished(); }));
+    }());
+    // close() while the lookup is under way: it connects nothing either.
+    cfg.connect_timeout = 5s;
+    connection closing(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        std::optional<error_code> result;
+        closing.async_connect([&](error_code ec) { result = ec; });
+        BOOST_TEST_REQUIRE(
+            co_await redlock::test::eventually([&] { return slow::started() > slow::finished(); }));
+        closing.close();
+        BOOST_TEST_REQUIRE(co_await redlock::test::eventually([&] { return result.has_value(); }));
+        BOOST_TEST((*result == redlock::error::connection_closed), result->message());
+        BOOST_TEST_REQUIRE(
+            co_await redlock::test::eventually([&] { return slow::started() == slow::finished(); }));
+        co_await sleep_for(200ms);
+        BOOST_TEST(accepted.empty());
+    }());
+    // The same slow name with a connect_timeout that fits the lookup connects: the lookup works.
+    redis_server server;
+    slow::set_delay(300ms);
+    auto patient = config_for(std::string("redis://") + slow::host + ":" + std::to_string(server.port()));
+    patient.connect_timeout = 5s;
+    connection conn2(ioc.get_executor(), patient);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn2);
+        auto ping = command({"PING"});
+        BOOST_TEST((co_await run_one(conn2, ping)).str == "PONG");
+        conn2.close();
+    }());
+    slow::set_delay(0ms);
 }
 
 BOOST_AUTO_TEST_CASE(noscript_falls_back_to_eval_after_script_flush) {
