@@ -53,7 +53,7 @@ private:
         char buf[24];
         auto r = std::to_chars(buf, buf + sizeof buf, n);
         payload_.push_back(kind);
-        payload_.append(buf, r.ptr);
+        payload_.append(buf, static_cast<std::size_t>(r.ptr - buf));
         payload_.append("\r\n", 2);
     }
     void append_bulk(std::string_view s) {
