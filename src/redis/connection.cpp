@@ -1,6 +1,9 @@
 #include "detail/completion.hpp"
 #include "redis/context_shutdown.hpp"
+#include "redis/handshake.hpp"
 #include "redis/multiplexer.hpp"
+#include "redis/reconnect_delay.hpp"
+#include "redis/tls_setup.hpp"
 #include "resp/reply_parser.hpp"
 #include <redlock/error.hpp>
 #include <redlock/redis/connection.hpp>
@@ -36,7 +39,7 @@
 
 namespace redlock::redis {
 
-using detail::complete_on_handler_executor;
+using redlock::detail::complete_on_handler_executor;
 
 namespace {
 
@@ -50,18 +53,6 @@ using connect_handler = asio::any_completion_handler<void(error_code)>;
 bool cancels_written(asio::cancellation_type t) {
     return (t & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) !=
            asio::cancellation_type::none;
-}
-
-// The server's reply to a HELLO that it does not understand (Redis < 6) or refuses the version.
-bool is_hello_unsupported(const resp::value& v) {
-    auto code = v.error_code();
-    return code == "NOPROTO" || (code == "ERR" && v.str.find("unknown command") != std::string::npos);
-}
-
-bool is_auth_error(const resp::value& v) {
-    auto code = v.error_code();
-    return code == "WRONGPASS" || code == "NOAUTH" || code == "NOPERM" ||
-           (code == "ERR" && v.str.find("AUTH") != std::string::npos);
 }
 
 }  // namespace
@@ -452,15 +443,8 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     }
 
     asio::awaitable<void> backoff(unsigned failures) {
-        auto min = std::max<std::chrono::milliseconds::rep>(cfg_.reconnect_min_delay.count(), 1);
-        auto max = std::max<std::chrono::milliseconds::rep>(cfg_.reconnect_max_delay.count(), min);
-        auto delay = min;
-        for (unsigned i = 1; i < failures && delay < max; ++i)
-            delay *= 2;
-        delay = std::min(delay, max);
-        // Jitter in [delay/2, delay] keeps many clients from reconnecting in lockstep.
-        std::uniform_int_distribution<std::chrono::milliseconds::rep> pick(delay / 2, delay);
-        backoff_timer_.expires_after(std::chrono::milliseconds(pick(rng_)));
+        backoff_timer_.expires_after(
+            detail::reconnect_delay(cfg_.reconnect_min_delay, cfg_.reconnect_max_delay, failures, rng_));
         co_await backoff_timer_.async_wait(use_tuple);
     }
 
@@ -489,10 +473,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             // done: its refusal arrives as the first exchange fails, as an alert (a TLS error) or
             // the connection's end. Any other failure is reported as what it is.
             if (ec && tls_ && !connect_timed_out_ && !closed_ && ec.category() != error_category()) {
-                const bool refusal = ec.category() == asio::error::get_ssl_category() ||
-                                     ec == asio::ssl::error::stream_truncated || ec == asio::error::eof ||
-                                     ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
-                if (refusal) {
+                if (detail::is_tls_refusal(ec)) {
                     set_last_error(error::tls_failed,
                                    "TLS with " + node() + ": " + ec.message() +
                                        " right after the handshake (does the server require a "
@@ -585,48 +566,19 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     }
 
     // The context for every TLS connection of this node: its CAs, its client certificate.
-    error_code make_tls_context() {
-        const auto& t = cfg_.tls;
-        auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-        error_code ec;
-        ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                             asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                             asio::ssl::context::no_tlsv1_1,
-                         ec);
-        auto failed = [&](const std::string& what) {
-            set_last_error(error::tls_failed, "TLS for " + node() + ": " + what + ": " + ec.message());
-            return error_code(error::tls_failed);
-        };
-        if (t.verify) {
-            if (t.ca_file.empty()) {
-                ctx->set_default_verify_paths(ec);
-                if (ec) return failed("the system's CA paths");
-            } else {
-                ctx->load_verify_file(t.ca_file, ec);
-                if (ec) return failed("tls.ca_file \"" + t.ca_file + "\"");
-            }
-            ctx->set_verify_mode(asio::ssl::verify_peer, ec);
-        } else {
-            ctx->set_verify_mode(asio::ssl::verify_none, ec);
-        }
-        if (!t.cert_file.empty()) {
-            ctx->use_certificate_chain_file(t.cert_file, ec);
-            if (ec) return failed("tls.cert_file \"" + t.cert_file + "\"");
-            ctx->use_private_key_file(t.key_file, asio::ssl::context::pem, ec);
-            if (ec) return failed("tls.key_file \"" + t.key_file + "\"");
-        }
-        tls_context_ = std::move(ctx);
-        return {};
-    }
-
     // TLS over the connected socket: SNI, the certificate checked against the CA and the name,
     // then the handshake. Any failure is tls_failed, and nothing is sent in plaintext.
     asio::awaitable<error_code> start_tls() {
-        if (!tls_context_) {
-            if (error_code ec = make_tls_context()) co_return ec;
-        }
         const auto& t = cfg_.tls;
-        const std::string name = t.server_name.empty() ? cfg_.address.host : t.server_name;
+        if (!tls_context_) {
+            std::string why;
+            tls_context_ = detail::make_tls_context(t, why);
+            if (!tls_context_) {
+                set_last_error(error::tls_failed, "TLS for " + node() + ": " + why);
+                co_return error::tls_failed;
+            }
+        }
+        const std::string name = detail::tls_peer_name(t, cfg_.address);
         tls_ = std::make_unique<tls_stream>(socket_, *tls_context_);
         error_code ec;
         // SNI carries a host name, never an IP address (RFC 6066).
@@ -637,11 +589,8 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         auto [hec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, use_tuple);
         if (!hec) tls_handshaking_ = false;
         if (hec) {
-            std::string why = hec.message();
-            if (const long verdict = SSL_get_verify_result(tls_->native_handle());
-                t.verify && verdict != X509_V_OK)
-                why += " (" + std::string(X509_verify_cert_error_string(verdict)) + ", checking \"" + name +
-                       "\")";
+            const auto why = detail::tls_handshake_failure(hec, SSL_get_verify_result(tls_->native_handle()),
+                                                           t.verify, name);
             set_last_error(error::tls_failed, "TLS handshake with " + node() + ": " + why);
             tls_.reset();
             co_return error::tls_failed;
@@ -696,105 +645,35 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         return {};
     }
 
-    error_code fail_handshake(error_code ec, std::string_view command, const resp::value& reply) {
-        set_last_error(ec, std::string(command) + " on " + node() + " failed: " + reply.str);
-        return ec;
+    error_code fail_handshake(detail::handshake_failure failure) {
+        set_last_error(failure.ec, std::move(failure.message));
+        return failure.ec;
     }
 
+    // HELLO (and AUTH), then the setup in one write: handshake.hpp says what each answer means.
     asio::awaitable<error_code> handshake() {
         const auto& a = cfg_.address;
+        const auto name = node();
         std::vector<resp::value> replies;
-
-        resp::request hello;
-        if (!a.password.empty()) {
-            hello.push("HELLO", "3", "AUTH", a.username.empty() ? std::string_view("default") : a.username,
-                       a.password);
-        } else {
-            hello.push("HELLO", "3");
-        }
+        const auto hello = detail::hello_request(a);
         if (auto ec = co_await roundtrip(hello, replies)) co_return ec;
-        int protocol = 3;
-        if (replies[0].is_error()) {
-            if (!is_hello_unsupported(replies[0])) {
-                co_return fail_handshake(
-                    is_auth_error(replies[0]) ? error::auth_failed : error::handshake_failed, "HELLO",
-                    replies[0]);
-            }
-            // A server without HELLO (Redis < 6): RESP2, and AUTH on its own.
-            protocol = 2;
-            if (!a.password.empty()) {
-                resp::request auth;
-                if (a.username.empty()) {
-                    auth.push("AUTH", a.password);
-                } else {
-                    auth.push("AUTH", a.username, a.password);
-                }
-                if (auto ec = co_await roundtrip(auth, replies)) co_return ec;
-                if (replies[0].is_error()) co_return fail_handshake(error::auth_failed, "AUTH", replies[0]);
-            }
-        } else if (replies[0].kind != resp::type::map && replies[0].kind != resp::type::array) {
-            set_last_error(error::unexpected_reply,
-                           "HELLO on " + node() + " returned " + resp::to_string(replies[0]));
-            co_return error::unexpected_reply;
+        auto greeted = detail::read_hello(replies[0], name);
+        if (greeted.failure.ec) co_return fail_handshake(std::move(greeted.failure));
+        if (const auto auth = detail::auth_request(a); greeted.protocol == 2 && !auth.empty()) {
+            if (auto ec = co_await roundtrip(auth, replies)) co_return ec;
+            if (auto failure = detail::read_auth(replies[0], name); failure.ec)
+                co_return fail_handshake(std::move(failure));
         }
-
-        // Everything else goes out in one write: SELECT, CLIENT SETNAME and a SCRIPT LOAD per script.
-        resp::request setup;
-        std::vector<std::string> names;
-        if (a.db != 0) {
-            setup.push("SELECT", a.db);
-            names.push_back("SELECT " + std::to_string(a.db));
+        const detail::setup_plan setup(cfg_);
+        if (!setup.request().empty()) {
+            if (auto ec = co_await roundtrip(setup.request(), replies)) co_return ec;
+            if (auto failure = setup.check(replies, name); failure.ec)
+                co_return fail_handshake(std::move(failure));
+            if (auto theirs = setup.setup_replies(replies); cfg_.on_setup_replies && !theirs.empty())
+                cfg_.on_setup_replies(theirs);
+            if (cfg_.on_server_info) cfg_.on_server_info(setup.server_info(replies));
         }
-        if (!cfg_.client_name.empty()) {
-            setup.push("CLIENT", "SETNAME", cfg_.client_name);
-            names.push_back("CLIENT SETNAME");
-        }
-        const std::size_t info_index = setup.size();
-        if (cfg_.on_server_info) {
-            setup.push("INFO", "server");
-            names.push_back("INFO server");
-        }
-        const std::size_t first_extra = setup.size();
-        for (const auto& c : cfg_.setup_commands) {
-            if (c.empty()) continue;
-            setup.push_range(c.front(), std::span(c).subspan(1));
-            names.push_back(c.front());
-        }
-        const std::size_t extras = setup.size() - first_extra;
-        for (const auto& s : cfg_.scripts) {
-            setup.push("SCRIPT", "LOAD", s.source);
-            names.push_back("SCRIPT LOAD " + std::string(s.name));
-        }
-        if (!setup.empty()) {
-            if (auto ec = co_await roundtrip(setup, replies)) co_return ec;
-            for (std::size_t i = 0; i < replies.size(); ++i) {
-                if (replies[i].is_error() && (i < first_extra || i >= first_extra + extras)) {
-                    co_return fail_handshake(
-                        is_auth_error(replies[i]) ? error::auth_failed : error::handshake_failed, names[i],
-                        replies[i]);
-                }
-            }
-            // The SHA we embedded at build time must be the one the server computes, or every
-            // EVALSHA would miss.
-            std::size_t first_script = setup.size() - cfg_.scripts.size();
-            for (std::size_t i = 0; i < cfg_.scripts.size(); ++i) {
-                const auto& got = replies[first_script + i];
-                if (got.str != cfg_.scripts[i].sha1) {
-                    set_last_error(error::handshake_failed,
-                                   "SCRIPT LOAD " + std::string(cfg_.scripts[i].name) + " on " + node() +
-                                       " returned " + resp::to_string(got) + ", expected " +
-                                       std::string(cfg_.scripts[i].sha1));
-                    co_return error::handshake_failed;
-                }
-            }
-            if (cfg_.on_setup_replies && extras > 0) {
-                cfg_.on_setup_replies(std::vector<resp::value>(
-                    replies.begin() + static_cast<std::ptrdiff_t>(first_extra),
-                    replies.begin() + static_cast<std::ptrdiff_t>(first_extra + extras)));
-            }
-            if (cfg_.on_server_info) cfg_.on_server_info(replies[info_index].str);
-        }
-        protocol_ = protocol;
+        protocol_ = greeted.protocol;
         co_return error_code{};
     }
 

@@ -1,0 +1,130 @@
+#include "redis/handshake.hpp"
+
+#include <redlock/error.hpp>
+
+#include <span>
+#include <string_view>
+
+namespace redlock::redis::detail {
+
+namespace {
+
+// The server's reply to a HELLO that it does not understand (Redis < 6) or refuses the version.
+bool is_hello_unsupported(const resp::value& v) {
+    auto code = v.error_code();
+    return code == "NOPROTO" || (code == "ERR" && v.str.find("unknown command") != std::string::npos);
+}
+
+bool is_auth_error(const resp::value& v) {
+    auto code = v.error_code();
+    return code == "WRONGPASS" || code == "NOAUTH" || code == "NOPERM" ||
+           (code == "ERR" && v.str.find("AUTH") != std::string::npos);
+}
+
+handshake_failure refused(boost::system::error_code ec, std::string_view command, const std::string& node,
+                          const resp::value& reply) {
+    return {ec, std::string(command) + " on " + node + " failed: " + reply.str};
+}
+
+handshake_failure refused(std::string_view command, const std::string& node, const resp::value& reply) {
+    return refused(is_auth_error(reply) ? error::auth_failed : error::handshake_failed, command, node, reply);
+}
+
+}  // namespace
+
+resp::request hello_request(const node_address& a) {
+    resp::request hello;
+    if (!a.password.empty()) {
+        hello.push("HELLO", "3", "AUTH", a.username.empty() ? std::string_view("default") : a.username,
+                   a.password);
+    } else {
+        hello.push("HELLO", "3");
+    }
+    return hello;
+}
+
+hello_outcome read_hello(const resp::value& reply, const std::string& node) {
+    if (reply.is_error()) {
+        if (is_hello_unsupported(reply)) return {2, {}};
+        return {3, refused("HELLO", node, reply)};
+    }
+    if (reply.kind != resp::type::map && reply.kind != resp::type::array)
+        return {3, {error::unexpected_reply, "HELLO on " + node + " returned " + resp::to_string(reply)}};
+    return {3, {}};
+}
+
+resp::request auth_request(const node_address& a) {
+    resp::request auth;
+    if (a.password.empty()) return auth;
+    if (a.username.empty()) {
+        auth.push("AUTH", a.password);
+    } else {
+        auth.push("AUTH", a.username, a.password);
+    }
+    return auth;
+}
+
+handshake_failure read_auth(const resp::value& reply, const std::string& node) {
+    if (reply.is_error()) return refused(error::auth_failed, "AUTH", node, reply);
+    return {};
+}
+
+setup_plan::setup_plan(const connection_config& cfg) : cfg_(cfg) {
+    const auto& a = cfg.address;
+    if (a.db != 0) {
+        request_.push("SELECT", a.db);
+        names_.push_back("SELECT " + std::to_string(a.db));
+    }
+    if (!cfg.client_name.empty()) {
+        request_.push("CLIENT", "SETNAME", cfg.client_name);
+        names_.push_back("CLIENT SETNAME");
+    }
+    info_index_ = request_.size();
+    if (cfg.on_server_info) {
+        has_info_ = true;
+        request_.push("INFO", "server");
+        names_.push_back("INFO server");
+    }
+    first_extra_ = request_.size();
+    for (const auto& c : cfg.setup_commands) {
+        if (c.empty()) continue;
+        request_.push_range(c.front(), std::span(c).subspan(1));
+        names_.push_back(c.front());
+    }
+    extras_ = request_.size() - first_extra_;
+    first_script_ = request_.size();
+    for (const auto& s : cfg.scripts) {
+        request_.push("SCRIPT", "LOAD", s.source);
+        names_.push_back("SCRIPT LOAD " + std::string(s.name));
+    }
+}
+
+handshake_failure setup_plan::check(const std::vector<resp::value>& replies, const std::string& node) const {
+    if (replies.size() != request_.size())
+        return {error::unexpected_reply, "the setup on " + node + " got " + std::to_string(replies.size()) +
+                                             " replies to " + std::to_string(request_.size()) + " commands"};
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+        const bool callers = i >= first_extra_ && i < first_extra_ + extras_;
+        if (replies[i].is_error() && !callers) return refused(names_[i], node, replies[i]);
+    }
+    for (std::size_t i = 0; i < cfg_.scripts.size(); ++i) {
+        const auto& got = replies[first_script_ + i];
+        if (got.str != cfg_.scripts[i].sha1) {
+            return {error::handshake_failed, "SCRIPT LOAD " + std::string(cfg_.scripts[i].name) + " on " +
+                                                 node + " returned " + resp::to_string(got) + ", expected " +
+                                                 std::string(cfg_.scripts[i].sha1)};
+        }
+    }
+    return {};
+}
+
+std::vector<resp::value> setup_plan::setup_replies(const std::vector<resp::value>& replies) const {
+    const auto first = replies.begin() + static_cast<std::ptrdiff_t>(first_extra_);
+    return {first, first + static_cast<std::ptrdiff_t>(extras_)};
+}
+
+std::string setup_plan::server_info(const std::vector<resp::value>& replies) const {
+    return has_info_ ? replies[info_index_].str : std::string();
+}
+
+}  // namespace redlock::redis::detail

@@ -1,0 +1,72 @@
+#ifndef REDLOCK_REDIS_HANDSHAKE_HPP
+#define REDLOCK_REDIS_HANDSHAKE_HPP
+
+// What a new connection says to its server before any request, and what the answers mean
+// (I/O-free; connection.cpp sends and reads): HELLO 3, with AUTH in it when there is a
+// password; on a server without HELLO, RESP2 and AUTH on its own; then one write of SELECT,
+// CLIENT SETNAME, INFO server, the caller's setup commands and a SCRIPT LOAD per script.
+
+#include <redlock/redis/connection.hpp>
+#include <redlock/resp/request.hpp>
+#include <redlock/resp/value.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace redlock::redis::detail {
+
+/// An answer that ends the handshake: the error, and a message that names the command, the
+/// node and the server's words. A default one (no `ec`) lets it go on.
+struct handshake_failure {
+    boost::system::error_code ec;
+    std::string message;
+};
+
+[[nodiscard]] resp::request hello_request(const node_address& a);
+
+struct hello_outcome {
+    int protocol = 3;  ///< 2: the server has no HELLO; auth_request() comes next
+    handshake_failure failure;
+};
+/// Reads HELLO's reply: a map (RESP3); an unknown command or NOPROTO (RESP2); anything else
+/// fails, as auth_failed when it is a refused password.
+[[nodiscard]] hello_outcome read_hello(const resp::value& reply, const std::string& node);
+
+/// RESP2's AUTH (with the user name if there is one); empty without a password.
+[[nodiscard]] resp::request auth_request(const node_address& a);
+[[nodiscard]] handshake_failure read_auth(const resp::value& reply, const std::string& node);
+
+/// The one write after HELLO (and AUTH), and where each command's reply is in its answer.
+class setup_plan {
+public:
+    explicit setup_plan(const connection_config& cfg);
+
+    [[nodiscard]] const resp::request& request() const noexcept { return request_; }
+
+    /// A refused SELECT, CLIENT SETNAME, INFO or SCRIPT LOAD fails the handshake (auth_failed
+    /// when the ACL refused it), and so does a SCRIPT LOAD whose SHA-1 is not the one embedded:
+    /// every EVALSHA would miss. The caller's setup commands may fail: their replies are theirs.
+    [[nodiscard]] handshake_failure check(const std::vector<resp::value>& replies,
+                                          const std::string& node) const;
+    /// The replies of the caller's setup commands, in order.
+    [[nodiscard]] std::vector<resp::value> setup_replies(const std::vector<resp::value>& replies) const;
+    /// INFO server's text; empty if the plan has no INFO.
+    [[nodiscard]] std::string server_info(const std::vector<resp::value>& replies) const;
+
+private:
+    const connection_config& cfg_;
+    resp::request request_;
+    std::vector<std::string> names_;  // each command's name, for messages
+    std::size_t info_index_ = 0;
+    bool has_info_ = false;
+    std::size_t first_extra_ = 0;
+    std::size_t extras_ = 0;
+    std::size_t first_script_ = 0;
+};
+
+}  // namespace redlock::redis::detail
+
+#endif

@@ -1,0 +1,204 @@
+// What a connection does before its first request, without a socket or a server: the
+// handshake's requests and what scripted answers mean (src/redis/handshake.hpp), the TLS set-up
+// (tls_setup.hpp) and the reconnect delays (reconnect_delay.hpp).
+#include "redis/handshake.hpp"
+#include "redis/reconnect_delay.hpp"
+#include "redis/tls_setup.hpp"
+#include "support/printing.hpp"
+#include <redlock/error.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace redis = redlock::redis;
+namespace resp = redlock::resp;
+using redlock::redis::detail::auth_request;
+using redlock::redis::detail::hello_request;
+using redlock::redis::detail::read_auth;
+using redlock::redis::detail::read_hello;
+using redlock::redis::detail::setup_plan;
+
+namespace {
+
+resp::value error_reply(std::string text) {
+    resp::value v;
+    v.kind = resp::type::error;
+    v.str = std::move(text);
+    return v;
+}
+
+resp::value text_reply(std::string text, resp::type kind = resp::type::bulk_string) {
+    resp::value v;
+    v.kind = kind;
+    v.str = std::move(text);
+    return v;
+}
+
+redis::node_address address(std::string user, std::string password, int db = 0) {
+    redis::node_address a;
+    a.host = "h";
+    a.port = 7000;
+    a.username = std::move(user);
+    a.password = std::move(password);
+    a.db = db;
+    return a;
+}
+
+constexpr redis::script script_a{"a", "1111111111111111111111111111111111111111", "return 1"};
+constexpr redis::script script_b{"b", "2222222222222222222222222222222222222222", "return 2"};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(connection_setup)
+
+BOOST_AUTO_TEST_CASE(hello_carries_the_credentials_and_falls_back_to_resp2) {
+    BOOST_TEST(hello_request(address("", "")).payload() == "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n");
+    BOOST_TEST(hello_request(address("", "pw")).payload() ==
+               "*5\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n$2\r\npw\r\n");
+    BOOST_TEST(hello_request(address("u", "pw")).payload().find("$1\r\nu\r\n") != std::string::npos);
+
+    resp::value map;
+    map.kind = resp::type::map;
+    auto ok = read_hello(map, "redis://h:7000");
+    BOOST_TEST(ok.protocol == 3);
+    BOOST_TEST(!ok.failure.ec);
+    for (const auto* old :
+         {"ERR unknown command 'HELLO', with args beginning with: '3'", "NOPROTO unsupported"}) {
+        auto r2 = read_hello(error_reply(old), "redis://h:7000");
+        BOOST_TEST(r2.protocol == 2, old);
+        BOOST_TEST(!r2.failure.ec, old);
+    }
+    // RESP2 sends AUTH on its own, with the user when there is one.
+    BOOST_TEST(auth_request(address("", "")).empty());
+    BOOST_TEST(auth_request(address("", "pw")).payload() == "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n");
+    BOOST_TEST(auth_request(address("u", "pw")).payload() == "*3\r\n$4\r\nAUTH\r\n$1\r\nu\r\n$2\r\npw\r\n");
+    BOOST_TEST(!read_auth(text_reply("OK", resp::type::simple_string), "n").ec);
+    const auto refused = read_auth(error_reply("WRONGPASS invalid username-password pair"), "redis://h:7000");
+    BOOST_TEST((refused.ec == redlock::error::auth_failed));
+    BOOST_TEST(refused.message == "AUTH on redis://h:7000 failed: WRONGPASS invalid username-password pair");
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_hello_says_why) {
+    const auto wrong = read_hello(error_reply("WRONGPASS invalid username-password pair"), "redis://h:7000");
+    BOOST_TEST((wrong.failure.ec == redlock::error::auth_failed));
+    BOOST_TEST(wrong.failure.message ==
+               "HELLO on redis://h:7000 failed: WRONGPASS invalid username-password pair");
+    BOOST_TEST(
+        (read_hello(error_reply("NOAUTH HELLO must be called with the client already authenticated"), "n")
+             .failure.ec == redlock::error::auth_failed));
+    BOOST_TEST((read_hello(error_reply("LOADING Redis is loading the dataset in memory"), "n").failure.ec ==
+                redlock::error::handshake_failed));
+    const auto odd = read_hello(text_reply("hi", resp::type::simple_string), "redis://h:7000");
+    BOOST_TEST((odd.failure.ec == redlock::error::unexpected_reply));
+    BOOST_TEST(odd.failure.message.find("HELLO on redis://h:7000 returned") == 0u, odd.failure.message);
+}
+
+BOOST_AUTO_TEST_CASE(the_setup_is_one_write_and_each_reply_is_read_in_its_place) {
+    redis::connection_config cfg;
+    cfg.address = address("", "", 2);
+    cfg.client_name = "me";
+    cfg.on_server_info = [](std::string_view) {};
+    cfg.setup_commands = {{"EVAL", "return 7", "0"}, {}};
+    cfg.scripts = {script_a, script_b};
+    const setup_plan plan(cfg);
+    // SELECT, CLIENT SETNAME, INFO server, the caller's EVAL (the empty command is skipped), two loads.
+    BOOST_TEST_REQUIRE(plan.request().size() == 6u);
+    const auto& bytes = plan.request().payload();
+    BOOST_TEST(bytes.find("SELECT") < bytes.find("SETNAME"));
+    BOOST_TEST(bytes.find("SETNAME") < bytes.find("INFO"));
+    BOOST_TEST(bytes.find("INFO") < bytes.find("EVAL"));
+    BOOST_TEST(bytes.find("EVAL") < bytes.find("return 1"));
+
+    std::vector<resp::value> replies = {text_reply("OK", resp::type::simple_string),
+                                        text_reply("OK", resp::type::simple_string),
+                                        text_reply("run_id:abc"),
+                                        error_reply("NOPERM no eval"),  // the caller's: not ours to judge
+                                        text_reply(std::string(script_a.sha1)),
+                                        text_reply(std::string(script_b.sha1))};
+    BOOST_TEST(!plan.check(replies, "n").ec);
+    BOOST_TEST(plan.server_info(replies) == "run_id:abc");
+    const auto theirs = plan.setup_replies(replies);
+    BOOST_TEST_REQUIRE(theirs.size() == 1u);
+    BOOST_TEST(theirs[0].str == "NOPERM no eval");
+
+    auto bad_db = replies;
+    bad_db[0] = error_reply("ERR DB index is out of range");
+    const auto db = plan.check(bad_db, "redis://h:7000/2");
+    BOOST_TEST((db.ec == redlock::error::handshake_failed));
+    BOOST_TEST(db.message == "SELECT 2 on redis://h:7000/2 failed: ERR DB index is out of range");
+
+    auto no_setname = replies;
+    no_setname[1] = error_reply("NOPERM this user has no permissions to run the 'client|setname' command");
+    BOOST_TEST((plan.check(no_setname, "n").ec == redlock::error::auth_failed));
+
+    auto other_sha = replies;
+    other_sha[5] = text_reply("3333333333333333333333333333333333333333");
+    const auto sha = plan.check(other_sha, "n");
+    BOOST_TEST((sha.ec == redlock::error::handshake_failed));
+    BOOST_TEST(sha.message.find("SCRIPT LOAD b on n returned") == 0u, sha.message);
+    BOOST_TEST(sha.message.find("expected 2222222222222222222222222222222222222222") != std::string::npos);
+
+    replies.pop_back();
+    BOOST_TEST((plan.check(replies, "n").ec == redlock::error::unexpected_reply));
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_connection_has_only_its_scripts_to_set_up) {
+    redis::connection_config cfg;
+    cfg.client_name.clear();
+    BOOST_TEST(setup_plan(cfg).request().empty());
+    cfg.scripts = {script_a};
+    const setup_plan plan(cfg);
+    BOOST_TEST(plan.request().size() == 1u);
+    const std::vector<resp::value> replies = {text_reply(std::string(script_a.sha1))};
+    BOOST_TEST(!plan.check(replies, "n").ec);
+    BOOST_TEST(plan.server_info(replies).empty());
+    BOOST_TEST(plan.setup_replies(replies).empty());
+}
+
+BOOST_AUTO_TEST_CASE(reconnect_delays_double_up_to_the_max_with_jitter) {
+    using namespace std::chrono_literals;
+    using redlock::redis::detail::reconnect_delay;
+    std::minstd_rand rng(7);
+    for (int i = 0; i < 200; ++i) {
+        const auto first = reconnect_delay(100ms, 2000ms, 1, rng);
+        BOOST_TEST((first >= 50ms && first <= 100ms));
+        const auto third = reconnect_delay(100ms, 2000ms, 3, rng);
+        BOOST_TEST((third >= 200ms && third <= 400ms));
+        const auto late = reconnect_delay(100ms, 2000ms, 40, rng);
+        BOOST_TEST((late >= 1000ms && late <= 2000ms));
+        BOOST_TEST((reconnect_delay(0ms, 0ms, 1, rng) <= 1ms));       // a min of 0 counts as 1 ms
+        BOOST_TEST((reconnect_delay(300ms, 10ms, 5, rng) <= 300ms));  // a max below the min is the min
+    }
+}
+
+BOOST_AUTO_TEST_CASE(tls_setup_names_the_file_and_what_a_failure_is) {
+    redlock::tls_config t;
+    t.ca_file = "/nonexistent/ca.pem";
+    std::string why;
+    BOOST_TEST(!redlock::redis::detail::make_tls_context(t, why));
+    BOOST_TEST(why.find("tls.ca_file \"/nonexistent/ca.pem\"") == 0u, why);
+    t.ca_file.clear();
+    t.verify = false;
+    BOOST_TEST(redlock::redis::detail::make_tls_context(t, why) != nullptr);
+    t.cert_file = "/nonexistent/cert.pem";
+    BOOST_TEST(!redlock::redis::detail::make_tls_context(t, why));
+    BOOST_TEST(why.find("tls.cert_file") == 0u, why);
+
+    BOOST_TEST(redlock::redis::detail::tls_peer_name(t, address("", "")) == "h");
+    t.server_name = "redis.example";
+    BOOST_TEST(redlock::redis::detail::tls_peer_name(t, address("", "")) == "redis.example");
+
+    using redlock::redis::detail::is_tls_refusal;
+    BOOST_TEST(is_tls_refusal(boost::asio::error::eof));
+    BOOST_TEST(is_tls_refusal(boost::asio::ssl::error::stream_truncated));
+    BOOST_TEST(is_tls_refusal(boost::asio::error::connection_reset));
+    BOOST_TEST(!is_tls_refusal(boost::asio::error::operation_aborted));
+    BOOST_TEST(!is_tls_refusal(redlock::error::unexpected_reply));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
