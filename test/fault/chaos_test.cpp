@@ -20,24 +20,36 @@ chaos::schedule_options schedule(std::uint64_t seed, int seconds) {
     return o;
 }
 
-void run_and_expect_no_violation(std::uint64_t seed) {
+// `fixed`: a seed whose schedule is known to restart a node empty and pause a worker (the
+// faults are drawn from the seed), which the run must then have done.
+void run_and_expect_no_violation(std::uint64_t seed, bool fixed) {
     const auto r = chaos::run_schedule(schedule(seed, 20));
     chaos::print_violations(r, stdout);
     std::uint64_t injected = 0;
     for (const auto& [kind, n] : r.faults)
         injected += n;
-    BOOST_TEST_MESSAGE("seed " << seed << ": " << injected << " faults, " << r.holds << " holds ("
-                               << r.holds_lost << " lost), " << r.acquire_failures << " failed acquires, "
-                               << r.writes << " writes (" << r.writes_refused << " stale refused), "
-                               << r.reentries << " re-entries, " << r.watchdog_renewals << " renewals, "
-                               << r.violations.size() << " violations");
+    BOOST_TEST_MESSAGE(
+        "seed " << seed << ": " << injected << " faults, " << r.holds << " holds (" << r.holds_lost
+                << " lost), " << r.acquire_failures << " failed acquires, " << r.writes << " writes ("
+                << r.writes_refused << " stale refused), " << r.reentries << " re-entries, "
+                << r.watchdog_renewals << " renewals, "
+                << (r.faults.contains("server_restart_empty") ? r.faults.at("server_restart_empty") : 0)
+                << " empty restarts, "
+                << (r.faults.contains("worker_pause") ? r.faults.at("worker_pause") : 0) << " worker pauses, "
+                << r.violations.size() << " violations");
     BOOST_TEST(r.violations.empty(), "seed " << seed << ": " << r.violations.size() << " violations");
     // The run did something worth checking: faults of several kinds, and locks held through them.
     BOOST_TEST(injected >= 20u);
     BOOST_TEST(r.faults.size() >= 6u);
     BOOST_TEST(r.holds >= 50u);
+    BOOST_TEST(r.holds_judged >= 50u);
     BOOST_TEST(r.writes >= 50u);
     BOOST_TEST(r.bad_lines == 0u);
+    if (fixed) {
+        for (const char* kind : {"server_restart_empty", "worker_pause"})
+            BOOST_TEST((r.faults.contains(kind) && r.faults.at(kind) >= 1u),
+                       "seed " << seed << ": no " << kind);
+    }
 }
 
 }  // namespace
@@ -46,7 +58,7 @@ BOOST_AUTO_TEST_SUITE(chaos_test)
 
 BOOST_AUTO_TEST_CASE(fixed_seeds_keep_every_rule) {
     for (std::uint64_t seed : {1u, 2u})
-        run_and_expect_no_violation(seed);
+        run_and_expect_no_violation(seed, true);
 }
 
 BOOST_AUTO_TEST_CASE(a_random_seed_keeps_every_rule) {
@@ -54,7 +66,7 @@ BOOST_AUTO_TEST_CASE(a_random_seed_keeps_every_rule) {
     std::printf(
         "chaos_test: random seed %llu (scripts/chaos --minutes 0.1 --seed %llu draws the same faults)\n",
         static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
-    run_and_expect_no_violation(seed);
+    run_and_expect_no_violation(seed, false);
 }
 
 // A checker that never fails proves nothing: workers that hold on a single node's grant overlap

@@ -26,6 +26,8 @@ chaos::hold_record hold(std::string resource, std::string token, std::uint64_t f
     h.acquired = acquired;
     h.ended = ended;
     h.valid_until = valid_until;
+    h.granted_until = acquired + ms;
+    h.ttl_ms = 1000;
     h.outcome = "released";
     return h;
 }
@@ -79,6 +81,63 @@ BOOST_AUTO_TEST_CASE(a_hold_ends_at_its_validity_not_at_its_scope) {
     // Valid until 13 ms: it does.
     h.holds[0].valid_until = 13 * ms;
     BOOST_TEST(rules(chaos::check_history(h, {}, 1)) == std::vector<std::string>{"mutual_exclusion"});
+}
+
+// The sweep over holds sorted by start compares each hold with the one that ends last so far:
+// A = [0, 100], B = [10, 20], C = [30, 40]. B and C overlap A; C does not overlap B, and is
+// reported against A (a sweep that kept only the previous hold would miss it).
+BOOST_AUTO_TEST_CASE(the_overlap_sweep_keeps_the_hold_that_ends_last) {
+    chaos::history h;
+    h.holds = {hold("r", "A", 0, 0, 100 * ms, 200 * ms), hold("r", "B", 0, 10 * ms, 20 * ms, 200 * ms),
+               hold("r", "C", 0, 30 * ms, 40 * ms, 200 * ms)};
+    h.summaries = {clean_summary(0)};
+    const auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST_REQUIRE(rules(v) == (std::vector<std::string>{"mutual_exclusion", "mutual_exclusion"}));
+    BOOST_TEST(v[0].evidence.at(0).find("\"token\":\"A\"") != std::string::npos);
+    BOOST_TEST(v[0].evidence.at(1).find("\"token\":\"B\"") != std::string::npos);
+    BOOST_TEST(v[1].evidence.at(0).find("\"token\":\"A\"") != std::string::npos);
+    BOOST_TEST(v[1].evidence.at(1).find("\"token\":\"C\"") != std::string::npos);
+}
+
+// The same shape for fences: A = [0, 100] fence 1, B = [10, 20] fence 3, C = [30, 40] fence 2.
+// C began after B ended, with a smaller fence: reported against B, the largest fence of the
+// holds that had ended, though A (fence 1, still running) is the one that ends last.
+BOOST_AUTO_TEST_CASE(the_fence_sweep_compares_with_the_largest_fence_already_ended) {
+    chaos::history h;
+    h.holds = {hold("r", "A", 1, 0, 100 * ms, 200 * ms), hold("r", "B", 3, 10 * ms, 20 * ms, 200 * ms),
+               hold("r", "C", 2, 30 * ms, 40 * ms, 200 * ms)};
+    h.summaries = {clean_summary(0)};
+    std::vector<chaos::violation> fences;
+    for (auto& x : chaos::check_history(h, {}, 1))
+        if (x.rule == "fence_order") fences.push_back(x);
+    BOOST_TEST_REQUIRE(fences.size() == 1u);
+    BOOST_TEST(fences[0].detail.find("fence 2 granted after a hold with fence 3") != std::string::npos,
+               fences[0].detail);
+}
+
+// A validity that lies more than the ttl ahead of the moment it was read (the body's start or
+// end), and a fenced hold without a fence, are reported; holds with an empty interval are not
+// judged, and judged_holds says how many were.
+BOOST_AUTO_TEST_CASE(a_validity_past_the_ttl_and_a_fenced_hold_without_a_fence_are_reported) {
+    chaos::history h;
+    h.holds = {hold("r", "a", 1, 10 * ms, 20 * ms, 50 * ms), hold("s", "b", 0, 10 * ms, 20 * ms, 50 * ms)};
+    h.summaries = {clean_summary(0)};
+    h.holds[0].granted_until = h.holds[0].acquired + 1000 * ms;  // exactly the ttl: allowed
+    h.holds[1].valid_until = h.holds[1].ended + 1000 * ms;
+    BOOST_TEST(chaos::check_history(h, {}, 1).empty());
+    h.holds[0].granted_until += ms;
+    h.holds[1].valid_until += ms;
+    h.holds[1].kind = "fenced_fair";
+    const auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST(
+        (rules(v) == std::vector<std::string>{"validity_too_long", "validity_too_long", "fence_missing"}));
+    BOOST_TEST(v.at(0).detail.find("valid for 1001 ms from the moment it was read, with a ttl of 1000 ms") !=
+                   std::string::npos,
+               v.at(0).detail);
+
+    BOOST_TEST(chaos::judged_holds(h) == 2u);
+    h.holds[1].valid_until = h.holds[1].acquired;  // valid until the moment it was granted
+    BOOST_TEST(chaos::judged_holds(h) == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_fence_that_goes_back_is_reported) {

@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
     const auto until = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                      std::chrono::duration<double, std::ratio<60>>(a.minutes));
     json faults = json::object();
-    json operations = {{"holds", 0},          {"holds_lost", 0}, {"acquire_failures", 0}, {"writes", 0},
-                       {"writes_refused", 0}, {"reentries", 0},  {"watchdog_renewals", 0}};
+    json operations = {{"holds", 0},  {"holds_lost", 0},     {"holds_judged", 0}, {"acquire_failures", 0},
+                       {"writes", 0}, {"writes_refused", 0}, {"reentries", 0},    {"watchdog_renewals", 0}};
     json schedules = json::array();
     json violations = json::array();
     std::uint64_t next_seed = a.seed;
@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
             faults[kind] = faults.value(kind, std::uint64_t{0}) + n;
         operations["holds"] = operations["holds"].get<std::uint64_t>() + r.holds;
         operations["holds_lost"] = operations["holds_lost"].get<std::uint64_t>() + r.holds_lost;
+        operations["holds_judged"] = operations["holds_judged"].get<std::uint64_t>() + r.holds_judged;
         operations["acquire_failures"] =
             operations["acquire_failures"].get<std::uint64_t>() + r.acquire_failures;
         operations["writes"] = operations["writes"].get<std::uint64_t>() + r.writes;
@@ -134,6 +135,22 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
     }
     if (!violations.empty()) exit_status = 1;
+    // The safety claims rest on these having happened: nodes restarted empty (the quarantine),
+    // paused clients (validity and fences) and stale writes the store refused (fencing). A run
+    // without them passes nothing. At least one of each kind of fault per five schedules.
+    std::vector<std::string> missing;
+    const std::uint64_t needed = (schedules.size() + 4) / 5;
+    for (const char* kind : {"server_restart_empty", "worker_pause"}) {
+        if (faults.value(kind, std::uint64_t{0}) < needed)
+            missing.push_back(std::string(kind) +
+                              " faults: " + std::to_string(faults.value(kind, std::uint64_t{0})) +
+                              " (at least " + std::to_string(needed) + ")");
+    }
+    if (!a.broken && operations["writes_refused"].get<std::uint64_t>() == 0)
+        missing.push_back("stale writes refused by the store: 0");
+    for (const auto& m : missing)
+        std::printf("chaos: the run did not exercise what its verdict rests on: %s\n", m.c_str());
+    if (!missing.empty()) exit_status = 1;
     const json report = {
         {"seed", a.seed},
         {"broken", a.broken},
@@ -143,6 +160,7 @@ int main(int argc, char** argv) {
         {"faults", faults},
         {"operations", operations},
         {"violations", violations.size()},
+        {"not_exercised", missing},
         {"violation_details", violations},
         {"per_schedule", schedules}};
     std::ofstream(a.report) << report.dump(2) << "\n";

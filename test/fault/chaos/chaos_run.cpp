@@ -306,6 +306,15 @@ schedule_result run_schedule(const schedule_options& options) {
     result.holds = h.holds.size();
     for (const auto& hold : h.holds)
         result.holds_lost += hold.outcome == "lost" ? 1 : 0;
+    result.holds_judged = judged_holds(h);
+    // A verdict on holds the rules could not judge is no verdict: most holds must be judged.
+    if (result.holds_judged * 2 < result.holds || result.holds_judged == 0) {
+        result.violations.push_back({"coverage",
+                                     "only " + std::to_string(result.holds_judged) + " of " +
+                                         std::to_string(result.holds) +
+                                         " holds had a non-empty interval: the rules saw too little",
+                                     {}});
+    }
     result.acquire_failures = h.failures.size();
     result.writes = h.writes.size();
     for (const auto& w : h.writes)

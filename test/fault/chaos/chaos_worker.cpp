@@ -27,12 +27,15 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/prctl.h>
 
 namespace asio = boost::asio;
 namespace chaos = redlock::chaos;
@@ -206,6 +209,7 @@ private:
     asio::awaitable<void> body(redlock::lease& l, chaos::hold_record& h, const redlock::lock_options& o,
                                redlock::client& client, milliseconds hold) {
         h.acquired = chaos::now_ns();
+        h.granted_until = chaos::to_ns(l.valid_until());
         h.token = l.token();
         h.fence = l.fence();
         auto note_end = [&] {
@@ -293,6 +297,7 @@ private:
             h.coroutine = index;
             h.resource = resource;
             h.kind = kind.name;
+            h.ttl_ms = static_cast<std::uint64_t>(o.ttl.count());
             h.invoked = chaos::now_ns();
             ++scopes_started_;
             std::string outcome = "released";
@@ -356,6 +361,9 @@ private:
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Dies with the harness, however it ends (a worker the harness paused too: SIGKILL ends a
+    // stopped process), as the redis-servers of the fixture do.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     args a;
     try {
         if (!parse(argc, argv, a)) {

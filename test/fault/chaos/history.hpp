@@ -24,13 +24,15 @@ struct hold_record {
     std::string resource;
     std::string kind;  ///< plain, fenced, reentrant or fair
     std::string token;
-    std::uint64_t fence = 0;  ///< 0 for unfenced kinds
-    nanos invoked = 0;        ///< the acquire was called
-    nanos acquired = 0;       ///< the acquire completed with a lease
-    nanos ended = 0;          ///< the scope's body finished (before the release)
-    nanos valid_until = 0;    ///< the lease's validity when the body finished
-    std::string outcome;      ///< "released", "lost", or the release's error
-    std::string granted;      ///< the nodes (indices) that granted the acquire, "0,2,3"
+    std::uint64_t fence = 0;   ///< 0 for unfenced kinds
+    nanos invoked = 0;         ///< the acquire was called
+    nanos acquired = 0;        ///< the acquire completed with a lease
+    nanos ended = 0;           ///< the scope's body finished (before the release)
+    nanos valid_until = 0;     ///< the lease's validity when the body finished
+    nanos granted_until = 0;   ///< the lease's validity when the body began (at `acquired`)
+    std::uint64_t ttl_ms = 0;  ///< the acquire's ttl: a validity never lies further ahead
+    std::string outcome;       ///< "released", "lost", or the release's error
+    std::string granted;       ///< the nodes (indices) that granted the acquire, "0,2,3"
 };
 
 /// An acquire that completed without a lease (a fail in Jepsen's terms: it holds nothing).

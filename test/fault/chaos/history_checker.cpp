@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 namespace redlock::chaos {
 
@@ -81,6 +82,11 @@ void check_store(const std::map<std::string, std::vector<accepted_write>>& store
 
 }  // namespace
 
+std::size_t judged_holds(const history& h) {
+    return static_cast<std::size_t>(std::count_if(
+        h.holds.begin(), h.holds.end(), [](const hold_record& r) { return hold_end(r) > r.acquired; }));
+}
+
 std::vector<violation> check_history(const history& h,
                                      const std::map<std::string, std::vector<accepted_write>>& store,
                                      int workers) {
@@ -88,6 +94,27 @@ std::vector<violation> check_history(const history& h,
     for (const auto& [resource, holds] : holds_by_resource(h)) {
         check_mutual_exclusion(holds, out);
         check_fence_order(holds, out);
+    }
+    for (const auto& hold : h.holds) {
+        // Read at the body's start and end: a renewal may come before either.
+        const auto ttl = static_cast<nanos>(hold.ttl_ms) * 1'000'000;
+        for (auto [read_at, valid_until] :
+             {std::pair{hold.acquired, hold.granted_until}, std::pair{hold.ended, hold.valid_until}}) {
+            if (valid_until > read_at + ttl) {
+                out.push_back({"validity_too_long",
+                               hold.resource + ": valid for " +
+                                   std::to_string((valid_until - read_at) / 1'000'000) +
+                                   " ms from the moment it was read, with a ttl of " +
+                                   std::to_string(hold.ttl_ms) + " ms",
+                               {to_json_line(hold)}});
+                break;
+            }
+        }
+        if (hold.kind.starts_with("fenced") && hold.fence == 0) {
+            out.push_back({"fence_missing",
+                           hold.resource + ": a hold of kind " + hold.kind + " without a fence",
+                           {to_json_line(hold)}});
+        }
     }
     for (const auto& r : h.reentries) {
         if (r.error.empty() && r.completed <= r.outer_valid_until && r.inner_fence != r.outer_fence) {

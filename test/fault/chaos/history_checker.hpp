@@ -33,10 +33,19 @@ struct violation {
 ///   (a newer fence was issued while it held);
 /// - store_fences: the fences the store accepted never decrease, and two writes with one fence
 ///   come from one hold;
+/// - validity_too_long: a lease's validity, read at its body's start or end, never lies more
+///   than the ttl ahead (a grant or a renewal starts no earlier than that moment): a hold's
+///   interval rests on valid_until, and one too late would hide overlaps (one too early would
+///   shrink holds until none can overlap: chaos_run's coverage rule sees that);
+/// - fence_missing: every hold of a fenced kind has a fence;
 /// - watchdog_stopped / scopes_ended: every worker ended every scope and stopped every watchdog.
 /// `workers`: how many summaries there must be (a worker that left none died uncleanly).
 [[nodiscard]] std::vector<violation> check_history(
     const history& h, const std::map<std::string, std::vector<accepted_write>>& store, int workers);
+
+/// Holds whose interval [acquired, min(ended, valid_until)] is not empty: the ones the rules can
+/// judge (a client paused between its acquire and its body may have held nothing usable).
+[[nodiscard]] std::size_t judged_holds(const history& h);
 
 }  // namespace redlock::chaos
 
