@@ -14,14 +14,18 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <chrono>
-#include <functional>
 #include <optional>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -49,6 +53,15 @@ connection_config config_for(const std::string& uri) {
     return cfg;
 }
 
+// A config whose pushes are written down as "<kind> <channel>".
+connection_config recording_pushes(const std::string& uri, std::vector<std::string>& pushes) {
+    auto cfg = config_for(uri);
+    cfg.on_push = [&pushes](const resp::value& v) {
+        pushes.push_back(v.elements.at(0).str + " " + v.elements.at(1).str);
+    };
+    return cfg;
+}
+
 resp::request command(std::initializer_list<std::string_view> args) {
     resp::request r;
     std::vector<std::string_view> rest(args.begin() + 1, args.end());
@@ -57,6 +70,24 @@ resp::request command(std::initializer_list<std::string_view> args) {
 }
 
 // Runs one command and returns its reply; fails the test on a transport error.
+// A peer that accepts every connection and never says a word; it keeps what it accepted.
+struct silent_peer {
+    asio::ip::tcp::acceptor acceptor;
+    std::vector<asio::ip::tcp::socket> accepted;
+
+    explicit silent_peer(asio::io_context& ioc) : acceptor(ioc, {asio::ip::make_address("127.0.0.1"), 0}) {
+        accept_next();
+    }
+    void accept_next() {
+        acceptor.async_accept([this](error_code ec, asio::ip::tcp::socket s) {
+            if (ec) return;
+            accepted.push_back(std::move(s));
+            accept_next();
+        });
+    }
+    [[nodiscard]] std::string port() const { return std::to_string(acceptor.local_endpoint().port()); }
+};
+
 asio::awaitable<resp::value> run_one(connection& conn, resp::request req,
                                      std::chrono::milliseconds timeout = 5000ms) {
     auto [ec, replies] = co_await conn.async_exec(req, timeout, tuple_awaitable);
@@ -149,8 +180,9 @@ BOOST_AUTO_TEST_CASE(request_timeout_against_a_frozen_server_and_recovery) {
         auto took = clock_type::now() - start;
         BOOST_TEST((ec == redlock::error::request_timeout), ec.message());
         BOOST_TEST(replies.empty());
+        // Ended by its timeout while the server is still frozen: without one it would wait on.
         BOOST_TEST((took >= 200ms));
-        BOOST_TEST((took < 1000ms));
+        BOOST_TEST((took < 5s));
         server.resume();
         // The stale reply arrives now and must be dropped, not handed to this request.
         auto req2 = command({"ECHO", "fresh"});
@@ -212,6 +244,82 @@ BOOST_AUTO_TEST_CASE(cancellation_abandons_the_slot_without_desynchronising) {
         auto fresh = co_await run_one(conn, req3);
         BOOST_TEST(fresh.str == "after-cancel");
     }());
+}
+
+// Callers on strands of their own, on an io_context of four threads, cancel requests at every
+// moment, also while the connection completes them. The completion clears the cancellation
+// slot on the caller's executor, where the caller emits, never on the connection's strand:
+// `scripts/test --tsan` runs this test to show there is no race. Every request ends once, with
+// its reply or operation_aborted, and the connection stays in step.
+BOOST_AUTO_TEST_CASE(callers_on_other_strands_cancel_while_their_requests_complete) {
+    redis_server server;
+    asio::io_context ioc(4);
+    auto cfg = config_for(server.uri());
+    cfg.health_check_interval = 0ms;
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, expect_connect(conn));
+    constexpr int callers = 6;
+    constexpr int requests = 400;
+    std::atomic<int> answered{0}, aborted{0}, other{0}, callers_done{0};
+    // Outlive the callers: an emit may come after its caller's last request.
+    std::vector<asio::cancellation_signal> signals(callers);
+    for (int c = 0; c < callers; ++c) {
+        auto strand = asio::make_strand(ioc);
+        asio::co_spawn(
+            strand,
+            [&, strand, c]() -> asio::awaitable<void> {
+                auto& signal = signals[static_cast<std::size_t>(c)];
+                std::minstd_rand rng(static_cast<unsigned>(c) + 1);
+                for (int i = 0; i < requests; ++i) {
+                    // On our strand, 0-150 us after the call: before the write, in flight, or
+                    // while the reply is being delivered (a round trip here is about that long).
+                    // A late one cancels the next request instead.
+                    if ((i + c) % 3 != 0) {
+                        auto t = std::make_shared<asio::steady_timer>(strand,
+                                                                      std::chrono::microseconds(rng() % 150));
+                        t->async_wait(
+                            [t, &signal](error_code) { signal.emit(asio::cancellation_type::terminal); });
+                    }
+                    const std::string text = std::to_string(c) + ":" + std::to_string(i);
+                    auto echo = command({"ECHO", text});
+                    auto [ec, replies] = co_await conn.async_exec(
+                        echo, 5s, asio::bind_cancellation_slot(signal.slot(), tuple_awaitable));
+                    if (!ec && replies.size() == 1 && replies.front().str == text) {
+                        ++answered;
+                    } else if (ec == asio::error::operation_aborted) {
+                        ++aborted;
+                    } else {
+                        ++other;
+                    }
+                }
+                ++callers_done;
+            },
+            asio::detached);
+    }
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t)
+        threads.emplace_back([&] { ioc.run_for(60s); });
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (callers_done < callers && std::chrono::steady_clock::now() < deadline)
+        ioc.run_for(10ms);
+    BOOST_TEST_MESSAGE(answered << " answered, " << aborted << " cancelled");
+    BOOST_TEST(callers_done.load() == callers);
+    BOOST_TEST(answered + aborted == callers * requests);
+    BOOST_TEST(other.load() == 0);
+    BOOST_TEST(answered.load() > 0);
+    BOOST_TEST(aborted.load() > 0);
+    std::optional<std::string> last;
+    auto echo = command({"ECHO", "in step"});
+    conn.async_exec(
+        echo, 5s, [&](error_code ec, std::vector<resp::value> r) { last = ec ? ec.message() : r.at(0).str; });
+    while (!last && std::chrono::steady_clock::now() < deadline)
+        ioc.run_for(10ms);
+    BOOST_TEST(last.value_or("no reply") == "in step");
+    BOOST_TEST(conn.stats().disconnects == 0u);
+    conn.close();
+    ioc.stop();
+    for (auto& t : threads)
+        t.join();
 }
 
 BOOST_AUTO_TEST_CASE(reconnects_after_kill_and_restart) {
@@ -279,7 +387,7 @@ BOOST_AUTO_TEST_CASE(connect_timeout_against_a_frozen_server) {
         auto start = clock_type::now();
         auto [ec] = co_await conn.async_connect(tuple_awaitable);
         BOOST_TEST((ec == redlock::error::connect_timeout), ec.message());
-        BOOST_TEST((clock_type::now() - start < 1000ms));
+        BOOST_TEST((clock_type::now() - start < 5s));  // while the server is still frozen
         BOOST_TEST(conn.last_error().message.find("timed out") != std::string::npos);
     }());
     server.resume();
@@ -290,17 +398,9 @@ BOOST_AUTO_TEST_CASE(connect_timeout_against_a_frozen_server) {
 // and nothing connects again afterwards.
 BOOST_AUTO_TEST_CASE(close_ends_an_attempt_at_every_step) {
     asio::io_context ioc;
-    asio::ip::tcp::acceptor silent(ioc, {asio::ip::make_address("127.0.0.1"), 0});
-    std::vector<asio::ip::tcp::socket> accepted;
-    std::function<void()> accept_next = [&] {
-        silent.async_accept([&](error_code ec, asio::ip::tcp::socket s) {
-            if (ec) return;
-            accepted.push_back(std::move(s));
-            accept_next();
-        });
-    };
-    accept_next();
-    const auto port = std::to_string(silent.local_endpoint().port());
+    silent_peer silent(ioc);
+    auto& accepted = silent.accepted;
+    const auto port = silent.port();
     for (const std::string scheme : {"redis", "rediss"}) {
         BOOST_TEST_CONTEXT(scheme) {
             auto cfg = config_for(scheme + "://127.0.0.1:" + port);
@@ -332,19 +432,10 @@ BOOST_AUTO_TEST_CASE(close_ends_an_attempt_at_every_step) {
 BOOST_AUTO_TEST_CASE(a_lookup_that_ends_after_connect_timeout_or_close_connects_nothing) {
     namespace slow = redlock::test::slow_lookup;
     asio::io_context ioc;
-    asio::ip::tcp::acceptor silent(ioc, {asio::ip::make_address("127.0.0.1"), 0});
-    std::vector<asio::ip::tcp::socket> accepted;
-    std::function<void()> accept_next = [&] {
-        silent.async_accept([&](error_code ec, asio::ip::tcp::socket s) {
-            if (ec) return;
-            accepted.push_back(std::move(s));
-            accept_next();
-        });
-    };
-    accept_next();
+    silent_peer silent(ioc);
+    auto& accepted = silent.accepted;
     slow::set_delay(2000ms);
-    auto cfg = config_for(std::string("redis://") + slow::host + ":" +
-                          std::to_string(silent.local_endpoint().port()));
+    auto cfg = config_for(std::string("redis://") + slow::host + ":" + silent.port());
     cfg.connect_timeout = 200ms;
     connection conn(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
@@ -522,11 +613,8 @@ BOOST_AUTO_TEST_CASE(a_refused_subscribe_on_a_shared_connection_leaves_the_repli
 BOOST_AUTO_TEST_CASE(subscriptions_and_requests_share_a_connection) {
     redis_server server;
     asio::io_context ioc;
-    auto cfg = config_for(server.uri());
     std::vector<std::string> pushes;
-    cfg.on_push = [&](const resp::value& v) {
-        pushes.push_back(v.elements.at(0).str + " " + v.elements.at(1).str);
-    };
+    auto cfg = recording_pushes(server.uri(), pushes);
     connection conn(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         co_await expect_connect(conn);
@@ -555,11 +643,8 @@ BOOST_AUTO_TEST_CASE(subscriptions_over_resp2_are_matched_as_pushes) {
     options.extra_args = {"--rename-command", "HELLO", "HELLO-renamed"};
     redis_server server(options);
     asio::io_context ioc;
-    auto cfg = config_for(server.uri());
     std::vector<std::string> pushes;
-    cfg.on_push = [&](const resp::value& v) {
-        pushes.push_back(v.elements.at(0).str + " " + v.elements.at(1).str);
-    };
+    auto cfg = recording_pushes(server.uri(), pushes);
     connection conn(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         co_await expect_connect(conn);
@@ -688,11 +773,11 @@ BOOST_AUTO_TEST_CASE(a_full_request_queue_refuses_more_at_once) {
                 asio::detached);
         }
         co_await sleep_for(50ms);
-        const auto t0 = std::chrono::steady_clock::now();
+        // Refused, not queued: a queued request would end only after the resume below, or
+        // at its timeout, with another error.
         auto req = command({"PING"});
         auto [ec, replies] = co_await conn.async_exec(req, 10s, tuple_awaitable);
         BOOST_TEST((ec == redlock::error::queue_full), ec.message());
-        BOOST_TEST((std::chrono::steady_clock::now() - t0 < 1s));  // refused, not queued
         BOOST_TEST(conn.stats().rejected_queue_full == 1u);
         server.resume();
         for (int i = 0; i < 200 && answered < 10; ++i)
@@ -712,13 +797,10 @@ BOOST_AUTO_TEST_CASE(a_full_request_queue_refuses_more_at_once) {
 BOOST_AUTO_TEST_CASE(a_full_request_queue_refuses_subscriptions_too) {
     redis_server server;
     asio::io_context ioc;
-    auto cfg = config_for(server.uri());
+    std::vector<std::string> pushes;
+    auto cfg = recording_pushes(server.uri(), pushes);
     cfg.max_queued_requests = 2;
     cfg.health_check_interval = 0ms;
-    std::vector<std::string> pushes;
-    cfg.on_push = [&](const resp::value& v) {
-        pushes.push_back(v.elements.at(0).str + " " + v.elements.at(1).str);
-    };
     connection conn(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         co_await expect_connect(conn);

@@ -493,13 +493,13 @@ BOOST_DATA_TEST_CASE(timeout_and_cancellation_leave_no_queue_entry_behind, node_
         BOOST_TEST((cancelled == error_code(asio::error::operation_aborted)));
         BOOST_TEST(co_await eventually([&] { return queued_everywhere(servers, "t", 1); }));
 
-        // The cancelled head is gone: the release wakes the one behind it, long before any
-        // refresh (queue_timeout 30 s) or timed retry would have.
+        // The cancelled head is gone: the release wakes the one behind it, long before its
+        // refresh (queue_timeout / 3 = 10 s), which is all a waiter that hears a message waits for.
         const auto released = clock_type::now();
         co_await first.async_release(asio::use_awaitable);
-        BOOST_TEST(co_await eventually([&] { return behind.result.has_value(); }, 2s));
+        BOOST_TEST(co_await eventually([&] { return behind.result.has_value(); }, 5s));
         BOOST_TEST(!*behind.result);
-        BOOST_TEST((clock_type::now() - released < 400ms));
+        BOOST_TEST((clock_type::now() - released < 5s));
         co_await behind.lease->async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "t"); }));
     }());
@@ -532,7 +532,10 @@ BOOST_DATA_TEST_CASE(a_busy_fair_lock_moves_by_wake_ups_alone, node_counts, n) {
                                 ++failed;
                                 continue;
                             }
+                            // Inside across a suspension: another holder would be seen here.
                             max_inside = std::max(max_inside, ++inside);
+                            co_await sleep_for(1ms);
+                            max_inside = std::max(max_inside, inside);
                             --inside;
                             co_await l.async_release(asio::use_awaitable);
                             ++holds;

@@ -150,7 +150,7 @@ BOOST_AUTO_TEST_CASE(cancelling_a_waiting_acquire_completes_it_at_once_and_leave
         co_await eventually([&] { return result.has_value(); });
         BOOST_TEST_REQUIRE(result.has_value());
         BOOST_TEST(*result == asio::error::operation_aborted);
-        BOOST_TEST((clock_type::now() - cancelled_at < 1s));
+        BOOST_TEST((clock_type::now() - cancelled_at < 5s));  // not at the end of its 30 s wait
         for (const auto& s : servers)
             BOOST_TEST(holder_on(*s, "c") == holder.token());
         BOOST_TEST(client.metrics().failed_cancelled == 1u);

@@ -374,13 +374,25 @@ BOOST_AUTO_TEST_CASE(split_rounds_wait_no_longer_than_the_holders_pttl) {
         cfg.nodes[i] = proxies.back()->uri();
     }
     constexpr int resources = 4;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    // Connected first, and one round timed: what is measured below is the waiting alone, and its
+    // slack grows with the round trips of this machine at this moment.
+    clock_type::duration round_trip{};
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto warm = co_await client.async_acquire("warm", waiting(10s), asio::use_awaitable);
+        co_await warm.async_release(asio::use_awaitable);
+        const auto start = clock_type::now();
+        auto timed = co_await client.async_acquire("warm", waiting(10s), asio::use_awaitable);
+        round_trip = clock_type::now() - start;
+        co_await timed.async_release(asio::use_awaitable);
+    }());
+    const auto slack = std::max<clock_type::duration>(300ms, 10 * round_trip);
     const auto set_at = clock_type::now();
     for (int r = 0; r < resources; ++r)
         for (int i = 0; i < 2; ++i)
             servers[i]->command(
                 {"SET", "{redlock:split-pttl-" + std::to_string(r) + "}:lock", "holder", "PX", "1000"});
-    asio::io_context ioc;
-    redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         int done = 0;
         auto ex = co_await asio::this_coro::executor;
@@ -400,7 +412,7 @@ BOOST_AUTO_TEST_CASE(split_rounds_wait_no_longer_than_the_holders_pttl) {
                                        << " ms after the holder's keys were set (ttl 1000 ms), "
                                        << diag.attempts << " attempts");
                     BOOST_TEST(!ec, ec.message());
-                    BOOST_TEST((took < 1300ms));
+                    BOOST_TEST((took < 1000ms + slack));
                     BOOST_TEST(diag.attempts <= 30u);
                     if (!ec) co_await got.async_release(asio::use_awaitable);
                     ++done;
