@@ -98,7 +98,8 @@ bool client_state::votes(std::size_t node) const {
 }
 
 std::string client_state::same_server_nodes() const {
-    if (!health_) return {};
+    // Every acquire asks: one atomic load, and the board's lock only when there is an answer.
+    if (!health_ || !health_->any_same_server()) return {};
     for (std::size_t i = 0; i < node_count(); ++i) {
         const auto other = health_->same_server_as(i);
         if (!other) continue;

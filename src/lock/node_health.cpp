@@ -74,13 +74,16 @@ void node_health_board::on_server_info(std::size_t node, std::string_view text) 
     } else {
         nodes_[node].on_reconnect();
     }
+    bool any = false;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         same_server_[i].reset();
         for (std::size_t j = 0; j < nodes_.size() && !same_server_[i]; ++j) {
             if (j != i && !nodes_[i].run_id().empty() && nodes_[i].run_id() == nodes_[j].run_id())
                 same_server_[i] = j;
         }
+        any = any || same_server_[i].has_value();
     }
+    any_same_server_.store(any, std::memory_order_release);
 }
 
 void node_health_board::on_recorded_max_ttl(std::chrono::milliseconds recorded) {

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_LOCK_NODE_HEALTH_HPP
 #define REDLOCK_LOCK_NODE_HEALTH_HPP
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
@@ -75,6 +76,10 @@ public:
     [[nodiscard]] bool votes(std::size_t node, clock::time_point now) const;
     /// Another node whose server reported the same run_id as `node`'s, if any.
     [[nodiscard]] std::optional<std::size_t> same_server_as(std::size_t node) const;
+    /// Whether any two nodes are one server: what every acquire asks, without the lock.
+    [[nodiscard]] bool any_same_server() const noexcept {
+        return any_same_server_.load(std::memory_order_acquire);
+    }
 
     struct view {
         bool voting = false;
@@ -89,6 +94,7 @@ private:
     std::vector<node_health> nodes_;
     std::vector<bool> unparsable_;
     std::vector<std::optional<std::size_t>> same_server_;  // see same_server_as()
+    std::atomic<bool> any_same_server_{false};
     struct seen {
         server_info info;
         clock::time_point at;

@@ -94,7 +94,9 @@ BOOST_AUTO_TEST_CASE(two_nodes_with_one_run_id_do_not_vote) {
     board.on_server_info(1, "run_id:bbb\r\nuptime_in_seconds:100\r\n");
     BOOST_TEST(board.votes(0, later));
     BOOST_TEST(!board.same_server_as(0).has_value());
+    BOOST_TEST(!board.any_same_server());
     board.on_server_info(2, "run_id:aaa\r\nuptime_in_seconds:100\r\n");
+    BOOST_TEST(board.any_same_server());
     BOOST_TEST(!board.votes(0, later));
     BOOST_TEST(!board.votes(2, later));
     BOOST_TEST(board.votes(1, later));
@@ -104,6 +106,7 @@ BOOST_AUTO_TEST_CASE(two_nodes_with_one_run_id_do_not_vote) {
                board.describe(2, later).problem);
     board.on_server_info(2, "run_id:ccc\r\nuptime_in_seconds:100\r\n");
     BOOST_TEST(!board.same_server_as(0).has_value());
+    BOOST_TEST(!board.any_same_server());
     BOOST_TEST(board.votes(0, later));
 }
 
