@@ -245,8 +245,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             op->complete_later(error::connection_closed);
             return;
         }
-        if (cfg_.max_queued_requests > 0 && mux_.queued() >= cfg_.max_queued_requests) {
-            update_stats([](connection_stats& s) { ++s.rejected_queue_full; });
+        if (refused_as_full()) {
             op->complete_later(error::queue_full);
             return;
         }
@@ -261,6 +260,14 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             arm_request_timer(op->deadline());
         }
         enqueue(std::move(op));
+    }
+
+    // The bound on what waits, for requests and subscriptions alike: true (and counted) when
+    // max_queued_requests are waiting.
+    bool refused_as_full() {
+        if (cfg_.max_queued_requests == 0 || mux_.queued() < cfg_.max_queued_requests) return false;
+        update_stats([](connection_stats& s) { ++s.rejected_queue_full; });
+        return true;
     }
 
     void start_held_clocks() {
@@ -864,11 +871,10 @@ void connection::send_subscription(const resp::request& req, std::string push_ki
     if (req.empty() || channels == 0) return;
     asio::dispatch(impl_->strand_, [self = impl_, payload = req.payload(), kind = std::move(push_kind),
                                     channels, on_refused = std::move(on_refused)]() mutable {
-        if (self->cfg_.max_queued_requests > 0 && self->mux_.queued() >= self->cfg_.max_queued_requests) {
+        if (self->refused_as_full()) {
             // Refused as a request would be. An UNSUBSCRIBE dropped leaves a channel whose
             // messages nobody reads; a SUBSCRIBE's caller falls back from the refusal, which
             // comes later, never inside the call (it may be in the middle of its own bookkeeping).
-            self->update_stats([](connection_stats& s) { ++s.rejected_queue_full; });
             resp::value full;
             full.kind = resp::type::error;
             full.str = "QUEUEFULL the connection to " + self->node() + " already has max_queued_requests (" +
