@@ -152,24 +152,26 @@ void read_replies(const std::vector<resp::value>& replies, clock_type::time_poin
     }
 }
 
-// A second TIME, clock_span after the probe's: how far the node's clock went against ours.
+// A second TIME, clock_span after the probe's, whose reading (clock_offset_us, taken at
+// `first_mid`) is in `r`: how far the node's clock went against ours in between.
 void measure_clock_span(redis::connection& conn, asio::steady_timer& timer, clock_type::time_point first_mid,
-                        std::int64_t first_server_us, std::int64_t first_uncertainty_us, node_report& r) {
+                        node_report& r) {
     timer.expires_after(clock_span);
-    timer.async_wait([&, first_mid, first_server_us, first_uncertainty_us](error_code) {
+    timer.async_wait([&, first_mid](error_code) {
         resp::request time;
         time.push("TIME");
         const auto sent = clock_type::now();
         conn.async_exec(
             time, std::chrono::seconds(2),
-            [&, sent, first_mid, first_server_us, first_uncertainty_us](error_code ec,
-                                                                        std::vector<resp::value> replies) {
+            [&, sent, first_mid](error_code ec, std::vector<resp::value> replies) {
                 const auto received = clock_type::now();
                 const auto server_us = !ec && replies.size() == 1 ? time_us(replies.front()) : std::nullopt;
                 if (server_us) {
-                    r.clock_span_server_us = *server_us - first_server_us;
-                    r.clock_span_local_us = micros(sent + (received - sent) / 2 - first_mid);
-                    r.clock_span_uncertainty_us = first_uncertainty_us + micros(received - sent) / 2 + 1;
+                    const auto mid = sent + (received - sent) / 2;
+                    const auto offset_us = *server_us - micros(mid.time_since_epoch());
+                    r.clock_span_local_us = micros(mid - first_mid);
+                    r.clock_span_server_us = *r.clock_span_local_us + (offset_us - *r.clock_offset_us);
+                    r.clock_span_uncertainty_us = r.clock_uncertainty_us + micros(received - sent) / 2 + 1;
                 }
                 conn.close();
             });
@@ -209,13 +211,11 @@ std::vector<node_report> probe_nodes(const client_config& cfg) {
                                      }
                                      reports[i].reachable = true;
                                      read_replies(replies, sent, received, reports[i]);
-                                     const auto server_us = time_us(replies[time_now]);
-                                     if (!server_us) {
+                                     if (!reports[i].clock_offset_us) {
                                          conns[i]->close();
                                          return;
                                      }
                                      measure_clock_span(*conns[i], *timers[i], sent + (received - sent) / 2,
-                                                        *server_us, reports[i].clock_uncertainty_us,
                                                         reports[i]);
                                  });
         });
