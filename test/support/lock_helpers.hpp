@@ -97,6 +97,12 @@ inline std::string lock_key(const std::string& resource) {
     return key_tag(resource) + ":lock";
 }
 
+/// The largest max_ttl (ms) any client recorded on one server, with the default prefix; empty
+/// when none did.
+inline std::string recorded_max_ttl(const redis_server& s) {
+    return s.command({"GET", "{redlock:}:max_ttl"}).str;
+}
+
 /// Waiters in `resource`'s fair queue on one server.
 inline std::int64_t queued(const redis_server& s, const std::string& resource) {
     return s.command({"ZCARD", key_tag(resource) + ":queue"}).integer;
