@@ -2,8 +2,10 @@
 
 #include "detail/completion.hpp"
 #include "lock/cancel_on_slot.hpp"
+#include "lock/kinds/lock_kind.hpp"
 #include "lock/lease_ops.hpp"
 #include "lock/lease_state.hpp"
+#include "lock/lock_options_check.hpp"
 #include "lock/quorum.hpp"
 #include "lock/resource_keys.hpp"
 #include "lock/retry_delay.hpp"
@@ -37,59 +39,9 @@ using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// A script's reply of `size` integers (the shape of every multi-value answer of our scripts).
-bool is_integer_array(const resp::value& v, std::size_t size) {
-    return v.kind == resp::type::array && v.elements.size() == size &&
-           std::all_of(v.elements.begin(), v.elements.end(),
-                       [](const resp::value& e) { return e.kind == resp::type::integer; });
-}
-
 // A fence as a script returned it (a counter, never negative).
-std::uint64_t fence_from(const resp::value& v) {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(v.integer, 0));
-}
-
-error_code check_request(const client_config& cfg, const std::string& resource, const lock_options& o,
-                         std::string& why) {
-    if (resource.empty() || resource.size() > max_resource_length) {
-        why = "acquire: the resource name is empty or longer than " + std::to_string(max_resource_length) +
-              " bytes";
-        return error::invalid_resource;
-    }
-    if (o.ttl <= milliseconds::zero() || o.ttl > cfg.max_ttl) {
-        why = "acquire \"" + resource + "\": ttl " + std::to_string(o.ttl.count()) + " ms is not in (0, " +
-              std::to_string(cfg.max_ttl.count()) + "] ms (client_config::max_ttl)";
-        return error::invalid_ttl;
-    }
-    const auto& retry = o.retry ? *o.retry : cfg.retry;
-    if (o.wait < milliseconds::zero() || o.node_timeout < milliseconds::zero() ||
-        o.min_validity < milliseconds::zero() || retry.min_delay < milliseconds::zero() ||
-        retry.min_delay > retry.max_delay) {
-        why = "acquire \"" + resource +
-              "\": lock_options has a negative duration or retry.min_delay above retry.max_delay";
-        return error::invalid_config;
-    }
-    if (o.reentrant != !o.owner.empty() || o.owner.str().size() > 256) {
-        why = "acquire \"" + resource +
-              "\": lock_options::owner must be set (at most 256 bytes) with reentrant, and only with it";
-        return error::invalid_config;
-    }
-    if (o.replicas < 0 || o.replica_timeout <= milliseconds::zero()) {
-        why = "acquire \"" + resource +
-              "\": lock_options::replicas must be >= 0, with a positive replica_timeout";
-        return error::invalid_config;
-    }
-    if (o.fair && (o.reentrant || o.queue_timeout < milliseconds(3))) {
-        why = "acquire \"" + resource +
-              "\": a fair lock cannot be reentrant, and its queue_timeout must be at least 3 ms";
-        return error::invalid_config;
-    }
-    if (o.watchdog && (o.renew_every < milliseconds::zero() || o.renew_every >= o.ttl ||
-                       o.max_hold < milliseconds::zero())) {
-        why = "acquire \"" + resource + "\": lock_options::renew_every must be in [0, ttl) and max_hold >= 0";
-        return error::invalid_config;
-    }
-    return {};
+std::uint64_t fence_from(std::int64_t fence) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(fence, 0));
 }
 
 class acquire_op : public std::enable_shared_from_this<acquire_op> {
@@ -110,7 +62,7 @@ public:
     void start() {
         if (done_) return;  // cancelled before it started
         std::string why;
-        if (auto ec = check_request(client_->config(), resource_, options_, why)) {
+        if (auto ec = validate_lock_options(client_->config(), resource_, options_, why)) {
             finish(ec, lease(), why);
             return;
         }
@@ -119,22 +71,16 @@ public:
             return;
         }
         if (options_.fair && !new_token(place_)) return;
-        keys_ = keys_for(client_->config().key_prefix, resource_);
+        kind_ = make_lock_kind(keys_for(client_->config().key_prefix, resource_), options_, place_);
         retry_ = options_.retry ? *options_.retry : client_->config().retry;
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
         set_timeout_ = node_timeout_;
         if (options_.replicas > 0) set_timeout_ += options_.replica_timeout;
-        ttl_text_ = std::to_string(options_.ttl.count());
-        owner_ = options_.owner.str();
         notify_ = options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify;
-        fair_ = options_.fair;
+        fair_ = kind_->queues();
         fenced_ = options_.fenced;
-        if (fenced_) fence_key_ = fence_key_for(keys_);
-        if (fair_) {
-            fair_keys_ = fair_keys_for(keys_);
-            wake_channel_ = fair_keys_.wake_prefix + place_;
-            place_text_ = std::to_string(options_.queue_timeout.count());
-        }
+        if (fenced_) fence_key_ = fence_key_for(keys());
+        if (fair_) wake_channel_ = kind_->wake_channel();
         started_ = clock::now();
         deadline_ = started_ + options_.wait;
         // Only a queued waiter is ever woken on this channel: subscribed before the round
@@ -190,50 +136,41 @@ private:
         client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
         // t0 before the first send, so time the commands spend queued counts against the validity.
         t0_ = clock::now();
+        reset_node_answers();
+        round_request request{token_, previous_token(), notify_, options_.wait > milliseconds::zero(), {}};
         if (fair_) {
-            send_fair_acquire();
-            return;
+            round_heard_ = 0;
+            round_ticket_max_ = 0;
+            fair_head_ = false;
+            // Without a ticket yet, a single node numbers us itself ("local"); N > 1 nodes each
+            // hand out a number ("none"), and we take the largest of a quorum before we queue.
+            ticket_text_ = ticket_ != 0           ? std::to_string(ticket_)
+                           : tally_.quorum() == 1 ? std::string("local")
+                                                  : std::string("none");
+            request.ticket = ticket_text_;
+            queued_this_round_ = request.wait && ticket_text_ != "none";
         }
-        if (!owner_.empty()) {
-            send_reentrant_acquire();
-            return;
-        }
-        if (fenced_) {
-            send_fenced_acquire();
-            return;
-        }
-        build_set_request();
+        call_.clear();
+        kind_->acquire(request, call_);
         for (std::size_t i = 0; i < n; ++i) {
+            if (call_.script) {
+                client_->eval_on(i, *call_.script, call_.key_span(), call_.arg_span(), node_timeout_,
+                                 [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
+                                     self->on_reply(r, i, ec, std::span<const resp::value>(&v, 1));
+                                 });
+                continue;
+            }
             client_->node(i).async_exec(
-                set_request_, set_timeout_,
+                call_.pipeline, set_timeout_,
                 asio::bind_executor(client_->strand(), [self = shared_from_this(), r = round_, i](
                                                            error_code ec, std::vector<resp::value> replies) {
-                    self->on_set_reply(r, i, ec, std::move(replies));
+                    if (ec) self->client_->metrics().node_failure(i, ec);
+                    self->on_reply(r, i, ec, replies);
                 }));
         }
     }
 
-    // GET makes the reply say who holds the key: nil when we just took it, the token of an
-    // earlier round of ours when that round's cleanup has not arrived, else someone else's.
-    void build_set_request() {
-        set_request_.clear();
-        // Indexes into this round's replies, 0: not asked. notify_ can change between rounds
-        // (a refused SUBSCRIBE), and a stale index would read past the replies.
-        pttl_reply_ = 0;
-        wait_reply_ = 0;
-        set_request_.push("SET", keys_.lock, token_, "NX", "PX", ttl_text_, "GET");
-        // A waiter sleeps at most until the holder's key would expire: ask how long that is.
-        if (notify_) {
-            pttl_reply_ = set_request_.size();
-            set_request_.push("PTTL", keys_.lock);
-        }
-        // Redisson's answer to a master with replicas: the grant counts once enough
-        // replicas have it, so that a failover does not lose it.
-        if (options_.replicas > 0) {
-            wait_reply_ = set_request_.size();
-            set_request_.push("WAIT", options_.replicas, options_.replica_timeout.count());
-        }
-    }
+    [[nodiscard]] const resource_keys& keys() const { return kind_->keys(); }
 
     // The tokens of this acquisition's earlier rounds (the latest few): a lock still holding
     // one is ours to take over.
@@ -255,21 +192,6 @@ private:
         return earlier_tokens_.empty() ? std::string_view() : std::string_view(earlier_tokens_.back());
     }
 
-    // acquire_reentrant.lua; a fenced one also numbers a new hold (or tells the hold's fence).
-    void send_reentrant_acquire() {
-        reset_node_answers();
-        std::string_view keys[] = {keys_.lock, fence_key_};
-        std::string_view args[] = {owner_, token_, ttl_text_, previous_token()};
-        const std::span<const std::string_view> used_keys(keys, fenced_ ? 2 : 1);
-        const std::span<const std::string_view> used_args(args, with_previous(3));
-        for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->eval_on(i, scripts::acquire_reentrant, used_keys, used_args, node_timeout_,
-                             [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
-                                 self->on_reentrant_reply(r, i, ec, v);
-                             });
-        }
-    }
-
     void reset_node_answers() {
         answered_.assign(client_->node_count(), false);
         granted_.assign(client_->node_count(), false);
@@ -279,55 +201,70 @@ private:
         }
     }
 
-    // A script that failed, or answered in a shape it never answers in, is a failed vote.
-    bool counted_as_failure(std::size_t node, error_code ec, const resp::value& v, bool well_formed) {
-        if (ec) {
-            count(node, vote::failed, ec, v.is_error() ? v.str : std::string());
-            return true;
+    // A node's answer to the current round, read by the lock's kind.
+    void on_reply(unsigned round, std::size_t node, error_code ec, std::span<const resp::value> replies) {
+        if (round != round_) return;
+        if (!ec && replies.size() != call_.replies()) {
+            ec = error::unexpected_reply;
+            client_->metrics().node_failure(node, ec);
         }
-        if (!well_formed) {
-            client_->metrics().node_failure(node, error::unexpected_reply);
-            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
-            return true;
-        }
-        return false;
+        on_answer(node, kind_->read_acquire(call_, ec, replies));
     }
 
-    // acquire_fenced.lua: SET NX PX and INCR of the fence counter in one script.
-    void send_fenced_acquire() {
-        reset_node_answers();
-        std::string_view keys[] = {keys_.lock, fence_key_};
-        std::string_view args[] = {token_, ttl_text_, previous_token()};
-        const std::span<const std::string_view> used_args(args, with_previous(2));
-        for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->eval_on(i, scripts::acquire_fenced, keys, used_args, node_timeout_,
-                             [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
-                                 self->on_fenced_reply(r, i, ec, v);
-                             });
+    void on_answer(std::size_t node, acquire_answer a) {
+        const bool granted = a.verdict == vote::granted;
+        if (granted && a.fence && !counting(round_)) late_grant(node, *a.fence);
+        if (done_) {
+            // A straggler of the round that won: if it did not grant, it may still queue us.
+            if (succeeded_ && ticket_ != 0 && !granted) dequeue(only_node(node));
+            return;
         }
-    }
-
-    // {1, fence}: granted; {0, holder's PTTL}: refused.
-    void on_fenced_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
-        const bool well_formed = !ec && is_integer_array(v, 2);
-        if (!counting(round)) {
-            if (well_formed && v.elements[0].integer == 1) {
-                late_grant(round, node, v.elements[1].integer);
-                late_split(round);
-            }
+        if (fair_) {
+            answered_[node] = true;
+            granted_[node] = granted;
+            // Even after the round is decided: a straggler's ticket may still complete the quorum.
+            if (a.place) note_place(a.place->ticket, a.place->rank);
+        }
+        if (!counting(round_)) {
+            if (granted) late_split();
             return;
         }
         answered_[node] = true;
-        if (counted_as_failure(node, ec, v, well_formed)) return;
-        if (v.elements[0].integer == 1) {
+        if (a.verdict == vote::failed) {
+            if (a.node_fault) client_->metrics().node_failure(node, a.ec);
+            count(node, vote::failed, a.ec, std::move(a.detail));
+        } else if (granted) {
             granted_[node] = true;
-            fences_[node] = fence_from(v.elements[1]);
-            count_grant(node);
+            if (a.fence) {
+                fences_[node] = fence_from(*a.fence);
+                numbered_[node] = a.numbered;
+            }
+            if (a.replica_acks) {
+                count_replicated(node, *a.replica_acks);
+            } else {
+                count_grant(node);
+            }
+        } else if (!a.held_by.empty() && is_earlier_token(a.held_by)) {
+            held_by_earlier_round(node, a.held_by);
         } else {
             contended_ = true;
-            note_holder_pttl(v.elements[1].integer);
+            if (a.holder_pttl) note_holder_pttl(*a.holder_pttl);
             count(node, vote::denied, {}, {});
         }
+    }
+
+    // The key holds the token of an earlier round of ours.
+    void held_by_earlier_round(std::size_t node, const std::string& earlier) {
+        if (!left_) {
+            take_over(node, earlier);
+            return;
+        }
+        // The final round's straggler, after our release went out: a takeover now would write
+        // a full ttl that nobody releases. Free the earlier round's key.
+        node_call release;
+        kind_->release(earlier, false, release);
+        client_->send_call(release, only_node(node), client_->background_timeout(), {});
+        count(node, vote::failed, error::reply_lost, "held by an earlier round of ours, released");
     }
 
     // The fence is the largest of the granting quorum's. Nodes whose counter is below it are
@@ -364,7 +301,7 @@ private:
         writing_back_ = fence_confirmed_ < tally_.quorum();
         fence_pending_ = behind.size();
         for (auto i : behind) {
-            write_back(i, [self = shared_from_this(), r = round_](error_code ec, resp::value v) {
+            write_back(i, [self = shared_from_this(), r = round_](error_code ec, const resp::value& v) {
                 self->on_writeback(r, ec, v);
             });
         }
@@ -374,16 +311,16 @@ private:
     // fence_writeback.lua on `node`, for our acquisition.
     void write_back(std::size_t node, std::function<void(error_code, resp::value)> on_reply) {
         const auto fence_text = std::to_string(fence_);
-        std::string_view keys[] = {keys_.lock, fence_key_};
-        std::string_view args[] = {token_, fence_text, owner_};
-        const std::span<const std::string_view> used_args(args, owner_.empty() ? 2 : 3);
+        std::string_view keys[] = {this->keys().lock, fence_key_};
+        std::string_view args[] = {token_, fence_text, kind_->owner()};
+        const std::span<const std::string_view> used_args(args, kind_->owner().empty() ? 2 : 3);
         client_->eval_on(node, scripts::fence_writeback, keys, used_args, node_timeout_, std::move(on_reply));
     }
 
     // A node that granted after the fence was settled is written back too (see settle_fence);
     // the grant no longer waits for it.
-    void late_grant(unsigned round, std::size_t node, std::int64_t node_fence) {
-        if (!fenced_ || round != round_ || !(succeeded_ || writing_back_)) return;
+    void late_grant(std::size_t node, std::int64_t node_fence) {
+        if (!fenced_ || !(succeeded_ || writing_back_)) return;
         if (node_fence >= 0 && static_cast<std::uint64_t>(node_fence) == fence_) return;
         write_back(node, {});
     }
@@ -394,7 +331,8 @@ private:
 
     // The fence of this client's live hold of our owner on the resource; 0 if none.
     [[nodiscard]] std::uint64_t outer_fence() const {
-        return owner_.empty() ? 0 : client_->holds().live_fence(keys_.lock, owner_, clock::now());
+        const auto& owner = options_.owner.str();
+        return owner.empty() ? 0 : client_->holds().live_fence(keys().lock, owner, clock::now());
     }
 
     [[nodiscard]] std::size_t existing_holds() const {
@@ -424,67 +362,6 @@ private:
         }
     }
 
-    // fair.lua: take the lock if it is free and we are the head of its queue (or nobody
-    // queues), else keep our place in the queue. Without a ticket yet, a single node numbers us
-    // itself ("local"); N > 1 nodes each hand out a number ("none"), and we take the largest of
-    // a quorum before we queue.
-    void send_fair_acquire() {
-        reset_node_answers();
-        round_heard_ = 0;
-        round_ticket_max_ = 0;
-        fair_head_ = false;
-        const bool wait = options_.wait > milliseconds::zero();
-        const std::string ticket = ticket_ != 0           ? std::to_string(ticket_)
-                                   : tally_.quorum() == 1 ? std::string("local")
-                                                          : std::string("none");
-        queued_this_round_ = wait && ticket != "none";
-        std::string_view keys[] = {keys_.lock,         fair_keys_.queue,    fair_keys_.deadlines,
-                                   fair_keys_.tickets, fair_keys_.handoffs, fence_key_};
-        std::string_view args[] = {"acquire",       place_,      token_,    fair_keys_.wake_prefix,
-                                   ticket,          place_text_, ttl_text_, wait ? "wait" : "once",
-                                   previous_token()};
-        const std::span<const std::string_view> used_keys(keys, fenced_ ? 6 : 5);
-        const std::span<const std::string_view> used_args(args, with_previous(8));
-        for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->eval_on(i, scripts::fair, used_keys, used_args, node_timeout_,
-                             [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
-                                 self->on_fair_reply(r, i, ec, v);
-                             });
-        }
-    }
-
-    // {granted, holder's PTTL (0: free or no expiry), ticket, rank (-1: not queued)}, and
-    // fenced, the grant's fence.
-    void on_fair_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
-        if (round != round_) return;
-        const bool granted = !ec && v.kind == resp::type::array && !v.elements.empty() &&
-                             v.elements[0].kind == resp::type::integer && v.elements[0].integer == 1;
-        if (granted && fenced_ && v.elements.size() == 5 && v.elements[4].kind == resp::type::integer &&
-            (done_ || tally_.decided())) {
-            late_grant(round, node, v.elements[4].integer);
-        }
-        if (done_) {
-            // A straggler of the round that won: if it did not grant, it may still queue us.
-            if (succeeded_ && ticket_ != 0 && !granted) dequeue(only_node(node));
-            return;
-        }
-        answered_[node] = true;
-        granted_[node] = granted;
-        const bool well_formed = !ec && is_integer_array(v, fenced_ ? 5 : 4);
-        // Even after the round is decided: a straggler's ticket may still complete the quorum.
-        if (well_formed) note_place(v.elements[2].integer, v.elements[3].integer);
-        if (!counting(round)) return;
-        if (counted_as_failure(node, ec, v, well_formed)) return;
-        if (v.elements[0].integer == 1) {
-            if (fenced_) fences_[node] = fence_from(v.elements[4]);
-            count_grant(node);
-        } else {
-            contended_ = true;
-            if (v.elements[1].integer > 0) note_holder_pttl(v.elements[1].integer);
-            count(node, vote::denied, {}, {});
-        }
-    }
-
     // Once a quorum of nodes has answered, the largest ticket among them is ours for good: a
     // waiter queued before we asked is queued on a quorum too, which shares a node with ours,
     // and that node numbered us above it.
@@ -496,38 +373,6 @@ private:
             ticket_ = round_ticket_max_;
             // The round was decided before it (see fair_wait): queue now.
             if (sleeping_) retry_timer_.cancel();
-        }
-    }
-
-    // n >= 1: held by our owner, n deep; -p: another owner or a plain lock holds it for p ms
-    // more; 0: held with no expiry. Fenced: {n, the hold's fence, 1 if numbered by this call}.
-    void on_reentrant_reply(unsigned round, std::size_t node, error_code ec, const resp::value& v) {
-        const resp::value* depth = &v;
-        bool well_formed = !ec && v.kind == resp::type::integer;
-        if (fenced_) {
-            well_formed = !ec && is_integer_array(v, 3);
-            if (well_formed) depth = &v.elements[0];
-        }
-        if (!counting(round)) {
-            if (well_formed && depth->integer >= 1) {
-                if (fenced_) late_grant(round, node, v.elements[1].integer);
-                late_split(round);
-            }
-            return;
-        }
-        answered_[node] = true;
-        if (counted_as_failure(node, ec, v, well_formed)) return;
-        if (depth->integer >= 1) {
-            granted_[node] = true;
-            if (fenced_) {
-                fences_[node] = fence_from(v.elements[1]);
-                numbered_[node] = v.elements[2].integer == 1;
-            }
-            count_grant(node);
-        } else {
-            contended_ = true;
-            if (depth->integer < 0) note_holder_pttl(-depth->integer);
-            count(node, vote::denied, {}, {});
         }
     }
 
@@ -567,51 +412,6 @@ private:
     // round waits for its stragglers to name the right cause.
     [[nodiscard]] bool counting(unsigned round) const {
         return !done_ && round == round_ && (!tally_.decided() || awaiting_stragglers_ || awaiting_holds_);
-    }
-
-    void on_set_reply(unsigned round, std::size_t node, error_code ec, std::vector<resp::value> replies) {
-        if (!ec && replies.size() != set_request_.size()) ec = error::unexpected_reply;
-        if (ec) client_->metrics().node_failure(node, ec);
-        if (!counting(round)) {
-            if (!ec && replies.front().is_null()) late_split(round);
-            return;
-        }
-        if (ec) {
-            count(node, vote::failed, ec, {});
-            return;
-        }
-        const auto& v = replies.front();
-        if (v.is_null() && wait_reply_ != 0) {
-            count_replicated(node, replies[wait_reply_]);
-        } else if (v.is_null()) {
-            count(node, vote::granted, {}, {});
-        } else if (v.is_error() && v.error_code() == "WRONGTYPE") {
-            // A reentrant lock's hash holds the key: another owner.
-            contended_ = true;
-            count(node, vote::denied, {}, {});
-        } else if (v.is_error()) {
-            client_->metrics().node_failure(node, error::server_error);
-            count(node, vote::failed, error::server_error, v.str);
-        } else if (v.kind == resp::type::bulk_string || v.kind == resp::type::simple_string) {
-            if (is_earlier_token(v.str) && left_) {
-                // The final round's straggler, after our release went out: a takeover now
-                // would write a full ttl that nobody releases. Free the earlier round's key.
-                client_->send_release(keys_, v.str, owner_, only_node(node), client_->background_timeout(),
-                                      {}, false);
-                count(node, vote::failed, error::reply_lost, "held by an earlier round of ours, released");
-            } else if (is_earlier_token(v.str)) {
-                take_over(node, v.str);
-            } else {
-                contended_ = true;
-                if (pttl_reply_ != 0 && replies[pttl_reply_].kind == resp::type::integer) {
-                    note_holder_pttl(replies[pttl_reply_].integer);
-                }
-                count(node, vote::denied, {}, {});
-            }
-        } else {
-            client_->metrics().node_failure(node, error::unexpected_reply);
-            count(node, vote::failed, error::unexpected_reply, resp::to_string(v));
-        }
     }
 
     // A PTTL reply about the holder's key. -1: a key without expiry (not a lock of ours): no
@@ -722,8 +522,9 @@ private:
     // cleanup has not arrived: takeover.lua puts this round's token in its place, with the full
     // ttl from now, so that the late cleanup deletes nothing.
     void take_over(std::size_t node, const std::string& earlier) {
-        std::string_view keys[] = {keys_.lock};
-        std::string_view args[] = {earlier, token_, ttl_text_};
+        const auto ttl_text = std::to_string(options_.ttl.count());
+        std::string_view keys[] = {this->keys().lock};
+        std::string_view args[] = {earlier, token_, ttl_text};
         client_->eval_on(node, scripts::takeover, keys, args, node_timeout_,
                          [self = shared_from_this(), r = round_, node](error_code ec, resp::value v) {
                              if (!self->counting(r)) return;
@@ -809,13 +610,10 @@ private:
         auto state = std::make_shared<lease_state>();
         state->client = client_;
         state->resource = resource_;
-        state->keys = keys_;
+        state->kind = kind_;
         state->token = token_;
-        state->place = place_;
-        state->owner = owner_;
-        state->fair = fair_;
         state->fence = fence_;
-        if (fenced_ && !owner_.empty()) client_->holds().add(keys_.lock, owner_, state);
+        if (fenced_ && options_.reentrant) client_->holds().add(keys().lock, options_.owner.str(), state);
         if (fair_ && ticket_ != 0) {
             // Nodes that refused may still queue us: we no longer wait there. The nodes yet to
             // answer get it when they do (on_fair_reply).
@@ -887,13 +685,9 @@ private:
                 --self->cleanups_pending_;
                 self->maybe_next_round();
             };
-            if (fair_) {
-                // A node that granted took us out of its queue: put us back at our ticket.
-                client_->send_fair(keys_, place_, token_, ticket_ != 0 ? "requeue" : "withdraw", ticket_,
-                                   options_.queue_timeout, mask, node_timeout_, std::move(cleaned));
-            } else {
-                client_->send_release(keys_, token_, owner_, mask, node_timeout_, std::move(cleaned), false);
-            }
+            node_call cleanup;
+            kind_->round_cleanup(token_, ticket_, cleanup);
+            client_->send_call(cleanup, mask, node_timeout_, std::move(cleaned));
         }
         sleeping_ = true;
         sleeping_for_message_ = false;
@@ -926,7 +720,7 @@ private:
     // a few tries rather than a busy loop. A release message still wakes us sooner, and the
     // wait ends when the denying holder's key would expire, as after a round that was not split.
     clock::duration after_split(milliseconds time_left) {
-        listen_on(keys_.released);
+        listen_on(keys().released);
         const auto step = split_spread() * (std::int64_t{1} << std::min(splits_in_a_row_++, 16u));
         std::uniform_int_distribution<clock::rep> pick(step.count() / 2, step.count());
         const clock::duration delay{pick(client_->rng())};
@@ -938,8 +732,8 @@ private:
     // A grant that came after the round was lost to denials (the denials came first): the
     // round was split after all, and the wait that began for a release message becomes the
     // shorter one after a split. The round's cleanup went to this node too.
-    void late_split(unsigned round) {
-        if (done_ || round != round_ || !sleeping_ || !sleeping_for_message_) return;
+    void late_split() {
+        if (done_ || !sleeping_ || !sleeping_for_message_) return;
         last_round_split_ = true;
         sleeping_for_message_ = false;
         const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - clock::now());
@@ -958,7 +752,7 @@ private:
     // PTTL, a backoff that doubles per wait (so a lost message costs little at first), and the
     // time left.
     milliseconds notify_wait(milliseconds time_left) {
-        listen_on(keys_.released);
+        listen_on(keys().released);
         auto cap = retry_.max_delay * (1 << std::min(notify_waits_++, 3u));
         if (holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
         return std::max(milliseconds(1), std::min(cap, time_left));
@@ -1021,8 +815,9 @@ private:
     }
 
     void dequeue(const std::vector<bool>& nodes) {
-        client_->send_fair(keys_, place_, token_, "dequeue", 0, milliseconds::zero(), nodes,
-                           client_->background_timeout(), {});
+        node_call leave_queue;
+        if (kind_->leave_queue(token_, leave_queue))
+            client_->send_call(leave_queue, nodes, client_->background_timeout(), {});
     }
 
     [[nodiscard]] std::vector<bool> only_node(std::size_t node) const {
@@ -1035,15 +830,12 @@ private:
     // node, and wakes the next waiter if the lock is free.
     void leave() {
         left_ = true;
-        if (fair_) {
-            const bool queued = options_.wait > milliseconds::zero();
-            client_->send_fair(keys_, place_, token_, "release", 0, milliseconds::zero(),
-                               queued ? std::vector<bool>(client_->node_count(), true) : nodes_to_release(),
-                               client_->background_timeout(), {});
-        } else {
-            client_->send_release(keys_, token_, owner_, nodes_to_release(), client_->background_timeout(),
-                                  {}, false);
-        }
+        node_call release;
+        kind_->release(token_, false, release);
+        const bool queued = fair_ && options_.wait > milliseconds::zero();
+        client_->send_call(release,
+                           queued ? std::vector<bool>(client_->node_count(), true) : nodes_to_release(),
+                           client_->background_timeout(), {});
     }
 
     void finish_failed(error_code cause) {
@@ -1094,23 +886,18 @@ private:
     std::string subscription_refused_;         // for the diagnostics (on_subscription_refused)
     std::string token_;                        // the current round's: the value it writes to the lock
     std::vector<std::string> earlier_tokens_;  // the rounds' before it, oldest first (see remember_earlier)
-    resource_keys keys_;
+    std::shared_ptr<const lock_kind> kind_;
+    node_call call_;  // the current round's acquire, which its replies are read against
     retry_config retry_;
     milliseconds node_timeout_{0};
-    resp::request set_request_;
-    std::size_t pttl_reply_ = 0;   // index of the PTTL reply in set_request_'s replies, 0: none
-    std::size_t wait_reply_ = 0;   // index of the WAIT reply, 0: none
     milliseconds set_timeout_{0};  // node_timeout_, plus replica_timeout with WAIT
     bool replication_short_ = false;
-    std::string ttl_text_;
-    std::string owner_;  // empty: a plain lock
     bool notify_ = false;
     // A fair lock (fair.lua): our place in its queue.
     bool fair_ = false;
-    fair_queue_keys fair_keys_;
     std::string place_;  // our member in the queue, one for the whole acquisition
     std::string wake_channel_;
-    std::string place_text_;
+    std::string ticket_text_;   // the current round's ticket argument
     std::uint64_t ticket_ = 0;  // 0: none yet
     std::uint64_t round_ticket_max_ = 0;
     std::size_t round_heard_ = 0;
@@ -1133,7 +920,7 @@ private:
     bool succeeded_ = false;
     milliseconds holder_pttl_{0};  // 0: unknown
     release_listener::waiter_id waiter_ = 0;
-    const std::string* waiter_channel_ = nullptr;  // keys_.released or wake_channel_
+    const std::string* waiter_channel_ = nullptr;  // keys().released or wake_channel_
     unsigned notify_waits_ = 0;
     unsigned wait_generation_ = 0;
     clock::duration last_round_{};

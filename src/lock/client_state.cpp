@@ -118,44 +118,28 @@ std::chrono::milliseconds client_state::background_timeout() const noexcept {
     return std::max(cfg_.node_timeout, cfg_.connect_timeout);
 }
 
-void client_state::send_release(const resource_keys& keys, const std::string& token, const std::string& owner,
-                                const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
-                                node_reply on_reply, bool announce) {
-    std::vector<std::string_view> args;
-    if (!owner.empty()) args.push_back(owner);
-    args.push_back(token);
-    if (!announce) args.push_back("quiet");
-    send_script(owner.empty() ? scripts::release : scripts::release_reentrant, {keys.lock, keys.released},
-                std::move(args), nodes, timeout, std::move(on_reply));
+void client_state::send_call(const node_call& call, const std::vector<bool>& nodes,
+                             std::chrono::milliseconds timeout, node_reply on_reply) {
+    // Only an acquire's round is a pipeline, and it is sent by the acquire operation.
+    if (!call.script) return;
+    send_script(*call.script, call.key_span(), call.arg_span(), nodes, timeout, std::move(on_reply));
 }
 
-void client_state::send_fair(const resource_keys& keys, const std::string& place, const std::string& value,
-                             std::string_view op, std::uint64_t ticket, std::chrono::milliseconds keep,
-                             const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
-                             node_reply on_reply) {
-    const auto fair = fair_keys_for(keys);
-    const auto ticket_text = std::to_string(ticket);
-    const auto keep_text = std::to_string(keep.count());
-    send_script(scripts::fair, {keys.lock, fair.queue, fair.deadlines, fair.tickets, fair.handoffs},
-                {op, place, value, fair.wake_prefix, ticket_text, keep_text}, nodes, timeout,
-                std::move(on_reply));
-}
-
-void client_state::send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,
+void client_state::send_extend(const resource_keys& keys, const std::string& token, std::string_view owner,
                                std::chrono::milliseconds ttl, const std::vector<bool>& nodes,
                                std::chrono::milliseconds timeout, node_reply on_reply) {
     auto shared = std::make_shared<node_reply>(std::move(on_reply));
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (i >= nodes.size() || !nodes[i]) continue;
-        extends_.add(i, keys.lock, token, owner, std::to_string(ttl.count()), timeout,
+        extends_.add(i, keys.lock, token, std::string(owner), std::to_string(ttl.count()), timeout,
                      [shared, i](boost::system::error_code ec, resp::value v) {
                          if (*shared) (*shared)(i, ec, std::move(v));
                      });
     }
 }
 
-void client_state::send_script(const redis::script& s, std::vector<std::string_view> keys,
-                               std::vector<std::string_view> args, const std::vector<bool>& nodes,
+void client_state::send_script(const redis::script& s, std::span<const std::string_view> keys,
+                               std::span<const std::string_view> args, const std::vector<bool>& nodes,
                                std::chrono::milliseconds timeout, node_reply on_reply) {
     // One shared callback for all nodes: the replies come back on the strand, one at a time.
     auto shared = std::make_shared<node_reply>(std::move(on_reply));

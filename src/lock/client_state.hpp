@@ -2,6 +2,7 @@
 #define REDLOCK_LOCK_CLIENT_STATE_HPP
 
 #include "lock/extend_batcher.hpp"
+#include "lock/kinds/lock_kind.hpp"
 #include "lock/metrics_recorder.hpp"
 #include "lock/node_health.hpp"
 #include "lock/reentrant_holds.hpp"
@@ -66,28 +67,13 @@ public:
     /// A uniformly random retry delay; strand only.
     std::mt19937_64& rng() noexcept { return rng_; }
 
-    /// Runs the token-checked release script on the nodes flagged in `nodes` (PUBLISH on the
-    /// released channel where it deleted). `on_reply` may be empty.
-    /// `owner` is empty for a plain lock, the owner id for a reentrant one (then only the
-    /// acquisition `token` ends, and the lock goes with the last one).
-    /// `announce` false: no message on the released channel (a failed attempt cleaning up).
-    void send_release(const resource_keys& keys, const std::string& token, const std::string& owner,
-                      const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply,
-                      bool announce = true);
-    /// Runs fair.lua's `op` on the flagged nodes for the waiter whose place in the queue is
-    /// `place` and whose lock value is `value` (the round's token, or the lease's): "release"
-    /// (the acquisition or its lease ends: delete the lock if it holds `value` or was handed
-    /// over to `place`, leave the queue), "withdraw" (a failed round not queued yet: delete the
-    /// lock if it holds `value`, leave the queue), "requeue" (delete the lock if it holds
-    /// `value`, keep our place at `ticket`), all three handing the lock over to the head of the
-    /// queue if it is free; "dequeue" (leave the queue only). `keep` is how long a requeued
-    /// place is kept.
-    void send_fair(const resource_keys& keys, const std::string& place, const std::string& value,
-                   std::string_view op, std::uint64_t ticket, std::chrono::milliseconds keep,
-                   const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply);
+    /// Sends `call` (built by a lock's kind) to the nodes flagged in `nodes`. `on_reply` may be
+    /// empty; it gets a script's reply, or a pipeline's first.
+    void send_call(const node_call& call, const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
+                   node_reply on_reply);
     /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes. Extends of many
     /// leases queued within a few milliseconds go to each node as one batched script call.
-    void send_extend(const resource_keys& keys, const std::string& token, const std::string& owner,
+    void send_extend(const resource_keys& keys, const std::string& token, std::string_view owner,
                      std::chrono::milliseconds ttl, const std::vector<bool>& nodes,
                      std::chrono::milliseconds timeout, node_reply on_reply);
     /// The timeout of releases nobody waits for (failed attempts, cancelled acquires, dropped
@@ -113,8 +99,8 @@ public:
                  std::function<void(boost::system::error_code, resp::value)> on_reply);
 
 private:
-    void send_script(const redis::script& s, std::vector<std::string_view> keys,
-                     std::vector<std::string_view> args, const std::vector<bool>& nodes,
+    void send_script(const redis::script& s, std::span<const std::string_view> keys,
+                     std::span<const std::string_view> args, const std::vector<bool>& nodes,
                      std::chrono::milliseconds timeout, node_reply on_reply);
 
     boost::asio::any_io_executor ex_;

@@ -117,7 +117,7 @@ public:
             lose(error::lock_lost, "the validity had already run out");
             return;
         }
-        client_->send_extend(state_->keys, state_->token, state_->owner, ttl_, all_nodes(),
+        client_->send_extend(state_->kind->keys(), state_->token, state_->kind->owner(), ttl_, all_nodes(),
                              state_->node_timeout, reply_handler());
     }
 

@@ -2,7 +2,7 @@
 #define REDLOCK_LOCK_LEASE_STATE_HPP
 
 #include "lock/client_state.hpp"
-#include "lock/resource_keys.hpp"
+#include "lock/kinds/lock_kind.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -27,11 +27,8 @@ struct lease_state {
 
     std::shared_ptr<client_state> client;
     std::string resource;
-    resource_keys keys;
+    std::shared_ptr<const lock_kind> kind;  ///< its keys, owner, place; the scripts of its release
     std::string token;  ///< the value the winning round wrote (a fair lock's, or a reentrant acquisition's)
-    std::string place;  ///< a fair lock's place in its queue: the acquisition's token
-    std::string owner;  ///< empty for a plain lock; the owner id of a reentrant one
-    bool fair = false;  ///< taken through a fair lock's queue: its release wakes the next waiter
     std::chrono::milliseconds node_timeout{0};
     int replicas = 0;  ///< lock_options::replicas: every extend waits for them too
     std::chrono::milliseconds replica_timeout{0};
@@ -51,13 +48,10 @@ struct lease_state {
 
     /// The token-checked release on every node, by the script of this kind of lock.
     void send_release(std::chrono::milliseconds timeout, client_state::node_reply on_reply) const {
-        const std::vector<bool> all(client->node_count(), true);
-        if (fair) {
-            client->send_fair(keys, place, token, "release", 0, std::chrono::milliseconds::zero(), all,
-                              timeout, std::move(on_reply));
-        } else {
-            client->send_release(keys, token, owner, all, timeout, std::move(on_reply));
-        }
+        node_call release;
+        kind->release(token, true, release);
+        client->send_call(release, std::vector<bool>(client->node_count(), true), timeout,
+                          std::move(on_reply));
     }
 
     [[nodiscard]] clock::time_point valid_until_time() const noexcept {

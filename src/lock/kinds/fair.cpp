@@ -1,0 +1,100 @@
+// A fair (FIFO) lock: fair.lua keeps a queue of places by ticket beside the lock key; a
+// release hands the lock over to the head of the queue and wakes it alone.
+#include "lock/kinds/lock_kind.hpp"
+#include "lock/kinds/script_answers.hpp"
+#include "scripts/scripts_gen.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+class fair_kind final : public lock_kind {
+public:
+    fair_kind(resource_keys keys, const lock_options& o, std::string place)
+        : lock_kind(std::move(keys)),
+          queue_keys_(fair_keys_for(this->keys())),
+          place_(std::move(place)),
+          wake_channel_(queue_keys_.wake_prefix + place_),
+          ttl_text_(std::to_string(o.ttl.count())),
+          queue_timeout_text_(std::to_string(o.queue_timeout.count())),
+          fenced_(o.fenced),
+          fence_key_(o.fenced ? fence_key_for(this->keys()) : std::string()) {}
+
+    [[nodiscard]] bool queues() const noexcept override { return true; }
+    [[nodiscard]] std::string_view place() const noexcept override { return place_; }
+    [[nodiscard]] std::string_view wake_channel() const noexcept override { return wake_channel_; }
+
+    // Take the lock if it is free and we are the head of its queue (or nobody queues), else
+    // keep our place in the queue.
+    void acquire(const round_request& r, node_call& out) const override {
+        call(out, "acquire", r.token, r.ticket, queue_timeout_text_);
+        out.arg(ttl_text_);
+        out.arg(r.wait ? "wait" : "once");
+        if (!r.previous_token.empty()) out.arg(r.previous_token);
+        if (fenced_) out.key(fence_key_);
+    }
+
+    // {granted, holder's PTTL (0: free or no expiry), ticket, rank (-1: not queued)}, and
+    // fenced, the grant's fence.
+    acquire_answer read_acquire(const node_call&, boost::system::error_code ec,
+                                std::span<const resp::value> replies) const override {
+        const auto& v = script_reply(replies);
+        if (ec) return script_failed(ec, v);
+        if (!is_integer_array(v, fenced_ ? 5 : 4)) return malformed(v);
+        auto a = v.elements[0].integer == 1 ? granted_answer() : denied_answer();
+        a.place = queue_place{v.elements[2].integer, v.elements[3].integer};
+        if (a.verdict == vote::granted && fenced_) a.fence = v.elements[4].integer;
+        if (a.verdict == vote::denied && v.elements[1].integer > 0) a.holder_pttl = v.elements[1].integer;
+        return a;
+    }
+
+    // A node that granted took us out of its queue: put us back at our ticket.
+    void round_cleanup(std::string_view token, std::uint64_t ticket, node_call& out) const override {
+        out.numbers[0] = std::to_string(ticket);
+        call(out, ticket != 0 ? "requeue" : "withdraw", token, out.numbers[0], queue_timeout_text_);
+    }
+
+    // Leaves the queue too, and hands the lock over to the next waiter.
+    void release(std::string_view value, bool, node_call& out) const override {
+        call(out, "release", value, "0", "0");
+    }
+
+    bool leave_queue(std::string_view value, node_call& out) const override {
+        call(out, "dequeue", value, "0", "0");
+        return true;
+    }
+
+private:
+    void call(node_call& out, std::string_view op, std::string_view value, std::string_view ticket,
+              std::string_view keep) const {
+        out.script = &scripts::fair;
+        out.key(keys().lock);
+        out.key(queue_keys_.queue);
+        out.key(queue_keys_.deadlines);
+        out.key(queue_keys_.tickets);
+        out.key(queue_keys_.handoffs);
+        out.arg(op);
+        out.arg(place_);
+        out.arg(value);
+        out.arg(queue_keys_.wake_prefix);
+        out.arg(ticket);
+        out.arg(keep);
+    }
+
+    fair_queue_keys queue_keys_;
+    std::string place_;
+    std::string wake_channel_;
+    std::string ttl_text_;
+    std::string queue_timeout_text_;
+    bool fenced_;
+    std::string fence_key_;
+};
+
+}  // namespace
+
+std::shared_ptr<const lock_kind> make_fair_kind(resource_keys keys, const lock_options& options,
+                                                std::string place) {
+    return std::make_shared<fair_kind>(std::move(keys), options, std::move(place));
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,146 @@
+#ifndef REDLOCK_LOCK_KINDS_LOCK_KIND_HPP
+#define REDLOCK_LOCK_KINDS_LOCK_KIND_HPP
+
+#include "lock/quorum.hpp"
+#include "lock/resource_keys.hpp"
+#include <redlock/lock_options.hpp>
+#include <redlock/redis/script.hpp>
+#include <redlock/resp/request.hpp>
+#include <redlock/resp/value.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// One command for every node of a round, built by a lock's kind: a script call (EVALSHA; the
+/// connection falls back to EVAL on NOSCRIPT) or a pipeline. Its views point into the kind,
+/// the caller's strings and its own `numbers`: it is sent where it was built, never copied.
+struct node_call {
+    node_call() = default;
+    node_call(const node_call&) = delete;
+    node_call& operator=(const node_call&) = delete;
+
+    const redis::script* script = nullptr;  ///< null: `pipeline`
+    std::array<std::string_view, 6> keys{};
+    std::size_t key_count = 0;
+    std::array<std::string_view, 9> args{};
+    std::size_t arg_count = 0;
+    std::array<std::string, 2> numbers;  ///< texts of numbers that `args` point to
+
+    resp::request pipeline;
+    std::size_t pttl_reply = 0;  ///< in the pipeline's replies: the holder's PTTL; 0: not asked
+    std::size_t wait_reply = 0;  ///< in the pipeline's replies: WAIT's; 0: not asked
+
+    /// Empty again, to be built anew (a round's call is kept for reading its replies).
+    void clear() noexcept {
+        script = nullptr;
+        key_count = 0;
+        arg_count = 0;
+        pipeline.clear();
+        pttl_reply = 0;
+        wait_reply = 0;
+    }
+    void key(std::string_view k) { keys[key_count++] = k; }
+    void arg(std::string_view a) { args[arg_count++] = a; }
+    [[nodiscard]] std::span<const std::string_view> key_span() const { return {keys.data(), key_count}; }
+    [[nodiscard]] std::span<const std::string_view> arg_span() const { return {args.data(), arg_count}; }
+    /// How many replies the node owes: one per pipelined command, one for a script.
+    [[nodiscard]] std::size_t replies() const { return script ? 1 : pipeline.size(); }
+};
+
+/// What one round asks of every node, beside what the kind knows for the whole acquisition.
+struct round_request {
+    std::string_view token;           ///< this round's: the value it writes to the lock
+    std::string_view previous_token;  ///< the round's before it (ours to take over); empty: none
+    bool ask_holder_pttl = false;     ///< a waiter sleeps at most until the holder's key expires
+    bool wait = false;                ///< a fair lock: keep our place in the queue when refused
+    std::string_view ticket;          ///< a fair lock: ours, or "local" / "none" to be numbered
+};
+
+/// A fair waiter's place on one node.
+struct queue_place {
+    std::int64_t ticket = 0;  ///< 0: not numbered there
+    std::int64_t rank = -1;   ///< 0: the head of the queue; -1: not queued
+};
+
+/// One node's answer to a round's acquire, read by the lock's kind.
+struct acquire_answer {
+    vote verdict = vote::failed;
+    boost::system::error_code ec;             ///< failed: why
+    std::string detail;                       ///< failed: the server's words, or the reply that made no sense
+    bool node_fault = false;                  ///< failed by what the node answered: counts against the node
+    std::optional<std::int64_t> holder_pttl;  ///< denied: how long the holder's key lives, as read
+    std::optional<std::int64_t> fence;        ///< granted, fenced: the node's fence of the grant
+    bool numbered = true;  ///< granted, fenced reentrant: this call numbered the hold (not an entry)
+    std::optional<queue_place> place;           ///< a fair lock: where the node queues us
+    std::string held_by;                        ///< denied, a plain lock: the value in the key
+    const resp::value* replica_acks = nullptr;  ///< granted with WAIT pipelined: its reply
+};
+
+/// One kind of lock (plain, reentrant, fair): the script calls of its acquire, cleanup and
+/// release, and how it reads a node's answer. No I/O: the acquire operation and the lease
+/// send what it builds. Created once per acquisition, then shared by its lease.
+class lock_kind {
+public:
+    virtual ~lock_kind() = default;
+
+    [[nodiscard]] const resource_keys& keys() const noexcept { return keys_; }
+    /// Empty for a lock without an owner; a reentrant lock's owner id.
+    [[nodiscard]] virtual std::string_view owner() const noexcept { return {}; }
+    /// A fair lock: the acquisition's place in the queue, and the channel that wakes it.
+    [[nodiscard]] virtual bool queues() const noexcept { return false; }
+    [[nodiscard]] virtual std::string_view place() const noexcept { return {}; }
+    [[nodiscard]] virtual std::string_view wake_channel() const noexcept { return {}; }
+
+    /// The acquire that round `r` sends to every node.
+    virtual void acquire(const round_request& r, node_call& out) const = 0;
+    /// A node's answer to `sent`: `ec` the transport's failure (timeout, connection), else its
+    /// replies, as many as `sent.replies()`.
+    [[nodiscard]] virtual acquire_answer read_acquire(const node_call& sent, boost::system::error_code ec,
+                                                      std::span<const resp::value> replies) const = 0;
+    /// Frees what a failed round may have written where it did not win, without waking
+    /// anyone; a fair lock keeps our place at `ticket` (0: leaves the queue).
+    virtual void round_cleanup(std::string_view token, std::uint64_t ticket, node_call& out) const = 0;
+    /// Frees the lock where it holds `value`: the end of an acquisition (`announce` false: a
+    /// cancelled or failed attempt, no message) or of its lease.
+    virtual void release(std::string_view value, bool announce, node_call& out) const = 0;
+    /// A fair lock: takes our place out of the queue, nothing else (`value`: the current
+    /// round's token). False: no queue.
+    virtual bool leave_queue(std::string_view value, node_call& out) const {
+        (void)value;
+        (void)out;
+        return false;
+    }
+
+protected:
+    explicit lock_kind(resource_keys keys) : keys_(std::move(keys)) {}
+
+private:
+    resource_keys keys_;
+};
+
+/// The kind of lock `options` ask for on `keys`; `place` is a fair acquisition's place in the
+/// queue (unused by the other kinds). The options are valid (validate_lock_options).
+[[nodiscard]] std::shared_ptr<const lock_kind> make_lock_kind(resource_keys keys, const lock_options& options,
+                                                              std::string place);
+
+// One factory per kind, each in its own file.
+[[nodiscard]] std::shared_ptr<const lock_kind> make_plain_kind(resource_keys keys,
+                                                               const lock_options& options);
+[[nodiscard]] std::shared_ptr<const lock_kind> make_reentrant_kind(resource_keys keys,
+                                                                   const lock_options& options);
+[[nodiscard]] std::shared_ptr<const lock_kind> make_fair_kind(resource_keys keys, const lock_options& options,
+                                                              std::string place);
+
+}  // namespace redlock::detail
+
+#endif

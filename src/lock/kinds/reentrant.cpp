@@ -1,0 +1,74 @@
+// A reentrant lock: a hash of the owner's acquisitions (acquire_reentrant.lua). The owner's
+// acquisitions enter while it holds the lock; fenced, a re-entry keeps the hold's fence.
+#include "lock/kinds/lock_kind.hpp"
+#include "lock/kinds/script_answers.hpp"
+#include "scripts/scripts_gen.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+class reentrant_kind final : public lock_kind {
+public:
+    reentrant_kind(resource_keys keys, const lock_options& o)
+        : lock_kind(std::move(keys)),
+          owner_(o.owner.str()),
+          ttl_text_(std::to_string(o.ttl.count())),
+          fenced_(o.fenced),
+          fence_key_(o.fenced ? fence_key_for(this->keys()) : std::string()) {}
+
+    [[nodiscard]] std::string_view owner() const noexcept override { return owner_; }
+
+    void acquire(const round_request& r, node_call& out) const override {
+        out.script = &scripts::acquire_reentrant;
+        out.key(keys().lock);
+        if (fenced_) out.key(fence_key_);
+        out.arg(owner_);
+        out.arg(r.token);
+        out.arg(ttl_text_);
+        if (!r.previous_token.empty()) out.arg(r.previous_token);
+    }
+
+    // n >= 1: held by our owner, n deep; -p: another owner or a plain lock holds it for p ms
+    // more; 0: held with no expiry. Fenced: {n, the hold's fence, 1 if numbered by this call}.
+    acquire_answer read_acquire(const node_call&, boost::system::error_code ec,
+                                std::span<const resp::value> replies) const override {
+        const auto& v = script_reply(replies);
+        if (ec) return script_failed(ec, v);
+        if (fenced_ ? !is_integer_array(v, 3) : v.kind != resp::type::integer) return malformed(v);
+        const auto depth = fenced_ ? v.elements[0].integer : v.integer;
+        if (depth >= 1) {
+            auto a = granted_answer();
+            if (fenced_) {
+                a.fence = v.elements[1].integer;
+                a.numbered = v.elements[2].integer == 1;
+            }
+            return a;
+        }
+        auto a = denied_answer();
+        if (depth < 0) a.holder_pttl = -depth;
+        return a;
+    }
+
+    void round_cleanup(std::string_view token, std::uint64_t, node_call& out) const override {
+        release_call(keys(), owner_, token, false, out);
+    }
+
+    void release(std::string_view value, bool announce, node_call& out) const override {
+        release_call(keys(), owner_, value, announce, out);
+    }
+
+private:
+    std::string owner_;
+    std::string ttl_text_;
+    bool fenced_;
+    std::string fence_key_;
+};
+
+}  // namespace
+
+std::shared_ptr<const lock_kind> make_reentrant_kind(resource_keys keys, const lock_options& options) {
+    return std::make_shared<reentrant_kind>(std::move(keys), options);
+}
+
+}  // namespace redlock::detail

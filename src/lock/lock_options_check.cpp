@@ -1,0 +1,53 @@
+#include "lock/lock_options_check.hpp"
+
+#include "lock/resource_keys.hpp"
+#include <redlock/error.hpp>
+
+namespace redlock::detail {
+
+using std::chrono::milliseconds;
+
+boost::system::error_code validate_lock_options(const client_config& cfg, const std::string& resource,
+                                                const lock_options& o, std::string& why) {
+    if (resource.empty() || resource.size() > max_resource_length) {
+        why = "acquire: the resource name is empty or longer than " + std::to_string(max_resource_length) +
+              " bytes";
+        return error::invalid_resource;
+    }
+    if (o.ttl <= milliseconds::zero() || o.ttl > cfg.max_ttl) {
+        why = "acquire \"" + resource + "\": ttl " + std::to_string(o.ttl.count()) + " ms is not in (0, " +
+              std::to_string(cfg.max_ttl.count()) + "] ms (client_config::max_ttl)";
+        return error::invalid_ttl;
+    }
+    const auto& retry = o.retry ? *o.retry : cfg.retry;
+    if (o.wait < milliseconds::zero() || o.node_timeout < milliseconds::zero() ||
+        o.min_validity < milliseconds::zero() || retry.min_delay < milliseconds::zero() ||
+        retry.min_delay > retry.max_delay) {
+        why = "acquire \"" + resource +
+              "\": lock_options has a negative duration or retry.min_delay above retry.max_delay";
+        return error::invalid_config;
+    }
+    if (o.reentrant != !o.owner.empty() || o.owner.str().size() > 256) {
+        why = "acquire \"" + resource +
+              "\": lock_options::owner must be set (at most 256 bytes) with reentrant, and only with it";
+        return error::invalid_config;
+    }
+    if (o.replicas < 0 || o.replica_timeout <= milliseconds::zero()) {
+        why = "acquire \"" + resource +
+              "\": lock_options::replicas must be >= 0, with a positive replica_timeout";
+        return error::invalid_config;
+    }
+    if (o.fair && (o.reentrant || o.queue_timeout < milliseconds(3))) {
+        why = "acquire \"" + resource +
+              "\": a fair lock cannot be reentrant, and its queue_timeout must be at least 3 ms";
+        return error::invalid_config;
+    }
+    if (o.watchdog && (o.renew_every < milliseconds::zero() || o.renew_every >= o.ttl ||
+                       o.max_hold < milliseconds::zero())) {
+        why = "acquire \"" + resource + "\": lock_options::renew_every must be in [0, ttl) and max_hold >= 0";
+        return error::invalid_config;
+    }
+    return {};
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,21 @@
+#ifndef REDLOCK_LOCK_LOCK_OPTIONS_CHECK_HPP
+#define REDLOCK_LOCK_LOCK_OPTIONS_CHECK_HPP
+
+#include <redlock/config.hpp>
+#include <redlock/lock_options.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <string>
+
+namespace redlock::detail {
+
+/// Every check of an acquire's request in one place: the resource name and `options` against
+/// the client's configuration. On failure, the error and `why` (a sentence for the caller).
+[[nodiscard]] boost::system::error_code validate_lock_options(const client_config& cfg,
+                                                              const std::string& resource,
+                                                              const lock_options& options, std::string& why);
+
+}  // namespace redlock::detail
+
+#endif

@@ -1,0 +1,323 @@
+// The lock kinds (plain, reentrant, fair): the calls each builds for a round, a cleanup and a
+// release, and how each reads a node's answer into a vote. No server: the answers are the
+// replies the scripts and commands give, written out.
+#include "lock/kinds/lock_kind.hpp"
+
+#include "scripts/scripts_gen.hpp"
+#include <redlock/error.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+using redlock::lock_options;
+using redlock::owner_id;
+using redlock::detail::acquire_answer;
+using redlock::detail::keys_for;
+using redlock::detail::make_lock_kind;
+using redlock::detail::node_call;
+using redlock::detail::round_request;
+using redlock::detail::vote;
+namespace resp = redlock::resp;
+using redlock::error;
+namespace scripts = redlock::scripts;
+
+namespace {
+
+resp::value integer(std::int64_t i) {
+    resp::value v;
+    v.kind = resp::type::integer;
+    v.integer = i;
+    return v;
+}
+
+resp::value integers(std::initializer_list<std::int64_t> is) {
+    resp::value v;
+    v.kind = resp::type::array;
+    for (auto i : is)
+        v.elements.push_back(integer(i));
+    return v;
+}
+
+resp::value bulk(std::string s) {
+    resp::value v;
+    v.kind = resp::type::bulk_string;
+    v.str = std::move(s);
+    return v;
+}
+
+resp::value server_error(std::string s) {
+    resp::value v;
+    v.kind = resp::type::error;
+    v.str = std::move(s);
+    return v;
+}
+
+std::vector<std::string> args_of(const node_call& c) {
+    return {c.args.begin(), c.args.begin() + static_cast<std::ptrdiff_t>(c.arg_count)};
+}
+
+std::vector<std::string> keys_of(const node_call& c) {
+    return {c.keys.begin(), c.keys.begin() + static_cast<std::ptrdiff_t>(c.key_count)};
+}
+
+lock_options reentrant_options(bool fenced) {
+    lock_options o;
+    o.ttl = 3000ms;
+    o.reentrant = true;
+    o.owner = owner_id("worker-7");
+    o.fenced = fenced;
+    return o;
+}
+
+lock_options fair_options(bool fenced) {
+    lock_options o;
+    o.ttl = 2000ms;
+    o.fair = true;
+    o.queue_timeout = 900ms;
+    o.fenced = fenced;
+    return o;
+}
+
+const auto keys = keys_for("app:", "orders:42");
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(lock_kind_test)
+
+BOOST_AUTO_TEST_CASE(a_plain_round_is_one_pipeline_with_pttl_and_wait_only_when_asked) {
+    lock_options o;
+    o.ttl = 1500ms;
+    auto kind = make_lock_kind(keys, o, {});
+    node_call call;
+    kind->acquire({"tok-2", "tok-1", false, false, {}}, call);
+    BOOST_TEST(call.script == nullptr);
+    BOOST_TEST(call.replies() == 1u);
+    resp::request set;
+    set.push("SET", keys.lock, "tok-2", "NX", "PX", "1500", "GET");
+    BOOST_TEST(call.pipeline.payload() == set.payload());
+
+    // A waiter asks how long the holder's key lives; replicas add a WAIT.
+    o.replicas = 2;
+    o.replica_timeout = 70ms;
+    kind = make_lock_kind(keys, o, {});
+    node_call waiting;
+    kind->acquire({"tok-2", {}, true, true, {}}, waiting);
+    BOOST_TEST(waiting.replies() == 3u);
+    BOOST_TEST(waiting.pttl_reply == 1u);
+    BOOST_TEST(waiting.wait_reply == 2u);
+    resp::request expected;
+    expected.push("SET", keys.lock, "tok-2", "NX", "PX", "1500", "GET");
+    expected.push("PTTL", keys.lock);
+    expected.push("WAIT", 2, 70);
+    BOOST_TEST(waiting.pipeline.payload() == expected.payload());
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_answer_is_a_grant_a_denial_with_the_holder_or_a_failure) {
+    lock_options o;
+    o.replicas = 1;
+    auto kind = make_lock_kind(keys, o, {});
+    node_call call;
+    kind->acquire({"tok", {}, true, true, {}}, call);
+
+    // nil: we took it; the WAIT reply comes with the grant.
+    std::vector<resp::value> granted{resp::value{}, integer(-2), integer(1)};
+    auto a = kind->read_acquire(call, {}, granted);
+    BOOST_TEST((a.verdict == vote::granted));
+    BOOST_REQUIRE(a.replica_acks != nullptr);
+    BOOST_TEST(a.replica_acks->integer == 1);
+
+    // Someone's token: denied, with the holder's PTTL and the value (maybe an earlier round's).
+    std::vector<resp::value> held{bulk("other"), integer(740), integer(1)};
+    a = kind->read_acquire(call, {}, held);
+    BOOST_TEST((a.verdict == vote::denied));
+    BOOST_TEST(a.held_by == "other");
+    BOOST_TEST(a.holder_pttl.value_or(0) == 740);
+    BOOST_TEST(!a.node_fault);
+
+    // A reentrant lock's hash holds the key: another owner, not a broken node.
+    std::vector<resp::value> wrongtype{
+        server_error("WRONGTYPE Operation against a key holding the wrong kind"), integer(500), integer(0)};
+    a = kind->read_acquire(call, {}, wrongtype);
+    BOOST_TEST((a.verdict == vote::denied));
+    BOOST_TEST(a.held_by.empty());
+
+    // Any other error reply is the node's failure, with its words.
+    std::vector<resp::value> oom{server_error("OOM command not allowed"), integer(0), integer(0)};
+    a = kind->read_acquire(call, {}, oom);
+    BOOST_TEST((a.verdict == vote::failed));
+    BOOST_TEST((a.ec == error::server_error));
+    BOOST_TEST(a.detail == "OOM command not allowed");
+    BOOST_TEST(a.node_fault);
+
+    // A reply SET never gives.
+    std::vector<resp::value> odd{integer(3), integer(0), integer(0)};
+    a = kind->read_acquire(call, {}, odd);
+    BOOST_TEST((a.ec == error::unexpected_reply));
+    BOOST_TEST(a.node_fault);
+
+    // A timeout: failed, not counted against what the node said.
+    a = kind->read_acquire(call, error::request_timeout, {});
+    BOOST_TEST((a.verdict == vote::failed));
+    BOOST_TEST((a.ec == error::request_timeout));
+    BOOST_TEST(!a.node_fault);
+}
+
+BOOST_AUTO_TEST_CASE(a_fenced_plain_round_runs_acquire_fenced_and_reads_its_fence) {
+    lock_options o;
+    o.ttl = 800ms;
+    o.fenced = true;
+    auto kind = make_lock_kind(keys, o, {});
+    node_call call;
+    kind->acquire({"tok-2", "tok-1", false, false, {}}, call);
+    BOOST_TEST(call.script == &scripts::acquire_fenced);
+    BOOST_TEST((keys_of(call) == std::vector<std::string>{keys.lock, redlock::detail::fence_key_for(keys)}));
+    BOOST_TEST((args_of(call) == std::vector<std::string>{"tok-2", "800", "tok-1"}));
+    // The first round has no earlier token to take over.
+    node_call first;
+    kind->acquire({"tok-1", {}, false, false, {}}, first);
+    BOOST_TEST((args_of(first) == std::vector<std::string>{"tok-1", "800"}));
+
+    std::vector<resp::value> granted{integers({1, 17})};
+    auto a = kind->read_acquire(call, {}, granted);
+    BOOST_TEST((a.verdict == vote::granted));
+    BOOST_TEST(a.fence.value_or(0) == 17);
+    std::vector<resp::value> denied{integers({0, 250})};
+    a = kind->read_acquire(call, {}, denied);
+    BOOST_TEST((a.verdict == vote::denied));
+    BOOST_TEST(a.holder_pttl.value_or(0) == 250);
+    BOOST_TEST(!a.fence);
+    std::vector<resp::value> short_reply{integers({1})};
+    a = kind->read_acquire(call, {}, short_reply);
+    BOOST_TEST((a.ec == error::unexpected_reply));
+    // A script's error reply reaches us as a failure with the server's words.
+    std::vector<resp::value> refused{server_error("NOPERM this user has no permissions")};
+    a = kind->read_acquire(call, error::server_error, refused);
+    BOOST_TEST((a.ec == error::server_error));
+    BOOST_TEST(a.detail == "NOPERM this user has no permissions");
+}
+
+BOOST_AUTO_TEST_CASE(a_reentrant_reentry_is_a_grant_and_another_owner_a_denial_with_its_pttl) {
+    auto kind = make_lock_kind(keys, reentrant_options(false), {});
+    BOOST_TEST(kind->owner() == "worker-7");
+    node_call call;
+    kind->acquire({"tok-2", "tok-1", false, false, {}}, call);
+    BOOST_TEST(call.script == &scripts::acquire_reentrant);
+    BOOST_TEST((keys_of(call) == std::vector<std::string>{keys.lock}));
+    BOOST_TEST((args_of(call) == std::vector<std::string>{"worker-7", "tok-2", "3000", "tok-1"}));
+
+    std::vector<resp::value> entered{integer(2)};  // our owner, two deep
+    BOOST_TEST((kind->read_acquire(call, {}, entered).verdict == vote::granted));
+    std::vector<resp::value> other{integer(-1200)};  // another owner, 1.2 s left
+    auto a = kind->read_acquire(call, {}, other);
+    BOOST_TEST((a.verdict == vote::denied));
+    BOOST_TEST(a.holder_pttl.value_or(0) == 1200);
+    std::vector<resp::value> no_expiry{integer(0)};  // held without expiry: no bound to wait by
+    a = kind->read_acquire(call, {}, no_expiry);
+    BOOST_TEST((a.verdict == vote::denied));
+    BOOST_TEST(!a.holder_pttl);
+    // The script meets a plain lock's string: WRONGTYPE comes as the script's error.
+    std::vector<resp::value> wrongtype{server_error("WRONGTYPE Operation against a key")};
+    a = kind->read_acquire(call, error::server_error, wrongtype);
+    BOOST_TEST((a.verdict == vote::failed));
+
+    // Fenced: a re-entry reports the hold's fence, not numbered anew.
+    kind = make_lock_kind(keys, reentrant_options(true), {});
+    node_call fenced;
+    kind->acquire({"tok-2", {}, false, false, {}}, fenced);
+    BOOST_TEST(fenced.key_count == 2u);
+    std::vector<resp::value> reentry{integers({2, 9, 0})};
+    a = kind->read_acquire(fenced, {}, reentry);
+    BOOST_TEST((a.verdict == vote::granted));
+    BOOST_TEST(a.fence.value_or(0) == 9);
+    BOOST_TEST(!a.numbered);
+    std::vector<resp::value> fresh{integers({1, 10, 1})};
+    a = kind->read_acquire(fenced, {}, fresh);
+    BOOST_TEST(a.numbered);
+    std::vector<resp::value> unfenced_shape{integer(1)};
+    BOOST_TEST((kind->read_acquire(fenced, {}, unfenced_shape).ec == error::unexpected_reply));
+}
+
+BOOST_AUTO_TEST_CASE(plain_and_reentrant_release_and_cleanup_by_their_scripts) {
+    lock_options plain;
+    auto kind = make_lock_kind(keys, plain, {});
+    node_call release;
+    kind->release("tok", true, release);
+    BOOST_TEST(release.script == &scripts::release);
+    BOOST_TEST((keys_of(release) == std::vector<std::string>{keys.lock, keys.released}));
+    BOOST_TEST((args_of(release) == std::vector<std::string>{"tok"}));
+    // A failed round's cleanup wakes nobody.
+    node_call cleanup;
+    kind->round_cleanup("tok", 0, cleanup);
+    BOOST_TEST((args_of(cleanup) == std::vector<std::string>{"tok", "quiet"}));
+    node_call none;
+    BOOST_TEST(!kind->leave_queue("tok", none));
+
+    kind = make_lock_kind(keys, reentrant_options(false), {});
+    node_call reentrant_release;
+    kind->release("tok", false, reentrant_release);
+    BOOST_TEST(reentrant_release.script == &scripts::release_reentrant);
+    BOOST_TEST((args_of(reentrant_release) == std::vector<std::string>{"worker-7", "tok", "quiet"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_fair_round_carries_its_ticket_and_reads_the_place_the_node_gives) {
+    auto kind = make_lock_kind(keys, fair_options(true), "place-1");
+    BOOST_TEST(kind->queues());
+    BOOST_TEST(kind->place() == "place-1");
+    const auto queue = redlock::detail::fair_keys_for(keys);
+    BOOST_TEST(kind->wake_channel() == queue.wake_prefix + "place-1");
+    node_call call;
+    kind->acquire({"tok-2", "tok-1", false, true, "none"}, call);
+    BOOST_TEST(call.script == &scripts::fair);
+    BOOST_TEST(
+        (keys_of(call) == std::vector<std::string>{keys.lock, queue.queue, queue.deadlines, queue.tickets,
+                                                   queue.handoffs, redlock::detail::fence_key_for(keys)}));
+    BOOST_TEST((args_of(call) == std::vector<std::string>{"acquire", "place-1", "tok-2", queue.wake_prefix,
+                                                          "none", "900", "2000", "wait", "tok-1"}));
+
+    // Granted at the head, fence 5.
+    std::vector<resp::value> granted{integers({1, 0, 3, -1, 5})};
+    auto a = kind->read_acquire(call, {}, granted);
+    BOOST_TEST((a.verdict == vote::granted));
+    BOOST_TEST(a.fence.value_or(0) == 5);
+    BOOST_REQUIRE(a.place.has_value());
+    BOOST_TEST(a.place->ticket == 3);
+    // Queued second, behind a holder with 400 ms left.
+    std::vector<resp::value> queued{integers({0, 400, 4, 1, 0})};
+    a = kind->read_acquire(call, {}, queued);
+    BOOST_TEST((a.verdict == vote::denied));
+    BOOST_TEST(a.holder_pttl.value_or(0) == 400);
+    BOOST_TEST(a.place->rank == 1);
+    // Free but not ours (another waiter heads the queue): no holder to time the wait by.
+    std::vector<resp::value> not_head{integers({0, 0, 4, 1, 0})};
+    BOOST_TEST(!kind->read_acquire(call, {}, not_head).holder_pttl);
+    // An unfenced reply shape to a fenced call is a broken answer, with no place read from it.
+    std::vector<resp::value> unfenced_shape{integers({1, 0, 3, 0})};
+    a = kind->read_acquire(call, {}, unfenced_shape);
+    BOOST_TEST((a.ec == error::unexpected_reply));
+    BOOST_TEST(!a.place);
+}
+
+BOOST_AUTO_TEST_CASE(a_fair_cleanup_requeues_at_our_ticket_and_a_release_hands_over) {
+    auto kind = make_lock_kind(keys, fair_options(false), "place-1");
+    const auto queue = redlock::detail::fair_keys_for(keys);
+    node_call requeue;
+    kind->round_cleanup("tok", 12, requeue);
+    BOOST_TEST(requeue.key_count == 5u);
+    BOOST_TEST((args_of(requeue) ==
+                std::vector<std::string>{"requeue", "place-1", "tok", queue.wake_prefix, "12", "900"}));
+    node_call withdraw;
+    kind->round_cleanup("tok", 0, withdraw);
+    BOOST_TEST(args_of(withdraw)[0] == "withdraw");
+    node_call release;
+    kind->release("place-1:tok", false, release);
+    BOOST_TEST((args_of(release) ==
+                std::vector<std::string>{"release", "place-1", "place-1:tok", queue.wake_prefix, "0", "0"}));
+    node_call dequeue;
+    BOOST_TEST(kind->leave_queue("tok", dequeue));
+    BOOST_TEST(args_of(dequeue)[0] == "dequeue");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
