@@ -8,9 +8,9 @@
 #include "lock/lock_options_check.hpp"
 #include "lock/quorum.hpp"
 #include "lock/resource_keys.hpp"
-#include "lock/retry_delay.hpp"
 #include "lock/round_report.hpp"
 #include "lock/token.hpp"
+#include "lock/wait_policy.hpp"
 #include "lock/watchdog.hpp"
 #include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -72,11 +73,12 @@ public:
         }
         if (options_.fair && !new_token(place_)) return;
         kind_ = make_lock_kind(keys_for(client_->config().key_prefix, resource_), options_, place_);
-        retry_ = options_.retry ? *options_.retry : client_->config().retry;
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
         set_timeout_ = node_timeout_;
         if (options_.replicas > 0) set_timeout_ += options_.replica_timeout;
-        notify_ = options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify;
+        policy_.emplace(options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify,
+                        options_.fair, client_->node_count(),
+                        options_.retry ? *options_.retry : client_->config().retry, options_.queue_timeout);
         fair_ = kind_->queues();
         fenced_ = options_.fenced;
         if (fenced_) fence_key_ = fence_key_for(keys());
@@ -85,7 +87,7 @@ public:
         deadline_ = started_ + options_.wait;
         // Only a queued waiter is ever woken on this channel: subscribed before the round
         // that queues us, it misses no wake-up.
-        if (fair_ && notify_) listen_on(wake_channel_);
+        if (fair_ && policy_->notifies()) listen_on(wake_channel_);
         start_round();
     }
 
@@ -125,30 +127,28 @@ private:
         token_ = std::move(token);
         ++round_;
         // A round counts as split once a late grant says so (late_split): only now is it known.
-        if (!last_round_split_) splits_in_a_row_ = 0;
         tally_ = vote_tally(n);
         handed_over_.assign(n, false);
         awaiting_holds_ = false;
-        holder_pttl_ = milliseconds::zero();
-        woken_early_ = false;
+        policy_->round_started();
         report_.reset();
         contended_ = false;
         client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
         // t0 before the first send, so time the commands spend queued counts against the validity.
         t0_ = clock::now();
         reset_node_answers();
-        round_request request{token_, previous_token(), notify_, options_.wait > milliseconds::zero(), {}};
+        round_request request{
+            token_, previous_token(), policy_->notifies(), options_.wait > milliseconds::zero(), {}};
         if (fair_) {
             round_heard_ = 0;
             round_ticket_max_ = 0;
-            fair_head_ = false;
             // Without a ticket yet, a single node numbers us itself ("local"); N > 1 nodes each
             // hand out a number ("none"), and we take the largest of a quorum before we queue.
             ticket_text_ = ticket_ != 0           ? std::to_string(ticket_)
                            : tally_.quorum() == 1 ? std::string("local")
                                                   : std::string("none");
             request.ticket = ticket_text_;
-            queued_this_round_ = request.wait && ticket_text_ != "none";
+            policy_->queued_this_round(request.wait && ticket_text_ != "none");
         }
         call_.clear();
         kind_->acquire(request, call_);
@@ -248,7 +248,7 @@ private:
             held_by_earlier_round(node, a.held_by);
         } else {
             contended_ = true;
-            if (a.holder_pttl) note_holder_pttl(*a.holder_pttl);
+            if (a.holder_pttl) policy_->holder_pttl(*a.holder_pttl);
             count(node, vote::denied, {}, {});
         }
     }
@@ -367,11 +367,11 @@ private:
     // and that node numbered us above it.
     void note_place(std::int64_t ticket, std::int64_t rank) {
         ++round_heard_;
-        if (rank == 0) fair_head_ = true;
+        if (rank == 0) policy_->at_queue_head();
         if (ticket > 0) round_ticket_max_ = std::max(round_ticket_max_, static_cast<std::uint64_t>(ticket));
         if (ticket_ == 0 && options_.wait > milliseconds::zero() && round_heard_ >= tally_.quorum()) {
             ticket_ = round_ticket_max_;
-            // The round was decided before it (see fair_wait): queue now.
+            // The round was decided before it (see wait_policy::fair_wait): queue now.
             if (sleeping_) retry_timer_.cancel();
         }
     }
@@ -414,37 +414,26 @@ private:
         return !done_ && round == round_ && (!tally_.decided() || awaiting_stragglers_ || awaiting_holds_);
     }
 
-    // A PTTL reply about the holder's key. -1: a key without expiry (not a lock of ours): no
-    // bound. -2 or 0: it expired between our SET and the PTTL: try again almost at once.
-    void note_holder_pttl(std::int64_t pttl) {
-        if (pttl == -1) return;
-        const milliseconds left(std::max<std::int64_t>(pttl, 1));
-        if (holder_pttl_ == milliseconds::zero() || left < holder_pttl_) holder_pttl_ = left;
-    }
-
-    // Woken by a release message: try now rather than at the end of the wait. With N > 1, the
-    // waiters other processes woke with the same message may split the nodes between them if
-    // all try at once: after a round lost that way (some nodes granted, too few), a random
-    // delay of up to two of our own rounds (at most 2 ms) sets them apart, at the cost of about
-    // one round of hand-off latency.
+    // Woken by a release message (or told to try again): try now rather than at the end of
+    // the wait, or soon (see wait_policy::after_release).
     void on_released() {
         if (done_) return;
         if (!sleeping_) {
             // The release came while our try was on its way: if the try fails, it may have
             // been refused before the release; try once more at once.
-            woken_early_ = true;
+            policy_->woken_during_round();
             return;
         }
-        // A fair waiter is woken alone, on its own channel: no herd to spread. Try at once,
-        // from here: a hop through the timer's completion would add a turn of the event loop.
-        if (client_->node_count() == 1 || fair_ || !last_round_split_) {
+        const auto wake = policy_->after_release();
+        if (wake.at_once) {
+            // From here: a hop through the timer's completion would add a turn of the event loop.
             ++wait_generation_;  // the pending timer handler is now stale
             retry_timer_.cancel();
             sleeping_ = false;
             maybe_next_round();
             return;
         }
-        std::uniform_int_distribution<clock::rep> pick(0, split_spread().count());
+        std::uniform_int_distribution<clock::rep> pick(0, wake.within.count());
         wake_by(clock::now() + clock::duration(pick(client_->rng())));
     }
 
@@ -476,17 +465,15 @@ private:
         const auto count =
             static_cast<std::size_t>(std::count(handed_over_.begin(), handed_over_.end(), true));
         const auto now = clock::now();
-        if (count < tally_.quorum()) {
+        const auto verdict = judge_handoff(count, tally_.quorum(), options_.ttl, options_.queue_timeout,
+                                           now - t0_, client_->config().drift_factor, options_.min_validity);
+        if (verdict.what == handoff_verdict::action::wait_for_more) {
             // The other nodes' releases come within about a round of ours; if they do not (a
             // message lost, another head there), the next round takes over what we have.
-            wake_by(now + split_spread());
+            wake_by(now + policy_->split_spread());
             return;
         }
-        // fair.lua set the lock to expire after our ttl, but not past our place's deadline,
-        // which is queue_timeout after the round's request arrived.
-        const auto term = std::min(options_.ttl, options_.queue_timeout);
-        const auto left = validity_left(term, now - t0_, client_->config().drift_factor);
-        if (left <= options_.min_validity) {
+        if (verdict.what == handoff_verdict::action::try_round) {
             on_released();  // a round takes it over with the full ttl
             return;
         }
@@ -498,7 +485,7 @@ private:
         granted_ = handed_over_;
         // The nodes that did not hand over still queue us: succeed() takes us out there.
         answered_.assign(handed_over_.size(), true);
-        succeed(now, now + left, count, left < options_.ttl - options_.ttl / 3);
+        succeed(now, now + verdict.left, count, verdict.extend_now);
     }
 
     // Ends the current wait at `at` if that is sooner than it would end.
@@ -573,7 +560,7 @@ private:
     void decide() {
         if (contended_) client_->metrics().contended.fetch_add(1, std::memory_order_relaxed);
         const auto now = clock::now();
-        last_round_ = now - t0_;
+        policy_->round_decided(now - t0_);
         switch (tally_.state()) {
             case round_state::won:
                 if (fenced_ && hold_undecided() && outer_fence() == 0) {
@@ -659,7 +646,6 @@ private:
 
     void fail_round(error_code cause) {
         const auto now = clock::now();
-        last_round_split_ = tally_.granted() > 0;
         const bool retry = options_.wait > milliseconds::zero() && now < deadline_;
         if (!retry) {
             leave();
@@ -690,72 +676,32 @@ private:
             client_->send_call(cleanup, mask, node_timeout_, std::move(cleaned));
         }
         sleeping_ = true;
-        sleeping_for_message_ = false;
         const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
-        const auto backoff = retry_delay(retry_, time_left, client_->rng());
-        clock::duration delay = backoff;
-        const bool split = last_round_split_ && !fair_;
-        if (fair_) {
-            delay = fair_wait(backoff, time_left, cause);
-        } else if (notify_ && cause == error::not_acquired && split) {
-            delay = after_split(time_left);
-        } else if (notify_ && cause == error::not_acquired) {
-            delay = notify_wait(time_left);
-            sleeping_for_message_ = true;
-        }
-        // Woken while the round was on its way, which may have been refused before the release.
-        if (woken_early_ && notify_ && cause == error::not_acquired && !split) {
-            delay = clock::duration::zero();
-            sleeping_for_message_ = false;
-        }
-        retry_timer_.expires_after(delay);
+        wait(policy_->after_failed_round(cause, tally_.granted() > 0, ticket_ != 0, time_left,
+                                         client_->rng()));
+    }
+
+    // Registers where the plan says, then sleeps until its delay ends or a message comes.
+    void wait(const wait_policy::plan& next) {
+        listen_on(next.listen);
+        retry_timer_.expires_after(next.delay);
         wait_for_retry_timer();
     }
 
-    // A split round (some nodes granted, too few) is cleaned up by quiet releases: no message
-    // will say that the lock is free again, and any of the contenders may be the one to take it
-    // next. So each tries again by itself, soon: after a random share of a spread that doubles
-    // with each split in a row, up to retry.max_delay. Contenders that keep splitting the nodes,
-    // or a crashed one's minority that keeps the rest from a quorum until it expires, then cost
-    // a few tries rather than a busy loop. A release message still wakes us sooner, and the
-    // wait ends when the denying holder's key would expire, as after a round that was not split.
-    clock::duration after_split(milliseconds time_left) {
-        listen_on(keys().released);
-        const auto step = split_spread() * (std::int64_t{1} << std::min(splits_in_a_row_++, 16u));
-        std::uniform_int_distribution<clock::rep> pick(step.count() / 2, step.count());
-        const clock::duration delay{pick(client_->rng())};
-        auto cap = std::min(retry_.max_delay, time_left);
-        if (holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
-        return std::min(delay, clock::duration(cap));
-    }
-
-    // A grant that came after the round was lost to denials (the denials came first): the
-    // round was split after all, and the wait that began for a release message becomes the
-    // shorter one after a split. The round's cleanup went to this node too.
+    // A grant that came after the round was lost to denials: the round was split after all
+    // (see wait_policy::after_late_split). The round's cleanup went to this node too.
     void late_split() {
-        if (done_ || !sleeping_ || !sleeping_for_message_) return;
-        last_round_split_ = true;
-        sleeping_for_message_ = false;
+        if (done_ || !sleeping_) return;
         const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - clock::now());
-        if (time_left <= milliseconds::zero()) return;
-        wake_by(clock::now() + after_split(time_left));
+        if (auto next = policy_->after_late_split(time_left, client_->rng())) {
+            listen_on(next->listen);
+            wake_by(clock::now() + next->delay);
+        }
     }
 
-    // About two of our own rounds, so that contenders drawing from it part by a round; at
-    // least 100 us, at most 2 ms.
-    [[nodiscard]] clock::duration split_spread() const {
-        return std::clamp<clock::duration>(2 * last_round_, std::chrono::microseconds(100),
-                                           std::chrono::milliseconds(2));
-    }
-
-    // Waits for a release message, registered before the next try, capped by the holder's
-    // PTTL, a backoff that doubles per wait (so a lost message costs little at first), and the
-    // time left.
-    milliseconds notify_wait(milliseconds time_left) {
-        listen_on(keys().released);
-        auto cap = retry_.max_delay * (1 << std::min(notify_waits_++, 3u));
-        if (holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
-        return std::max(milliseconds(1), std::min(cap, time_left));
+    void listen_on(wait_policy::channel channel) {
+        if (channel == wait_policy::channel::released) listen_on(keys().released);
+        if (channel == wait_policy::channel::wake) listen_on(wake_channel_);
     }
 
     // Registers for the next wake-up on `channel` before the next try, then drops the last
@@ -790,28 +736,10 @@ private:
     // wait as wait_strategy::spin does (the retry backoff), and the refusal is in the message
     // of the acquire's diagnostics.
     void on_subscription_refused(std::string_view why) {
-        if (done_ || !notify_) return;
-        notify_ = false;
+        if (done_ || !policy_->subscription_refused()) return;
         subscription_refused_ =
             "; waited by polling: a node refused the SUBSCRIBE (" + std::string(why) + ")";
         if (sleeping_) on_released();
-    }
-
-    // A fair waiter is woken on its own channel when its turn comes, and otherwise tries again
-    // (which refreshes its place) every third of queue_timeout; at the head of the queue also
-    // when the holder's lease would expire. A round that could not queue us yet (no ticket)
-    // is followed at once by one that does, or, if it was decided before a quorum had
-    // answered, as soon as one has (note_place).
-    milliseconds fair_wait(milliseconds backoff, milliseconds time_left, error_code cause) {
-        if (!queued_this_round_) return ticket_ != 0 ? milliseconds::zero() : backoff;
-        auto cap = std::max(milliseconds(1), options_.queue_timeout / 3);
-        if (fair_head_ && holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
-        if (cause != error::not_acquired || !notify_) {
-            cap = std::min(cap, backoff);
-        } else {
-            listen_on(wake_channel_);
-        }
-        return std::max(milliseconds(1), std::min(cap, time_left));
     }
 
     void dequeue(const std::vector<bool>& nodes) {
@@ -888,11 +816,10 @@ private:
     std::vector<std::string> earlier_tokens_;  // the rounds' before it, oldest first (see remember_earlier)
     std::shared_ptr<const lock_kind> kind_;
     node_call call_;  // the current round's acquire, which its replies are read against
-    retry_config retry_;
     milliseconds node_timeout_{0};
     milliseconds set_timeout_{0};  // node_timeout_, plus replica_timeout with WAIT
     bool replication_short_ = false;
-    bool notify_ = false;
+    std::optional<wait_policy> policy_;  // set by start()
     // A fair lock (fair.lua): our place in its queue.
     bool fair_ = false;
     std::string place_;  // our member in the queue, one for the whole acquisition
@@ -901,9 +828,6 @@ private:
     std::uint64_t ticket_ = 0;  // 0: none yet
     std::uint64_t round_ticket_max_ = 0;
     std::size_t round_heard_ = 0;
-    bool queued_this_round_ = false;
-    bool fair_head_ = false;
-    bool woken_early_ = false;  // a wake-up came during the current round
     // A fenced lock: the fence counter, and the fences the nodes numbered this round's grants.
     bool fenced_ = false;
     std::string fence_key_;
@@ -918,15 +842,9 @@ private:
     std::vector<bool> answered_;      // per node, in the current round
     std::vector<bool> granted_;
     bool succeeded_ = false;
-    milliseconds holder_pttl_{0};  // 0: unknown
     release_listener::waiter_id waiter_ = 0;
     const std::string* waiter_channel_ = nullptr;  // keys().released or wake_channel_
-    unsigned notify_waits_ = 0;
     unsigned wait_generation_ = 0;
-    clock::duration last_round_{};
-    bool last_round_split_ = false;  // the last failed round had grants, too few
-    unsigned splits_in_a_row_ = 0;
-    bool sleeping_for_message_ = false;  // the current wait is notify_wait's, after an unsplit round
     clock::time_point started_;
     clock::time_point deadline_;
 
