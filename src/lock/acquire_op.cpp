@@ -1,20 +1,20 @@
+// The acquire operation: the I/O shell around the pure pieces. The lock's kind builds each
+// round's calls and reads the answers (kinds/), acquire_round counts them and decides,
+// wait_policy says how to wait between rounds; this file sends, listens, keeps the timer and
+// hands a won round to its lease (lease_grant). All of it on the client's strand.
 #include "lock/acquire_op.hpp"
 
 #include "detail/completion.hpp"
+#include "lock/acquire_round.hpp"
 #include "lock/cancel_on_slot.hpp"
 #include "lock/kinds/lock_kind.hpp"
-#include "lock/lease_ops.hpp"
-#include "lock/lease_state.hpp"
+#include "lock/lease_grant.hpp"
 #include "lock/lock_options_check.hpp"
-#include "lock/quorum.hpp"
-#include "lock/resource_keys.hpp"
 #include "lock/round_report.hpp"
 #include "lock/token.hpp"
 #include "lock/wait_policy.hpp"
-#include "lock/watchdog.hpp"
 #include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
-#include <redlock/resp/request.hpp>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/error.hpp>
@@ -22,9 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
-#include <cstdint>
 #include <exception>
-#include <functional>
 #include <optional>
 #include <random>
 #include <span>
@@ -39,11 +37,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-// A fence as a script returned it (a counter, never negative).
-std::uint64_t fence_from(std::int64_t fence) {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(fence, 0));
-}
+using step = acquire_round::step;
 
 class acquire_op : public std::enable_shared_from_this<acquire_op> {
 public:
@@ -55,7 +49,8 @@ public:
           diag_(diag),
           handler_(std::move(handler)),
           retry_timer_(client_->strand()),
-          report_(*client_, "acquire", resource_) {}
+          report_(*client_, "acquire", resource_),
+          round_(client_->node_count(), options_.fenced) {}
 
     // On the initiating thread, before start().
     void connect_cancellation() { cancel_on_slot(handler_, shared_from_this(), client_->strand()); }
@@ -71,38 +66,34 @@ public:
             finish(error::invalid_config, lease(), "acquire \"" + resource_ + "\": " + same);
             return;
         }
-        if (options_.fair && !new_token(place_)) return;
-        kind_ = make_lock_kind(keys_for(client_->config().key_prefix, resource_), options_, place_);
+        std::string place;  // a fair waiter's member in the queue, one for the whole acquisition
+        if (options_.fair && !new_token(place)) return;
+        kind_ = make_lock_kind(keys_for(client_->config().key_prefix, resource_), options_, std::move(place));
+        waits_ = options_.wait > milliseconds::zero();
+        policy_.emplace(waits_ && options_.waiting == wait_strategy::notify, options_.fair,
+                        client_->node_count(), options_.retry ? *options_.retry : client_->config().retry,
+                        options_.queue_timeout);
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
-        set_timeout_ = node_timeout_;
-        if (options_.replicas > 0) set_timeout_ += options_.replica_timeout;
-        policy_.emplace(options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify,
-                        options_.fair, client_->node_count(),
-                        options_.retry ? *options_.retry : client_->config().retry, options_.queue_timeout);
-        fair_ = kind_->queues();
-        fenced_ = options_.fenced;
-        if (fenced_) fence_key_ = fence_key_for(keys());
-        if (fair_) wake_channel_ = kind_->wake_channel();
+        if (options_.fenced) fence_key_ = fence_key_for(keys());
+        if (kind_->queues()) wake_channel_ = kind_->wake_channel();
         started_ = clock::now();
         deadline_ = started_ + options_.wait;
         // Only a queued waiter is ever woken on this channel: subscribed before the round
         // that queues us, it misses no wake-up.
-        if (fair_ && policy_->notifies()) listen_on(wake_channel_);
+        if (kind_->queues() && policy_->notifies()) listen_on(wake_channel_);
         start_round();
     }
 
     void cancel() {
         if (done_) return;
         // Mid-attempt, any node may still grant: release wherever that can happen. A round that
-        // won but still settles its fence (writing back, or waiting for the holds) holds the
-        // lock on a quorum. A fair waiter also holds a place in the queue between attempts.
-        if (round_ > 0 && (!tally_.decided() || writing_back_ || awaiting_holds_ ||
-                           (fair_ && options_.wait > milliseconds::zero()))) {
-            leave();
-        }
+        // won but still settles its fence holds the lock on a quorum. A fair waiter also holds
+        // a place in the queue between attempts.
+        if (round_.may_hold() || (round_.number() > 0 && kind_->queues() && waits_)) leave();
         retry_timer_.cancel();
         finish(asio::error::operation_aborted, lease(),
-               "acquire \"" + resource_ + "\": cancelled after " + std::to_string(round_) + " attempt(s)");
+               "acquire \"" + resource_ + "\": cancelled after " + std::to_string(round_.number()) +
+                   " attempt(s)");
     }
 
 private:
@@ -119,50 +110,47 @@ private:
         }
     }
 
+    [[nodiscard]] const resource_keys& keys() const { return kind_->keys(); }
+
     void start_round() {
-        const std::size_t n = client_->node_count();
         std::string token;
         if (!new_token(token)) return;
-        if (!token_.empty()) remember_earlier(std::move(token_));
-        token_ = std::move(token);
-        ++round_;
-        // A round counts as split once a late grant says so (late_split): only now is it known.
-        tally_ = vote_tally(n);
-        handed_over_.assign(n, false);
-        awaiting_holds_ = false;
+        // t0 before the first send, so time the commands spend queued counts against the validity.
+        round_.begin(std::move(token), clock::now());
         policy_->round_started();
         report_.reset();
-        contended_ = false;
         client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
-        // t0 before the first send, so time the commands spend queued counts against the validity.
-        t0_ = clock::now();
-        reset_node_answers();
-        round_request request{
-            token_, previous_token(), policy_->notifies(), options_.wait > milliseconds::zero(), {}};
-        if (fair_) {
-            round_heard_ = 0;
-            round_ticket_max_ = 0;
+        round_request request{round_.token(), round_.previous_token(), policy_->notifies(), waits_, {}};
+        if (kind_->queues()) {
             // Without a ticket yet, a single node numbers us itself ("local"); N > 1 nodes each
             // hand out a number ("none"), and we take the largest of a quorum before we queue.
-            ticket_text_ = ticket_ != 0           ? std::to_string(ticket_)
-                           : tally_.quorum() == 1 ? std::string("local")
-                                                  : std::string("none");
+            ticket_text_ = round_.ticket() != 0           ? std::to_string(round_.ticket())
+                           : round_.tally().quorum() == 1 ? std::string("local")
+                                                          : std::string("none");
             request.ticket = ticket_text_;
-            policy_->queued_this_round(request.wait && ticket_text_ != "none");
+            policy_->queued_this_round(waits_ && ticket_text_ != "none");
         }
         call_.clear();
         kind_->acquire(request, call_);
-        for (std::size_t i = 0; i < n; ++i) {
+        send_round();
+    }
+
+    void send_round() {
+        const auto r = round_.number();
+        for (std::size_t i = 0; i < client_->node_count(); ++i) {
             if (call_.script) {
                 client_->eval_on(i, *call_.script, call_.key_span(), call_.arg_span(), node_timeout_,
-                                 [self = shared_from_this(), r = round_, i](error_code ec, resp::value v) {
+                                 [self = shared_from_this(), r, i](error_code ec, resp::value v) {
                                      self->on_reply(r, i, ec, std::span<const resp::value>(&v, 1));
                                  });
                 continue;
             }
+            // A pipelined WAIT holds the node for up to replica_timeout.
+            const auto timeout =
+                options_.replicas > 0 ? node_timeout_ + options_.replica_timeout : node_timeout_;
             client_->node(i).async_exec(
-                call_.pipeline, set_timeout_,
-                asio::bind_executor(client_->strand(), [self = shared_from_this(), r = round_, i](
+                call_.pipeline, timeout,
+                asio::bind_executor(client_->strand(), [self = shared_from_this(), r, i](
                                                            error_code ec, std::vector<resp::value> replies) {
                     if (ec) self->client_->metrics().node_failure(i, ec);
                     self->on_reply(r, i, ec, replies);
@@ -170,40 +158,9 @@ private:
         }
     }
 
-    [[nodiscard]] const resource_keys& keys() const { return kind_->keys(); }
-
-    // The tokens of this acquisition's earlier rounds (the latest few): a lock still holding
-    // one is ours to take over.
-    void remember_earlier(std::string token) {
-        constexpr std::size_t kept = 8;
-        if (earlier_tokens_.size() == kept) earlier_tokens_.erase(earlier_tokens_.begin());
-        earlier_tokens_.push_back(std::move(token));
-    }
-
-    [[nodiscard]] bool is_earlier_token(const std::string& token) const {
-        return std::find(earlier_tokens_.begin(), earlier_tokens_.end(), token) != earlier_tokens_.end();
-    }
-
-    // The scripts' optional last argument: the previous round's token, if there was a round.
-    [[nodiscard]] std::size_t with_previous(std::size_t args) const {
-        return earlier_tokens_.empty() ? args : args + 1;
-    }
-    [[nodiscard]] std::string_view previous_token() const {
-        return earlier_tokens_.empty() ? std::string_view() : std::string_view(earlier_tokens_.back());
-    }
-
-    void reset_node_answers() {
-        answered_.assign(client_->node_count(), false);
-        granted_.assign(client_->node_count(), false);
-        if (fenced_) {
-            fences_.assign(client_->node_count(), 0);
-            numbered_.assign(client_->node_count(), true);
-        }
-    }
-
-    // A node's answer to the current round, read by the lock's kind.
+    // A node's answer to round `round`, read by the lock's kind.
     void on_reply(unsigned round, std::size_t node, error_code ec, std::span<const resp::value> replies) {
-        if (round != round_) return;
+        if (round != round_.number()) return;
         if (!ec && replies.size() != call_.replies()) {
             ec = error::unexpected_reply;
             client_->metrics().node_failure(node, ec);
@@ -211,49 +168,56 @@ private:
         on_answer(node, kind_->read_acquire(call_, ec, replies));
     }
 
+    [[nodiscard]] bool counting(unsigned round) const {
+        return !done_ && round == round_.number() && round_.counting();
+    }
+
     void on_answer(std::size_t node, acquire_answer a) {
         const bool granted = a.verdict == vote::granted;
-        if (granted && a.fence && !counting(round_)) late_grant(node, *a.fence);
+        // A node that granted after the fence was settled is written back too; the grant no
+        // longer waits for it.
+        if (granted && a.fence && !round_.counting() && round_.late_grant_behind(*a.fence)) write_back(node);
         if (done_) {
             // A straggler of the round that won: if it did not grant, it may still queue us.
-            if (succeeded_ && ticket_ != 0 && !granted) dequeue(only_node(node));
+            if (round_.has_succeeded() && round_.ticket() != 0 && !granted) dequeue(only_node(node));
             return;
         }
-        if (fair_) {
-            answered_[node] = true;
-            granted_[node] = granted;
+        if (kind_->queues()) {
+            round_.answered(node, granted);
             // Even after the round is decided: a straggler's ticket may still complete the quorum.
-            if (a.place) note_place(a.place->ticket, a.place->rank);
+            if (a.place) note_place(*a.place);
         }
-        if (!counting(round_)) {
+        if (!round_.counting()) {
             if (granted) late_split();
             return;
         }
-        answered_[node] = true;
+        round_.answered(node, granted);
         if (a.verdict == vote::failed) {
             if (a.node_fault) client_->metrics().node_failure(node, a.ec);
             count(node, vote::failed, a.ec, std::move(a.detail));
         } else if (granted) {
-            granted_[node] = true;
-            if (a.fence) {
-                fences_[node] = fence_from(*a.fence);
-                numbered_[node] = a.numbered;
-            }
+            round_.granted(node, a.fence, a.numbered);
             if (a.replica_acks) {
                 count_replicated(node, *a.replica_acks);
             } else {
                 count_grant(node);
             }
-        } else if (!a.held_by.empty() && is_earlier_token(a.held_by)) {
+        } else if (!a.held_by.empty() && round_.is_earlier_token(a.held_by)) {
             held_by_earlier_round(node, a.held_by);
         } else {
-            contended_ = true;
+            round_.contended();
             if (a.holder_pttl) policy_->holder_pttl(*a.holder_pttl);
             count(node, vote::denied, {}, {});
         }
     }
 
-    // The key holds the token of an earlier round of ours.
+    void note_place(queue_place place) {
+        if (place.rank == 0) policy_->at_queue_head();
+        // The round was decided before the ticket was known (see wait_policy::fair_wait): queue now.
+        if (round_.note_ticket(place.ticket, waits_) && sleeping_) retry_timer_.cancel();
+    }
+
+    // The key holds the token of an earlier round of ours whose reply was lost.
     void held_by_earlier_round(std::size_t node, const std::string& earlier) {
         if (!left_) {
             take_over(node, earlier);
@@ -267,113 +231,25 @@ private:
         count(node, vote::failed, error::reply_lost, "held by an earlier round of ours, released");
     }
 
-    // The fence is the largest of the granting quorum's. Nodes whose counter is below it are
-    // raised to it (fence_writeback.lua, only where our token still holds the lock) until a
-    // quorum has it: any later grant's quorum shares a node with that one, so its fence is
-    // larger. Where a quorum already returned the largest, the lease does not wait (N = 1).
-    //
-    // A reentrant re-entry keeps the fence of the hold it enters: where a quorum of nodes report
-    // a hold already numbered, the fence is the largest of theirs (the outer grant wrote it to a
-    // quorum, which shares a node with ours), and nodes that numbered a new hold get it too.
-    // Fewer than a quorum is no hold to enter: what they keep may be the leftover of a release
-    // that missed them, and another owner may have held the lock since, with a larger fence.
-    void settle_fence() {
-        // A re-entry while this client holds the outer hold takes its fence, whatever the
-        // nodes that answered show (some of the hold's quorum may be out of reach).
-        const std::uint64_t outer = outer_fence();
-        const bool reentered = outer != 0 || entered_existing_hold();
-        fence_ = outer;
-        for (std::size_t i = 0; i < granted_.size() && outer == 0; ++i)
-            if (granted_[i] && (!reentered || !numbered_[i])) fence_ = std::max(fence_, fences_[i]);
-        fence_confirmed_ = 0;
-        std::vector<std::size_t> behind;
-        for (std::size_t i = 0; i < granted_.size(); ++i) {
-            if (!granted_[i]) continue;
-            if (fences_[i] == fence_) {
-                ++fence_confirmed_;
-            } else {
-                behind.push_back(i);
-            }
-        }
-        // Nodes behind are written back even when a quorum already has the fence: their
-        // counters then order later grants sooner, and a reentrant hold's next re-entry there
-        // reports this fence.
-        writing_back_ = fence_confirmed_ < tally_.quorum();
-        fence_pending_ = behind.size();
-        for (auto i : behind) {
-            write_back(i, [self = shared_from_this(), r = round_](error_code ec, const resp::value& v) {
-                self->on_writeback(r, ec, v);
+    // Its cleanup has not arrived: takeover.lua puts this round's token in its place, with the
+    // full ttl from now, so that the late cleanup deletes nothing.
+    void take_over(std::size_t node, const std::string& earlier) {
+        const auto ttl_text = std::to_string(options_.ttl.count());
+        std::string_view keys[] = {this->keys().lock};
+        std::string_view args[] = {earlier, round_.token(), ttl_text};
+        client_->eval_on(
+            node, scripts::takeover, keys, args, node_timeout_,
+            [self = shared_from_this(), r = round_.number(), node](error_code ec, resp::value v) {
+                if (!self->counting(r)) return;
+                if (ec) {
+                    self->count(node, vote::failed, ec, v.str);
+                } else if (v.kind == resp::type::integer && v.integer == 1) {
+                    self->count_grant(node);
+                } else {
+                    self->round_.contended();
+                    self->count(node, vote::denied, {}, {});
+                }
             });
-        }
-        if (!writing_back_) grant(clock::now());
-    }
-
-    // fence_writeback.lua on `node`, for our acquisition.
-    void write_back(std::size_t node, std::function<void(error_code, resp::value)> on_reply) {
-        const auto fence_text = std::to_string(fence_);
-        std::string_view keys[] = {this->keys().lock, fence_key_};
-        std::string_view args[] = {token_, fence_text, kind_->owner()};
-        const std::span<const std::string_view> used_args(args, kind_->owner().empty() ? 2 : 3);
-        client_->eval_on(node, scripts::fence_writeback, keys, used_args, node_timeout_, std::move(on_reply));
-    }
-
-    // A node that granted after the fence was settled is written back too (see settle_fence);
-    // the grant no longer waits for it.
-    void late_grant(std::size_t node, std::int64_t node_fence) {
-        if (!fenced_ || !(succeeded_ || writing_back_)) return;
-        if (node_fence >= 0 && static_cast<std::uint64_t>(node_fence) == fence_) return;
-        write_back(node, {});
-    }
-
-    // The hashes of a hold that still exists on a quorum have existed since its grant (a hash
-    // that is gone comes back only numbered anew), so nobody else held the lock meanwhile.
-    [[nodiscard]] bool entered_existing_hold() const { return existing_holds() >= tally_.quorum(); }
-
-    // The fence of this client's live hold of our owner on the resource; 0 if none.
-    [[nodiscard]] std::uint64_t outer_fence() const {
-        const auto& owner = options_.owner.str();
-        return owner.empty() ? 0 : client_->holds().live_fence(keys().lock, owner, clock::now());
-    }
-
-    [[nodiscard]] std::size_t existing_holds() const {
-        std::size_t n = 0;
-        for (std::size_t i = 0; i < granted_.size(); ++i)
-            if (granted_[i] && !numbered_[i]) n += 1;
-        return n;
-    }
-
-    // A won round in which some nodes, but not yet a quorum, report our existing hold: whether
-    // it is a re-entry depends on the nodes still to answer (at most a node timeout).
-    [[nodiscard]] bool hold_undecided() const {
-        const auto existing = existing_holds();
-        return existing > 0 && existing < tally_.quorum() && !tally_.all_answered();
-    }
-
-    void on_writeback(unsigned round, error_code ec, const resp::value& v) {
-        if (done_ || round != round_ || !writing_back_) return;
-        --fence_pending_;
-        if (!ec && v.kind == resp::type::integer && v.integer == 1) ++fence_confirmed_;
-        if (fence_confirmed_ >= tally_.quorum()) {
-            writing_back_ = false;
-            grant(clock::now());
-        } else if (fence_pending_ == 0) {
-            writing_back_ = false;
-            fail_round(error::quorum_unreachable);
-        }
-    }
-
-    // Once a quorum of nodes has answered, the largest ticket among them is ours for good: a
-    // waiter queued before we asked is queued on a quorum too, which shares a node with ours,
-    // and that node numbered us above it.
-    void note_place(std::int64_t ticket, std::int64_t rank) {
-        ++round_heard_;
-        if (rank == 0) policy_->at_queue_head();
-        if (ticket > 0) round_ticket_max_ = std::max(round_ticket_max_, static_cast<std::uint64_t>(ticket));
-        if (ticket_ == 0 && options_.wait > milliseconds::zero() && round_heard_ >= tally_.quorum()) {
-            ticket_ = round_ticket_max_;
-            // The round was decided before it (see wait_policy::fair_wait): queue now.
-            if (sleeping_) retry_timer_.cancel();
-        }
     }
 
     // A granting node's vote; with lock_options::replicas, once WAIT says enough replicas have
@@ -385,7 +261,7 @@ private:
         }
         client_->replicas().wait(
             node, options_.replicas, options_.replica_timeout, node_timeout_,
-            [self = shared_from_this(), r = round_, node](error_code ec, const resp::value& acks) {
+            [self = shared_from_this(), r = round_.number(), node](error_code ec, const resp::value& acks) {
                 if (ec) self->client_->metrics().node_failure(node, ec);
                 if (!self->counting(r)) return;
                 if (ec) {
@@ -408,10 +284,155 @@ private:
         }
     }
 
-    // Replies of the current round count until it is decided, and after that while the final
-    // round waits for its stragglers to name the right cause.
-    [[nodiscard]] bool counting(unsigned round) const {
-        return !done_ && round == round_ && (!tally_.decided() || awaiting_stragglers_ || awaiting_holds_);
+    void count(std::size_t node, vote v, error_code ec, std::string detail) {
+        // A node in restart quarantine may grant, but its grant does not count.
+        if (v == vote::granted && !client_->votes(node)) {
+            v = vote::failed;
+            ec = error::node_quarantined;
+            detail = client_->why_not_voting(node);
+        }
+        // A request that timed out waiting for a connection: the connection's own error (a
+        // refused password, a certificate that did not verify) says why.
+        if (v == vote::failed && ec == error::request_timeout && detail.empty()) {
+            auto& connection = client_->node(node);
+            if (!connection.is_connected()) {
+                const auto last = connection.last_error();
+                if (last.code) detail = "not connected: " + last.message;
+            }
+        }
+        report_.record(node, v, ec, std::move(detail));
+        run(round_.count(node, v, outer_fence()));
+    }
+
+    // The fence of this client's live hold of our owner on the resource; 0 if none.
+    [[nodiscard]] std::uint64_t outer_fence() const {
+        if (!options_.fenced || !options_.reentrant) return 0;
+        return client_->holds().live_fence(keys().lock, options_.owner.str(), clock::now());
+    }
+
+    // Executes what the round asks.
+    void run(const step& s) {
+        if (s.decided) {
+            if (round_.was_contended()) client_->metrics().contended.fetch_add(1, std::memory_order_relaxed);
+            policy_->round_decided(clock::now() - round_.started());
+        }
+        for (auto node : s.write_back)
+            write_back(node);
+        switch (s.what) {
+            case step::action::grant:
+                grant(clock::now());
+                return;
+            case step::action::fail:
+                fail_round(s.cause);
+                return;
+            case step::action::give_up:
+                finish_failed(s.cause);
+                return;
+            case step::action::none:
+                return;
+        }
+    }
+
+    // fence_writeback.lua on `node`: raise its counter to our fence where our token holds the lock.
+    void write_back(std::size_t node) {
+        const auto fence_text = std::to_string(round_.fence());
+        std::string_view keys[] = {this->keys().lock, fence_key_};
+        std::string_view args[] = {round_.token(), fence_text, kind_->owner()};
+        const std::span<const std::string_view> used_args(args, kind_->owner().empty() ? 2 : 3);
+        client_->eval_on(
+            node, scripts::fence_writeback, keys, used_args, node_timeout_,
+            [self = shared_from_this(), r = round_.number()](error_code ec, const resp::value& v) {
+                if (self->done_ || r != self->round_.number()) return;
+                self->run(self->round_.on_writeback(!ec && v.kind == resp::type::integer && v.integer == 1));
+            });
+    }
+
+    // The quorum holds the lock: a lease if the validity left is enough.
+    void grant(clock::time_point now) {
+        if (const auto left =
+                round_.validity(now, options_.ttl, client_->config().drift_factor, options_.min_validity)) {
+            succeed(now, now + *left, round_.tally().granted());
+        } else {
+            fail_round(error::validity_expired);
+        }
+    }
+
+    void succeed(clock::time_point now, clock::time_point valid_until, std::size_t nodes_granted,
+                 bool extend_now = false) {
+        if (kind_->queues() && round_.ticket() != 0) {
+            // Nodes that refused may still queue us: we no longer wait there. The nodes yet to
+            // answer get it when they do (on_answer).
+            const auto refused = round_.refused();
+            if (std::find(refused.begin(), refused.end(), true) != refused.end()) dequeue(refused);
+        }
+        auto state = grant_lease(client_,
+                                 {resource_, kind_, round_.token(), round_.fence(), node_timeout_,
+                                  valid_until, nodes_granted, extend_now},
+                                 options_, now);
+        client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
+        client_->metrics().acquire_latency(now - started_);
+        // The message costs more than the rest of a grant: build it only for a caller who asked.
+        std::string message;
+        if (diag_) {
+            const auto left = std::chrono::duration_cast<milliseconds>(valid_until - now);
+            const std::string how = handed_over_to_us_ ? "handed over by the release" : "acquired";
+            message = report_.summary(round_.tally(),
+                                      how + ", validity left " + std::to_string(left.count()) + " ms");
+        }
+        round_.succeeded();
+        finish({}, lease(std::move(state)), std::move(message));
+    }
+
+    // Nodes that denied hold another owner's token, so no key of ours; every other node may
+    // (a timed-out SET may have run), so it gets the token-checked release.
+    [[nodiscard]] std::vector<bool> nodes_to_release() const { return report_.not_denied(); }
+
+    void fail_round(error_code cause) {
+        const auto now = clock::now();
+        if (!waits_ || now >= deadline_) {
+            leave();
+            // A round lost early to denials may still be one in which most nodes are down (the
+            // denials then come from other contenders' doomed attempts). The last round hears
+            // every node out, at most one node timeout, so that the error names the real cause.
+            if (cause == error::not_acquired && !round_.tally().all_answered()) {
+                round_.await_stragglers(cause);
+                return;
+            }
+            finish_failed(cause);
+            return;
+        }
+        // The next attempt waits for this one's releases as well as for the delay: a release
+        // whose EVALSHA met NOSCRIPT is re-sent as EVAL, and must not overtake the next SET.
+        auto mask = nodes_to_release();
+        cleanups_pending_ = static_cast<int>(std::count(mask.begin(), mask.end(), true));
+        if (cleanups_pending_ > 0) {
+            node_call cleanup;
+            kind_->round_cleanup(round_.token(), round_.ticket(), cleanup);
+            client_->send_call(cleanup, mask, node_timeout_,
+                               [self = shared_from_this()](std::size_t, error_code, resp::value) {
+                                   --self->cleanups_pending_;
+                                   self->maybe_next_round();
+                               });
+        }
+        sleeping_ = true;
+        const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
+        const auto next = policy_->after_failed_round(cause, round_.tally().granted() > 0,
+                                                      round_.ticket() != 0, time_left, client_->rng());
+        // Registered before the wait begins, so that no message is missed.
+        listen_on(next.listen);
+        retry_timer_.expires_after(next.delay);
+        wait_for_retry_timer();
+    }
+
+    // A grant that came after the round was lost to denials: the round was split after all
+    // (see wait_policy::after_late_split). The round's cleanup went to this node too.
+    void late_split() {
+        if (done_ || !sleeping_) return;
+        const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - clock::now());
+        if (auto next = policy_->after_late_split(time_left, client_->rng())) {
+            listen_on(next->listen);
+            wake_by(clock::now() + next->delay);
+        }
     }
 
     // Woken by a release message (or told to try again): try now rather than at the end of
@@ -427,9 +448,7 @@ private:
         const auto wake = policy_->after_release();
         if (wake.at_once) {
             // From here: a hop through the timer's completion would add a turn of the event loop.
-            ++wait_generation_;  // the pending timer handler is now stale
-            retry_timer_.cancel();
-            sleeping_ = false;
+            wake_now();
             maybe_next_round();
             return;
         }
@@ -455,18 +474,18 @@ private:
         if (done_) return;
         // With lock_options::replicas a hand-off is taken by the next round, whose grant waits
         // for the replicas: a WAIT of ours would not cover the releaser's write.
-        if (!sleeping_ || cleanups_pending_ > 0 || round_token != token_ || node >= handed_over_.size() ||
-            options_.replicas > 0) {
+        if (!sleeping_ || cleanups_pending_ > 0 || round_token != round_.token() ||
+            node >= client_->node_count() || options_.replicas > 0) {
             on_released();
             return;
         }
-        if (handed_over_[node] || !client_->votes(node)) return;
-        handed_over_[node] = true;
-        const auto count =
-            static_cast<std::size_t>(std::count(handed_over_.begin(), handed_over_.end(), true));
+        if (!client_->votes(node)) return;
+        const auto handed = round_.hand_over(node);
+        if (handed == 0) return;
         const auto now = clock::now();
-        const auto verdict = judge_handoff(count, tally_.quorum(), options_.ttl, options_.queue_timeout,
-                                           now - t0_, client_->config().drift_factor, options_.min_validity);
+        const auto verdict =
+            judge_handoff(handed, round_.tally().quorum(), options_.ttl, options_.queue_timeout,
+                          now - round_.started(), client_->config().drift_factor, options_.min_validity);
         if (verdict.what == handoff_verdict::action::wait_for_more) {
             // The other nodes' releases come within about a round of ours; if they do not (a
             // message lost, another head there), the next round takes over what we have.
@@ -477,15 +496,18 @@ private:
             on_released();  // a round takes it over with the full ttl
             return;
         }
-        ++wait_generation_;  // the pending timer handler is now stale
+        wake_now();
+        handed_over_to_us_ = true;
+        // The nodes that did not hand over still queue us: succeed() takes us out there.
+        round_.take_handoff(kind_->place());
+        succeed(now, now + verdict.left, handed, verdict.extend_now);
+    }
+
+    // Ends the current wait now; its timer's handler is stale.
+    void wake_now() {
+        ++wait_generation_;
         retry_timer_.cancel();
         sleeping_ = false;
-        handed_over_to_us_ = true;
-        token_ = place_ + ':' + token_;  // the value fair.lua gave the lock: our place and this round
-        granted_ = handed_over_;
-        // The nodes that did not hand over still queue us: succeed() takes us out there.
-        answered_.assign(handed_over_.size(), true);
-        succeed(now, now + verdict.left, count, verdict.extend_now);
     }
 
     // Ends the current wait at `at` if that is sooner than it would end.
@@ -503,200 +525,6 @@ private:
                 self->sleeping_ = false;
                 self->maybe_next_round();
             }));
-    }
-
-    // The key holds the token of an earlier round of ours whose reply was lost and whose
-    // cleanup has not arrived: takeover.lua puts this round's token in its place, with the full
-    // ttl from now, so that the late cleanup deletes nothing.
-    void take_over(std::size_t node, const std::string& earlier) {
-        const auto ttl_text = std::to_string(options_.ttl.count());
-        std::string_view keys[] = {this->keys().lock};
-        std::string_view args[] = {earlier, token_, ttl_text};
-        client_->eval_on(node, scripts::takeover, keys, args, node_timeout_,
-                         [self = shared_from_this(), r = round_, node](error_code ec, resp::value v) {
-                             if (!self->counting(r)) return;
-                             if (ec) {
-                                 self->count(node, vote::failed, ec, v.str);
-                             } else if (v.kind == resp::type::integer && v.integer == 1) {
-                                 self->count_grant(node);
-                             } else {
-                                 self->contended_ = true;
-                                 self->count(node, vote::denied, {}, {});
-                             }
-                         });
-    }
-
-    void count(std::size_t node, vote v, error_code ec, std::string detail) {
-        // A node in restart quarantine may grant, but its grant does not count.
-        if (v == vote::granted && !client_->votes(node)) {
-            v = vote::failed;
-            ec = error::node_quarantined;
-            detail = client_->why_not_voting(node);
-        }
-        // A request that timed out waiting for a connection: the connection's own error (a
-        // refused password, a certificate that did not verify) says why.
-        if (v == vote::failed && ec == error::request_timeout && detail.empty()) {
-            auto& connection = client_->node(node);
-            if (!connection.is_connected()) {
-                const auto last = connection.last_error();
-                if (last.code) detail = "not connected: " + last.message;
-            }
-        }
-        // A grant that did not count (quarantine, too few replicas) takes no part in the fence.
-        if (v != vote::granted && node < granted_.size()) granted_[node] = false;
-        report_.record(node, v, ec, std::move(detail));
-        const bool was_decided = tally_.decided();
-        tally_.add(v);
-        if (!was_decided) {
-            if (tally_.decided()) decide();
-        } else if (awaiting_stragglers_ && tally_.all_answered()) {
-            finish_failed(final_cause_);
-        } else if (awaiting_holds_ && !hold_undecided()) {
-            awaiting_holds_ = false;
-            settle_fence();
-        }
-    }
-
-    void decide() {
-        if (contended_) client_->metrics().contended.fetch_add(1, std::memory_order_relaxed);
-        const auto now = clock::now();
-        policy_->round_decided(now - t0_);
-        switch (tally_.state()) {
-            case round_state::won:
-                if (fenced_ && hold_undecided() && outer_fence() == 0) {
-                    awaiting_holds_ = true;  // count() settles once the rest have answered
-                } else if (fenced_) {
-                    settle_fence();
-                } else {
-                    grant(now);
-                }
-                return;
-            case round_state::denied:
-                fail_round(error::not_acquired);
-                return;
-            case round_state::unreachable:
-                fail_round(error::quorum_unreachable);
-                return;
-            case round_state::pending:
-                return;
-        }
-    }
-
-    // The quorum holds the lock: a lease if the validity left is enough.
-    void grant(clock::time_point now) {
-        const auto left = validity_left(options_.ttl, now - t0_, client_->config().drift_factor);
-        if (left > options_.min_validity) {
-            succeed(now, now + left, tally_.granted());
-        } else {
-            fail_round(error::validity_expired);
-        }
-    }
-
-    void succeed(clock::time_point now, clock::time_point valid_until, std::size_t nodes_granted,
-                 bool extend_now = false) {
-        auto state = std::make_shared<lease_state>();
-        state->client = client_;
-        state->resource = resource_;
-        state->kind = kind_;
-        state->token = token_;
-        state->fence = fence_;
-        if (fenced_ && options_.reentrant) client_->holds().add(keys().lock, options_.owner.str(), state);
-        if (fair_ && ticket_ != 0) {
-            // Nodes that refused may still queue us: we no longer wait there. The nodes yet to
-            // answer get it when they do (on_fair_reply).
-            auto refused = granted_;
-            for (std::size_t i = 0; i < refused.size(); ++i)
-                refused[i] = !refused[i] && answered_[i];
-            if (std::find(refused.begin(), refused.end(), true) != refused.end()) dequeue(refused);
-        }
-        state->node_timeout = node_timeout_;
-        state->replicas = options_.replicas;
-        state->replica_timeout = options_.replica_timeout;
-        state->set_valid_until(valid_until);
-        state->nodes_granted.store(static_cast<unsigned>(nodes_granted), std::memory_order_relaxed);
-        client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
-        client_->metrics().acquire_latency(now - started_);
-        if (options_.watchdog) {
-            const auto every =
-                options_.renew_every > milliseconds::zero() ? options_.renew_every : options_.ttl / 3;
-            const auto hold_until =
-                options_.max_hold > milliseconds::zero() ? now + options_.max_hold : clock::time_point::max();
-            state->dog =
-                std::make_shared<watchdog>(state, options_.ttl, std::max(every, milliseconds(1)), hold_until);
-            state->dog->start();
-        }
-        if (extend_now)
-            start_extend(state, options_.ttl, nullptr,
-                         asio::bind_executor(client_->strand(), [](error_code) {}));
-        // The message costs more than the rest of a grant: build it only for a caller who asked.
-        std::string message;
-        if (diag_) {
-            const auto left = std::chrono::duration_cast<milliseconds>(valid_until - now);
-            const std::string how = handed_over_to_us_ ? "handed over by the release" : "acquired";
-            message =
-                report_.summary(tally_, how + ", validity left " + std::to_string(left.count()) + " ms");
-        }
-        succeeded_ = true;
-        finish({}, lease(std::move(state)), std::move(message));
-    }
-
-    // Nodes that denied hold another owner's token, so no key of ours; every other node may
-    // (a timed-out SET may have run), so it gets the token-checked release.
-    [[nodiscard]] std::vector<bool> nodes_to_release() const { return report_.not_denied(); }
-
-    void fail_round(error_code cause) {
-        const auto now = clock::now();
-        const bool retry = options_.wait > milliseconds::zero() && now < deadline_;
-        if (!retry) {
-            leave();
-            // A round lost early to denials may still be one in which most nodes are down (the
-            // denials then come from other contenders' doomed attempts). The last round hears
-            // every node out, at most one node timeout, so that the error names the real cause.
-            if (cause == error::not_acquired && !tally_.all_answered()) {
-                awaiting_stragglers_ = true;
-                final_cause_ = cause;
-                return;
-            }
-            finish_failed(cause);
-            return;
-        }
-        // The next attempt waits for this one's releases as well as for the delay: a release
-        // whose EVALSHA met NOSCRIPT is re-sent as EVAL, and must not overtake the next SET.
-        auto mask = nodes_to_release();
-        cleanups_pending_ = 0;
-        for (bool b : mask)
-            cleanups_pending_ += b ? 1 : 0;
-        if (cleanups_pending_ > 0) {
-            auto cleaned = [self = shared_from_this()](std::size_t, error_code, resp::value) {
-                --self->cleanups_pending_;
-                self->maybe_next_round();
-            };
-            node_call cleanup;
-            kind_->round_cleanup(token_, ticket_, cleanup);
-            client_->send_call(cleanup, mask, node_timeout_, std::move(cleaned));
-        }
-        sleeping_ = true;
-        const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
-        wait(policy_->after_failed_round(cause, tally_.granted() > 0, ticket_ != 0, time_left,
-                                         client_->rng()));
-    }
-
-    // Registers where the plan says, then sleeps until its delay ends or a message comes.
-    void wait(const wait_policy::plan& next) {
-        listen_on(next.listen);
-        retry_timer_.expires_after(next.delay);
-        wait_for_retry_timer();
-    }
-
-    // A grant that came after the round was lost to denials: the round was split after all
-    // (see wait_policy::after_late_split). The round's cleanup went to this node too.
-    void late_split() {
-        if (done_ || !sleeping_) return;
-        const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - clock::now());
-        if (auto next = policy_->after_late_split(time_left, client_->rng())) {
-            listen_on(next->listen);
-            wake_by(clock::now() + next->delay);
-        }
     }
 
     void listen_on(wait_policy::channel channel) {
@@ -744,7 +572,7 @@ private:
 
     void dequeue(const std::vector<bool>& nodes) {
         node_call leave_queue;
-        if (kind_->leave_queue(token_, leave_queue))
+        if (kind_->leave_queue(round_.token(), leave_queue))
             client_->send_call(leave_queue, nodes, client_->background_timeout(), {});
     }
 
@@ -759,21 +587,22 @@ private:
     void leave() {
         left_ = true;
         node_call release;
-        kind_->release(token_, false, release);
-        const bool queued = fair_ && options_.wait > milliseconds::zero();
+        kind_->release(round_.token(), false, release);
+        const bool queued = kind_->queues() && waits_;
         client_->send_call(release,
                            queued ? std::vector<bool>(client_->node_count(), true) : nodes_to_release(),
                            client_->background_timeout(), {});
     }
 
     void finish_failed(error_code cause) {
-        if (cause == error::not_acquired && tally_.failed() > tally_.nodes() - tally_.quorum()) {
+        const auto& tally = round_.tally();
+        if (cause == error::not_acquired && tally.failed() > tally.nodes() - tally.quorum()) {
             cause = error::quorum_unreachable;
         }
         if (cause == error::quorum_unreachable) cause = report_.unreachable_cause();
-        if (cause == error::not_acquired && options_.wait > milliseconds::zero()) cause = error::wait_timeout;
+        if (cause == error::not_acquired && waits_) cause = error::wait_timeout;
         if (cause == error::quorum_unreachable && replication_short_) cause = error::not_replicated;
-        finish(cause, lease(), report_.summary(tally_, describe(cause)));
+        finish(cause, lease(), report_.summary(tally, describe(cause)));
     }
 
     void maybe_next_round() {
@@ -798,7 +627,7 @@ private:
         if (diag_) {
             diag_->message = std::move(message) + subscription_refused_;
             diag_->nodes = report_.outcomes();
-            diag_->attempts = round_;
+            diag_->attempts = round_.number();
         }
         complete_on_handler_executor(std::move(handler_), client_->executor(), ec, std::move(l));
     }
@@ -810,53 +639,27 @@ private:
     acquire_handler handler_;
     asio::steady_timer retry_timer_;
     round_report report_;
+    acquire_round round_;
 
-    std::string subscription_refused_;         // for the diagnostics (on_subscription_refused)
-    std::string token_;                        // the current round's: the value it writes to the lock
-    std::vector<std::string> earlier_tokens_;  // the rounds' before it, oldest first (see remember_earlier)
-    std::shared_ptr<const lock_kind> kind_;
-    node_call call_;  // the current round's acquire, which its replies are read against
+    std::shared_ptr<const lock_kind> kind_;  // set by start(), with the rest of what an acquire knows
+    std::optional<wait_policy> policy_;
+    bool waits_ = false;  // lock_options::wait > 0
     milliseconds node_timeout_{0};
-    milliseconds set_timeout_{0};  // node_timeout_, plus replica_timeout with WAIT
-    bool replication_short_ = false;
-    std::optional<wait_policy> policy_;  // set by start()
-    // A fair lock (fair.lua): our place in its queue.
-    bool fair_ = false;
-    std::string place_;  // our member in the queue, one for the whole acquisition
-    std::string wake_channel_;
-    std::string ticket_text_;   // the current round's ticket argument
-    std::uint64_t ticket_ = 0;  // 0: none yet
-    std::uint64_t round_ticket_max_ = 0;
-    std::size_t round_heard_ = 0;
-    // A fenced lock: the fence counter, and the fences the nodes numbered this round's grants.
-    bool fenced_ = false;
-    std::string fence_key_;
-    std::vector<std::uint64_t> fences_;
-    std::vector<bool> numbered_;  // per node: its fence was numbered this round (not a re-entry's)
-    std::uint64_t fence_ = 0;
-    std::size_t fence_confirmed_ = 0;  // nodes known to have a counter >= fence_ and our token
-    std::size_t fence_pending_ = 0;
-    bool writing_back_ = false;
-    std::vector<bool> handed_over_;   // per node: a release handed the lock over to us (on_handoff)
-    bool handed_over_to_us_ = false;  // the lease came from hand-offs, not from a round
-    std::vector<bool> answered_;      // per node, in the current round
-    std::vector<bool> granted_;
-    bool succeeded_ = false;
-    release_listener::waiter_id waiter_ = 0;
-    const std::string* waiter_channel_ = nullptr;  // keys().released or wake_channel_
-    unsigned wait_generation_ = 0;
+    std::string fence_key_;     // a fenced lock's counter
+    std::string wake_channel_;  // a fair waiter's own channel
     clock::time_point started_;
     clock::time_point deadline_;
 
-    unsigned round_ = 0;
-    clock::time_point t0_;
-    vote_tally tally_{1};
-    bool contended_ = false;
+    node_call call_;                    // the current round's acquire, which its replies are read against
+    std::string ticket_text_;           // the current round's ticket argument (a fair lock)
+    std::string subscription_refused_;  // for the diagnostics (on_subscription_refused)
+    bool replication_short_ = false;
+    bool handed_over_to_us_ = false;  // the lease came from hand-offs, not from a round
+    release_listener::waiter_id waiter_ = 0;
+    const std::string* waiter_channel_ = nullptr;  // keys().released or wake_channel_
+    unsigned wait_generation_ = 0;
     bool sleeping_ = false;
-    bool awaiting_stragglers_ = false;
-    bool left_ = false;            // leave() sent the acquisition's final release
-    bool awaiting_holds_ = false;  // a fenced reentrant round waits for hold_undecided() to end
-    error_code final_cause_;
+    bool left_ = false;  // leave() sent the acquisition's final release
     int cleanups_pending_ = 0;
     bool done_ = false;
 };

@@ -1,0 +1,58 @@
+#ifndef REDLOCK_LOCK_FENCE_SETTLEMENT_HPP
+#define REDLOCK_LOCK_FENCE_SETTLEMENT_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace redlock::detail {
+
+/// How a fenced round settles its fence once a quorum granted, for any kind of lock. No I/O:
+/// the acquire writes back the nodes it names and reports their answers.
+///
+/// The fence is the largest of the granting quorum's. Nodes whose counter is below it are
+/// raised to it (fence_writeback.lua, only where our token still holds the lock) until a quorum
+/// has it: any later grant's quorum shares a node with that one, so its fence is larger. Where
+/// a quorum already returned the largest, the lease does not wait (N = 1).
+///
+/// A reentrant re-entry keeps the fence of the hold it enters: where a quorum of nodes report a
+/// hold already numbered, the fence is the largest of theirs (the outer grant wrote it to a
+/// quorum, which shares a node with ours), and nodes that numbered a new hold get it too. Fewer
+/// than a quorum is no hold to enter: what they keep may be the leftover of a release that
+/// missed them, and another owner may have held the lock since, with a larger fence.
+class fence_settlement {
+public:
+    /// A new round over `nodes` nodes.
+    void reset(std::size_t nodes);
+    /// Node `node` granted with `fence` (a counter as the script returned it); `numbered`:
+    /// this grant numbered a hold (false: a reentrant hold that already had its fence).
+    void record(std::size_t node, std::int64_t fence, bool numbered);
+    /// The granting nodes that report an existing hold (granted, not numbered by this round).
+    [[nodiscard]] std::size_t existing_holds(const std::vector<bool>& granted) const;
+
+    /// Settles the fence over the nodes flagged in `granted`: `outer` is the fence of this
+    /// client's live hold that a re-entry enters (0: none). Returns the nodes behind it, to be
+    /// written back; writing_back() says whether the lease waits for them.
+    std::vector<std::size_t> settle(const std::vector<bool>& granted, std::uint64_t outer,
+                                    std::size_t quorum);
+    [[nodiscard]] bool writing_back() const noexcept { return writing_back_; }
+    [[nodiscard]] std::uint64_t fence() const noexcept { return fence_; }
+
+    enum class writeback { pending, confirmed, short_of_quorum };
+    /// A write-back's answer (`raised`: the node holds our token and the fence now).
+    writeback on_writeback(bool raised, std::size_t quorum);
+    /// A node that granted after the fence was settled is written back too, unless it has it.
+    [[nodiscard]] bool behind(std::int64_t node_fence) const noexcept;
+
+private:
+    std::vector<std::uint64_t> fences_;
+    std::vector<bool> numbered_;
+    std::uint64_t fence_ = 0;
+    std::size_t confirmed_ = 0;  // nodes known to have a counter >= fence_ and our token
+    std::size_t pending_ = 0;
+    bool writing_back_ = false;
+};
+
+}  // namespace redlock::detail
+
+#endif
