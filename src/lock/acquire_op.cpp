@@ -383,10 +383,6 @@ private:
         finish({}, lease(std::move(state)), std::move(message));
     }
 
-    // Nodes that denied hold another owner's token, so no key of ours; every other node may
-    // (a timed-out SET may have run), so it gets the token-checked release.
-    [[nodiscard]] std::vector<bool> nodes_to_release() const { return report_.not_denied(); }
-
     void fail_round(error_code cause) {
         const auto now = clock::now();
         if (!waits_ || now >= deadline_) {
@@ -403,7 +399,7 @@ private:
         }
         // The next attempt waits for this one's releases as well as for the delay: a release
         // whose EVALSHA met NOSCRIPT is re-sent as EVAL, and must not overtake the next SET.
-        auto mask = nodes_to_release();
+        auto mask = round_.nodes_to_release();
         cleanups_pending_ = static_cast<int>(std::count(mask.begin(), mask.end(), true));
         if (cleanups_pending_ > 0) {
             node_call cleanup;
@@ -589,9 +585,9 @@ private:
         node_call release;
         kind_->release(round_.token(), false, release);
         const bool queued = kind_->queues() && waits_;
-        client_->send_call(release,
-                           queued ? std::vector<bool>(client_->node_count(), true) : nodes_to_release(),
-                           client_->background_timeout(), {});
+        client_->send_call(
+            release, queued ? std::vector<bool>(client_->node_count(), true) : round_.nodes_to_release(),
+            client_->background_timeout(), {});
     }
 
     void finish_failed(error_code cause) {

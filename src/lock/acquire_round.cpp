@@ -20,6 +20,7 @@ void acquire_round::begin(std::string token, clock::time_point t0) {
     answered_.assign(nodes_, false);
     granted_.assign(nodes_, false);
     handed_over_.assign(nodes_, false);
+    denied_.assign(nodes_, false);
     if (fenced_) fence_.reset(nodes_);
     contended_ = false;
     awaiting_holds_ = false;
@@ -48,6 +49,7 @@ void acquire_round::granted(std::size_t node, std::optional<std::int64_t> fence,
 acquire_round::step acquire_round::count(std::size_t node, vote v, std::uint64_t outer_fence) {
     // A grant that did not count (quarantine, too few replicas) takes no part in the fence.
     if (v != vote::granted && node < granted_.size()) granted_[node] = false;
+    if (v == vote::denied && node < denied_.size()) denied_[node] = true;
     const bool was_decided = tally_.decided();
     tally_.add(v);
     if (!was_decided) return tally_.decided() ? decide(outer_fence) : step{};
@@ -102,6 +104,13 @@ acquire_round::step acquire_round::on_writeback(bool raised) {
             break;
     }
     return {};
+}
+
+std::vector<bool> acquire_round::nodes_to_release() const {
+    std::vector<bool> nodes(nodes_, true);
+    for (std::size_t i = 0; i < nodes_; ++i)
+        nodes[i] = !denied_[i];
+    return nodes;
 }
 
 bool acquire_round::late_grant_behind(std::int64_t node_fence) const noexcept {

@@ -67,6 +67,9 @@ public:
     [[nodiscard]] bool may_hold() const noexcept {
         return number_ > 0 && (!tally_.decided() || fence_.writing_back() || awaiting_holds_);
     }
+    /// The nodes that may hold this round's token: every node that did not deny (a node that
+    /// failed or has not answered may have run the command). Where a cleanup goes.
+    [[nodiscard]] std::vector<bool> nodes_to_release() const;
     void contended() noexcept { contended_ = true; }
     [[nodiscard]] bool was_contended() const noexcept { return contended_; }
 
@@ -127,6 +130,7 @@ private:
     std::vector<bool> answered_;
     std::vector<bool> granted_;
     std::vector<bool> handed_over_;
+    std::vector<bool> denied_;
     fence_settlement fence_;
     bool contended_ = false;
     bool awaiting_holds_ = false;

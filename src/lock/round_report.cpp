@@ -33,13 +33,6 @@ void round_report::record(std::size_t node, vote v, boost::system::error_code ec
     details_[node] = std::move(detail);
 }
 
-std::vector<bool> round_report::not_denied() const {
-    std::vector<bool> mask(verdicts_.size());
-    for (std::size_t i = 0; i < verdicts_.size(); ++i)
-        mask[i] = verdicts_[i] != node_outcome::verdict::denied;
-    return mask;
-}
-
 std::vector<node_outcome> round_report::outcomes() const {
     std::vector<node_outcome> out;
     out.reserve(verdicts_.size());

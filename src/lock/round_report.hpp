@@ -13,8 +13,7 @@
 
 namespace redlock::detail {
 
-/// What each node answered in the current round of one operation: which nodes may hold our
-/// key, and the text of diagnostics.
+/// What each node answered in the current round of one operation, for the text of diagnostics.
 class round_report {
 public:
     round_report(const client_state& client, std::string_view operation, std::string_view resource);
@@ -22,9 +21,6 @@ public:
     void reset();
     void record(std::size_t node, vote v, boost::system::error_code ec, std::string detail);
 
-    /// True for every node that did not deny: it granted, failed or has not answered, so it may
-    /// hold our token.
-    [[nodiscard]] std::vector<bool> not_denied() const;
     [[nodiscard]] std::vector<node_outcome> outcomes() const;
     /// The error of a round too many nodes failed: server_error when every node that failed
     /// answered with an error reply (a refused command, e.g. NOPERM from an ACL: the message
