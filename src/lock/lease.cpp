@@ -15,7 +15,7 @@ const std::string empty_string;
 
 // Releases a lease nobody will release any more; never throws (destructors call it).
 void drop(const std::shared_ptr<detail::lease_state>& state) noexcept {
-    if (state && detail::give_up(state, {})) {
+    if (state && detail::give_up(state, detail::lease_event::dropped)) {
         state->client->metrics().leases_dropped.fetch_add(1, std::memory_order_relaxed);
     }
 }
@@ -39,7 +39,7 @@ lease::~lease() {
 }
 
 bool lease::held() const noexcept {
-    return state_ && state_->held.load();
+    return state_ && state_->held();
 }
 const std::string& lease::resource() const noexcept {
     return state_ ? state_->resource : empty_string;
@@ -86,7 +86,7 @@ void lease::async_wait_lost_impl(void_handler h) {
 }
 
 void lease::async_release_impl(diagnostics* diag, void_handler h) {
-    if (!state_ || !state_->held.exchange(false)) {
+    if (!state_ || !state_->apply(detail::lease_event::release_called).end) {
         if (diag) {
             diag->clear();
             diag->message = state_ ? "release \"" + state_->resource + "\": the lease is no longer held"

@@ -38,14 +38,17 @@ void post_end_lease(const std::shared_ptr<lease_state>& state, error_code reason
     }
 }
 
-bool give_up(const std::shared_ptr<lease_state>& state, error_code reason) noexcept {
-    if (!state->held.exchange(false)) return false;
-    try {
-        state->send_release(state->client->background_timeout(), {});
-    } catch (...) {
-        // Out of memory while queueing the release: the keys expire with their ttl.
+bool give_up(const std::shared_ptr<lease_state>& state, lease_event event) noexcept {
+    const auto actions = state->apply(event);
+    if (actions.next == lease_phase::held || !actions.end) return false;
+    if (actions.send_release) {
+        try {
+            state->send_release(state->client->background_timeout(), {});
+        } catch (...) {
+            // Out of memory while queueing the release: the keys expire with their ttl.
+        }
     }
-    post_end_lease(state, reason);
+    post_end_lease(state, actions.reason);
     return true;
 }
 
@@ -61,8 +64,8 @@ void watch_validity(const std::shared_ptr<lease_state>& state) {
         }
         // No quorum confirmed an extension in time: our keys may have expired on a majority,
         // so somebody else may hold the resource now. If the lease is no longer held, whoever
-        // cleared `held` ends it.
-        give_up(state, error::lock_lost);
+        // moved it ends it.
+        give_up(state, lease_event::validity_passed);
     });
 }
 

@@ -17,11 +17,11 @@ void end_lease(lease_state& state, boost::system::error_code reason);
 /// end_lease() from any thread, later on the strand. Never throws.
 void post_end_lease(const std::shared_ptr<lease_state>& state, boost::system::error_code reason) noexcept;
 
-/// Gives the lease up if it is still held: clears `held`, queues the token-checked release on
-/// every node (answered by nobody) and ends the lease with `reason`. Returns whether it was
-/// held. Never throws (destructors call it): if the release cannot even be queued, the keys
-/// expire with their ttl.
-bool give_up(const std::shared_ptr<lease_state>& state, boost::system::error_code reason) noexcept;
+/// Gives the lease up by `event` (dropped, or one that loses it) if it is still held: queues the
+/// token-checked release on every node (answered by nobody) and ends the lease. Returns whether
+/// it was held. Never throws (destructors call it): if the release cannot even be queued, the
+/// keys expire with their ttl.
+bool give_up(const std::shared_ptr<lease_state>& state, lease_event event) noexcept;
 
 /// Gives the lease up as lost (lock_lost) when valid_until() passes without an extension; an
 /// extension in the meantime moves the watch to the new deadline. One watch per lease, shared by

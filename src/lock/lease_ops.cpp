@@ -109,12 +109,12 @@ public:
         if (done_) return;
         t0_ = clock::now();
         old_valid_until_ = state_->valid_until_time();
-        if (!state_->held.load()) {
+        if (!state_->held()) {
             finish(error::not_owner, "the lease is no longer held");
             return;
         }
         if (t0_ >= old_valid_until_) {
-            lose(error::lock_lost, "the validity had already run out");
+            lose(lease_event::extend_too_late, error::lock_lost, "the validity had already run out");
             return;
         }
         client_->send_extend(state_->kind->keys(), state_->token, state_->kind->owner(), ttl_, all_nodes(),
@@ -151,7 +151,8 @@ private:
         switch (tally_.state()) {
             case round_state::won: {
                 const auto left = validity_left(ttl_, now - t0_, client_->config().drift_factor);
-                if (now < old_valid_until_ && left > clock::duration::zero() && state_->held.load()) {
+                if (now < old_valid_until_ && left > clock::duration::zero() &&
+                    state_->apply(lease_event::extend_confirmed).move_valid_until) {
                     state_->set_valid_until(now + left);
                     state_->nodes_granted.store(static_cast<unsigned>(tally_.granted()));
                     client_->metrics().extended.fetch_add(1, std::memory_order_relaxed);
@@ -159,16 +160,19 @@ private:
                                    std::to_string(std::chrono::duration_cast<milliseconds>(left).count()) +
                                    " ms");
                 } else {
-                    lose(error::lock_lost, "the quorum came after the validity ran out");
+                    lose(lease_event::extend_too_late, error::lock_lost,
+                         "the quorum came after the validity ran out");
                 }
                 return;
             }
             case round_state::denied:
-                lose(error::not_owner, "a majority of nodes no longer hold our token");
+                lose(lease_event::extend_denied, error::not_owner,
+                     "a majority of nodes no longer hold our token");
                 return;
             case round_state::unreachable:
                 if (now >= old_valid_until_) {
-                    lose(error::lock_lost, "too many nodes failed before the validity ran out");
+                    lose(lease_event::extend_too_late, error::lock_lost,
+                         "too many nodes failed before the validity ran out");
                 } else {
                     // The lease keeps the validity it had: the caller may try again before it ends.
                     client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
@@ -183,9 +187,9 @@ private:
 
     // The lease is gone: clear it, and delete our token wherever it still is so that nobody
     // waits for a lease its owner has given up.
-    void lose(error_code ec, std::string_view why) {
+    void lose(lease_event event, error_code ec, std::string_view why) {
         client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
-        give_up(state_, error::lock_lost);
+        give_up(state_, event);
         finish(ec, why);
     }
 

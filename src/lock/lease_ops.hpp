@@ -19,7 +19,7 @@ void start_extend(std::shared_ptr<lease_state> state, std::chrono::milliseconds 
                   lease_handler handler);
 
 /// One async_release: token-checked DEL (+ PUBLISH) on all N nodes. The caller has already
-/// cleared `state->held`.
+/// moved the lease out of `held` (lease_event::release_called).
 void start_release(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler);
 
 /// Completes `handler` with `ec` as if posted: for operations refused before they start.

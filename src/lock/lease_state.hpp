@@ -3,6 +3,7 @@
 
 #include "lock/client_state.hpp"
 #include "lock/kinds/lock_kind.hpp"
+#include "lock/lease_lifecycle.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -35,9 +36,22 @@ struct lease_state {
     std::uint64_t fence = 0;
     std::atomic<clock::rep> valid_until{0};
     std::atomic<unsigned> nodes_granted{0};
-    /// Cleared by the first of: release, a failed extend that proves the lease gone, the
-    /// destructor. Whoever clears it owns sending the release.
-    std::atomic<bool> held{true};
+    /// Leaves `held` once (lease_lifecycle.hpp), on any thread: whoever moves it owns the actions.
+    std::atomic<lease_phase> phase{lease_phase::held};
+
+    [[nodiscard]] bool held() const noexcept {
+        return phase.load(std::memory_order_acquire) == lease_phase::held;
+    }
+    /// Applies `event` to the phase and returns what it asks for. Of two events racing to end a
+    /// held lease, one gets the actions; the other finds it ended and gets none.
+    lease_actions apply(lease_event event) noexcept {
+        auto current = phase.load(std::memory_order_acquire);
+        for (;;) {
+            auto actions = on_lease_event(current, event);
+            if (actions.next == current) return actions;
+            if (phase.compare_exchange_weak(current, actions.next, std::memory_order_acq_rel)) return actions;
+        }
+    }
 
     // --- the end of the lease: on the client's strand only (see lease_end.hpp) -------------------
     bool ended = false;

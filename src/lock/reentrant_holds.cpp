@@ -21,8 +21,7 @@ std::uint64_t reentrant_holds::live_fence(const std::string& lock_key, const std
     std::uint64_t fence = 0;
     for (const auto& w : it->second) {
         const auto lease = w.lock();
-        if (lease && lease->held.load(std::memory_order_acquire) && lease->valid_until_time() > now)
-            fence = std::max(fence, lease->fence);
+        if (lease && lease->held() && lease->valid_until_time() > now) fence = std::max(fence, lease->fence);
     }
     std::erase_if(it->second, [](const std::weak_ptr<lease_state>& w) { return w.expired(); });
     if (it->second.empty()) holds_.erase(it);

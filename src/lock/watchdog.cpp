@@ -57,7 +57,7 @@ void watchdog::renew() {
     }
     if (clock::now() >= hold_until_) {
         // max_hold: we stop keeping it, and free it now rather than let it run out.
-        give_up(state, error::lock_lost);
+        give_up(state, lease_event::max_hold_reached);
         return;
     }
     start_extend(state, ttl_, nullptr,

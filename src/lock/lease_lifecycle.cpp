@@ -1,0 +1,36 @@
+#include "lock/lease_lifecycle.hpp"
+
+#include <redlock/error.hpp>
+
+namespace redlock::detail {
+
+lease_actions on_lease_event(lease_phase phase, lease_event event) noexcept {
+    lease_actions a;
+    a.next = phase;
+    if (phase != lease_phase::held) return a;
+    switch (event) {
+        case lease_event::release_called:
+        case lease_event::dropped:
+            a.next = lease_phase::released;
+            a.send_release = true;
+            a.end = true;
+            return a;
+        case lease_event::extend_confirmed:
+            a.move_valid_until = true;
+            return a;
+        case lease_event::extend_denied:
+        case lease_event::extend_too_late:
+        case lease_event::validity_passed:
+        case lease_event::max_hold_reached:
+            // Our keys may be gone from a majority, so somebody else may hold the resource now:
+            // delete our token wherever it still is, so nobody waits for a lease given up.
+            a.next = lease_phase::lost;
+            a.send_release = true;
+            a.end = true;
+            a.reason = error::lock_lost;
+            return a;
+    }
+    return a;
+}
+
+}  // namespace redlock::detail
