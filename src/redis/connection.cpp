@@ -3,7 +3,9 @@
 #include "redis/handshake.hpp"
 #include "redis/multiplexer.hpp"
 #include "redis/reconnect_delay.hpp"
+#include "redis/script_call.hpp"
 #include "redis/tls_setup.hpp"
+#include "redis/transport.hpp"
 #include "resp/reply_parser.hpp"
 #include <redlock/error.hpp>
 #include <redlock/redis/connection.hpp>
@@ -14,20 +16,12 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
-#include <boost/asio/generic/stream_protocol.hpp>
-#include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -45,8 +39,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-using socket_type = asio::generic::stream_protocol::socket;
-using tls_stream = asio::ssl::stream<socket_type&>;
 using exec_handler = asio::any_completion_handler<void(error_code, std::vector<resp::value>)>;
 using connect_handler = asio::any_completion_handler<void(error_code)>;
 
@@ -127,9 +119,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         : ex_(ex),
           strand_(strand_for(ex)),
           cfg_(std::move(cfg)),
-          socket_(strand_),
-          resolver_(strand_),
-          lookup_wait_(strand_),
+          transport_(strand_, cfg_.address, cfg_.tls),
           writer_cv_(strand_),
           request_timer_(strand_),
           connect_timer_(strand_),
@@ -149,23 +139,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     asio::any_io_executor ex_;
     asio::strand<asio::any_io_executor> strand_;
     connection_config cfg_;
-    socket_type socket_;
-    // rediss://: TLS over socket_, made anew for every connection (an SSL session cannot be
-    // reused on a new socket); its context is made at the first connect and kept.
-    std::unique_ptr<asio::ssl::context> tls_context_;
-    std::unique_ptr<tls_stream> tls_;
-    bool tls_handshaking_ = false;
-    asio::ip::tcp::resolver resolver_;
-    // A name lookup under way: the attempt waits on lookup_wait_ (a condition, as writer_cv_),
-    // which the lookup's end, connect_timeout and close() wake. An attempt that gave up leaves
-    // its lookup to end on its own, into a result nobody reads any more.
-    struct lookup_result {
-        bool done = false;
-        error_code ec;
-        asio::ip::tcp::resolver::results_type endpoints;
-    };
-    std::shared_ptr<lookup_result> lookup_;
-    asio::steady_timer lookup_wait_;
+    detail::transport transport_;
     asio::steady_timer writer_cv_;      // expires at max: a condition variable woken by cancel()
     asio::steady_timer request_timer_;  // one timer for every request's timeout: see arm_request_timer()
     clock_type::time_point request_timer_at_ = clock_type::time_point::max();  // max: not armed
@@ -314,19 +288,9 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         if (!writer_waiting_ || closed_ || !mux_.has_staged()) return;
         if (!mux_.awaiting_replies()) last_progress_ = clock_type::now();
         std::string_view bytes = mux_.prepare_write();
-        if (tls_) {
-            // TLS records are written by the writer coroutine: a synchronous SSL_write on a
-            // non-blocking socket could stop halfway through a record.
-            unwritten_ = bytes;
-            wake_writer();
-            return;
-        }
+        // TLS records are written by the writer coroutine (transport::write_now writes none).
         error_code ec;
-        std::size_t n = socket_.write_some(asio::buffer(bytes), ec);
-        if (ec == asio::error::would_block || ec == asio::error::try_again) {
-            ec = {};
-            n = 0;
-        }
+        const std::size_t n = transport_.write_now(bytes, ec);
         if (!ec && n == bytes.size()) {
             update_stats([](connection_stats& s) { ++s.writes; });
             return;
@@ -405,10 +369,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         if (closed_) return;
         closed_ = true;
         connected_ = false;
-        error_code ignored;
-        resolver_.cancel();
-        lookup_wait_.cancel();
-        socket_.close(ignored);
+        transport_.abort();
         connect_timer_.cancel();
         backoff_timer_.cancel();
         request_timer_.cancel();
@@ -438,8 +399,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             ec = co_await self->serve();
 
             self->connected_ = false;
-            error_code ignored;
-            self->socket_.close(ignored);
+            self->transport_.close();
             if (self->closed_) break;
             self->update_stats([](connection_stats& s) { ++s.disconnects; });
             // Protocol errors are the more useful cause; a plain drop means the reply was lost.
@@ -468,18 +428,18 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             if (ec || !s || !s->connecting_) return;
             // Closing the socket is what unblocks a connect or a read from a frozen server.
             s->connect_timed_out_ = true;
-            error_code ignored;
-            s->resolver_.cancel();
-            s->lookup_wait_.cancel();
-            s->socket_.close(ignored);
+            s->transport_.abort();
         });
-        error_code ec = co_await open_socket();
+        std::string why;
+        error_code ec = co_await transport_.open(why);
+        if (ec && !why.empty()) set_last_error(ec, std::move(why));
         if (!ec) {
             ec = co_await handshake();
             // With TLS 1.3 the server checks our certificate after our side of the handshake is
             // done: its refusal arrives as the first exchange fails, as an alert (a TLS error) or
             // the connection's end. Any other failure is reported as what it is.
-            if (ec && tls_ && !connect_timed_out_ && !closed_ && ec.category() != error_category()) {
+            if (ec && transport_.is_tls() && !connect_timed_out_ && !closed_ &&
+                ec.category() != error_category()) {
                 if (detail::is_tls_refusal(ec)) {
                     set_last_error(error::tls_failed,
                                    "TLS with " + node() + ": " + ec.message() +
@@ -498,116 +458,19 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         if (ec && connect_timed_out_) {
             ec = error::connect_timeout;
             // A TLS client talking to a plaintext port waits for a ServerHello that never comes.
-            const std::string stage = tls_handshaking_
+            const std::string stage = transport_.was_handshaking_tls()
                                           ? "the TLS handshake with " + node() + " (is it a TLS port?)"
                                           : "connecting to " + node();
             set_last_error(
                 ec, stage + " timed out after " + std::to_string(cfg_.connect_timeout.count()) + " ms");
         }
-        tls_handshaking_ = false;
-        if (ec) {
-            error_code ignored;
-            socket_.close(ignored);
-        }
+        if (ec) transport_.close();
         co_return ec;
-    }
-
-    asio::awaitable<error_code> open_socket() {
-        error_code ec;
-        tls_.reset();
-        socket_.close(ec);
-        const auto& a = cfg_.address;
-        if (a.kind == node_address::transport::unix_socket) {
-            asio::local::stream_protocol::endpoint ep(a.path);
-            auto [cec] = co_await socket_.async_connect(socket_type::endpoint_type(ep), use_tuple);
-            if (cec) set_last_error(cec, "connecting to " + node() + ": " + cec.message());
-            if (!cec) socket_.non_blocking(true, ec);  // flush() writes without blocking
-            co_return cec;
-        }
-        std::vector<asio::ip::tcp::endpoint> endpoints;
-        auto literal = asio::ip::make_address(a.host, ec);
-        if (!ec) {
-            endpoints.emplace_back(literal, a.port);
-        } else {
-            // Asio 1.81 cannot cancel a lookup under way (getaddrinfo on its own thread): the
-            // attempt stops waiting for it at connect_timeout or close(), and its late answer
-            // connects nothing.
-            auto lookup = lookup_ = std::make_shared<lookup_result>();
-            resolver_.async_resolve(a.host, std::to_string(a.port),
-                                    [weak = weak_from_this(), lookup](error_code rec, auto results) {
-                                        lookup->done = true;
-                                        lookup->ec = rec;
-                                        lookup->endpoints = std::move(results);
-                                        auto s = weak.lock();
-                                        if (s && s->lookup_ == lookup) s->lookup_wait_.cancel();
-                                    });
-            while (!lookup->done && !connect_timed_out_ && !closed_) {
-                lookup_wait_.expires_at(clock_type::time_point::max());
-                co_await lookup_wait_.async_wait(use_tuple);
-            }
-            lookup_.reset();
-            if (connect_timed_out_ || closed_) co_return asio::error::operation_aborted;
-            if (lookup->ec) {
-                set_last_error(lookup->ec, "resolving " + a.host + ": " + lookup->ec.message());
-                co_return lookup->ec;
-            }
-            for (const auto& r : lookup->endpoints)
-                endpoints.push_back(r.endpoint());
-        }
-        error_code last = asio::error::host_not_found;
-        for (const auto& ep : endpoints) {
-            if (connect_timed_out_ || closed_) break;
-            socket_.close(ec);
-            auto [cec] = co_await socket_.async_connect(socket_type::endpoint_type(ep), use_tuple);
-            if (!cec) {
-                socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-                socket_.set_option(asio::socket_base::keep_alive(true), ec);
-                socket_.non_blocking(true, ec);  // flush() writes without blocking
-                if (a.kind == node_address::transport::tls) co_return co_await start_tls();
-                co_return error_code{};
-            }
-            last = cec;
-        }
-        set_last_error(last, "connecting to " + node() + ": " + last.message());
-        co_return last;
-    }
-
-    // The context for every TLS connection of this node: its CAs, its client certificate.
-    // TLS over the connected socket: SNI, the certificate checked against the CA and the name,
-    // then the handshake. Any failure is tls_failed, and nothing is sent in plaintext.
-    asio::awaitable<error_code> start_tls() {
-        const auto& t = cfg_.tls;
-        if (!tls_context_) {
-            std::string why;
-            tls_context_ = detail::make_tls_context(t, why);
-            if (!tls_context_) {
-                set_last_error(error::tls_failed, "TLS for " + node() + ": " + why);
-                co_return error::tls_failed;
-            }
-        }
-        const std::string name = detail::tls_peer_name(t, cfg_.address);
-        tls_ = std::make_unique<tls_stream>(socket_, *tls_context_);
-        error_code ec;
-        // SNI carries a host name, never an IP address (RFC 6066).
-        if (asio::ip::make_address(name, ec); ec)
-            SSL_set_tlsext_host_name(tls_->native_handle(), name.c_str());
-        if (t.verify) tls_->set_verify_callback(asio::ssl::host_name_verification(name), ec);
-        tls_handshaking_ = true;  // until connect() has looked at a timeout
-        auto [hec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, use_tuple);
-        if (!hec) tls_handshaking_ = false;
-        if (hec) {
-            const auto why = detail::tls_handshake_failure(hec, SSL_get_verify_result(tls_->native_handle()),
-                                                           t.verify, name);
-            set_last_error(error::tls_failed, "TLS handshake with " + node() + ": " + why);
-            tls_.reset();
-            co_return error::tls_failed;
-        }
-        co_return error_code{};
     }
 
     // Sends `req` and reads exactly req.size() replies, before the reader/writer loops run.
     asio::awaitable<error_code> roundtrip(const resp::request& req, std::vector<resp::value>& replies) {
-        auto [wec, n] = co_await write_all(asio::buffer(req.payload()));
+        auto [wec, n] = co_await transport_.write_all(asio::buffer(req.payload()));
         (void)n;
         if (wec) co_return wec;
         replies.clear();
@@ -628,13 +491,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
                 out = parser_.take();
                 co_return error_code{};
             }
-            std::tuple<error_code, std::size_t> read;  // no co_await inside ?: (GCC 12)
-            if (tls_) {
-                read = co_await tls_->async_read_some(asio::buffer(read_buffer_), use_tuple);
-            } else {
-                read = co_await socket_.async_read_some(asio::buffer(read_buffer_), use_tuple);
-            }
-            auto [ec, n] = read;
+            auto [ec, n] = co_await transport_.read_some(asio::buffer(read_buffer_));
             if (ec) co_return ec;
             read_pos_ = 0;
             read_end_ = n;
@@ -745,24 +602,12 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
                         co_return error::unexpected_reply;
                 }
             }
-            std::tuple<error_code, std::size_t> read;  // no co_await inside ?: (GCC 12)
-            if (self->tls_) {
-                read = co_await self->tls_->async_read_some(asio::buffer(self->read_buffer_), use_tuple);
-            } else {
-                read = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_), use_tuple);
-            }
-            auto [ec, n] = read;
+            auto [ec, n] = co_await self->transport_.read_some(asio::buffer(self->read_buffer_));
             if (ec) co_return ec;
             self->read_pos_ = 0;
             self->read_end_ = n;
             self->last_progress_ = clock_type::now();
         }
-    }
-
-    // The writer's writes: a coroutine of its own is fine there (one per socket write).
-    asio::awaitable<std::tuple<error_code, std::size_t>> write_all(asio::const_buffer bytes) {
-        if (tls_) co_return co_await asio::async_write(*tls_, bytes, use_tuple);
-        co_return co_await asio::async_write(socket_, bytes, use_tuple);
     }
 
     static asio::awaitable<error_code> writer(std::shared_ptr<impl> self) {
@@ -771,7 +616,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             if (!self->unwritten_.empty()) {
                 // The rest of a write that flush() began; the view stays valid until the next
                 // prepare_write().
-                auto [ec, n] = co_await self->write_all(asio::buffer(self->unwritten_));
+                auto [ec, n] = co_await self->transport_.write_all(asio::buffer(self->unwritten_));
                 (void)n;
                 self->unwritten_ = {};
                 if (ec) co_return ec;
@@ -793,7 +638,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
             // The health check measures silence from the moment a reply is first owed.
             if (!self->mux_.awaiting_replies()) self->last_progress_ = clock_type::now();
             std::string_view bytes = self->mux_.prepare_write();
-            auto [ec, n] = co_await self->write_all(asio::buffer(bytes));
+            auto [ec, n] = co_await self->transport_.write_all(asio::buffer(bytes));
             (void)n;
             if (ec) co_return ec;
             self->update_stats([](connection_stats& s) { ++s.writes; });
@@ -944,40 +789,8 @@ void connection::async_exec_impl(std::string payload, std::size_t commands, std:
 
 std::string connection::make_evalsha(const script& s, std::span<const std::string_view> keys,
                                      std::span<const std::string_view> args) {
-    std::vector<std::string_view> parts;
-    parts.reserve(2 + keys.size() + args.size());
-    std::string numkeys = std::to_string(keys.size());
-    parts.push_back(s.sha1);
-    parts.push_back(numkeys);
-    parts.insert(parts.end(), keys.begin(), keys.end());
-    parts.insert(parts.end(), args.begin(), args.end());
-    resp::request req;
-    req.push_range("EVALSHA", parts);
-    return req.payload();
+    return detail::evalsha_payload(s, keys, args);
 }
-
-namespace {
-
-// Rewrites "EVALSHA <sha> rest..." into "EVAL <source> rest...": the rest of the bytes are the same.
-std::string evalsha_to_eval(const script& s, const std::string& evalsha) {
-    // "*<n>\r\n" then "$7\r\nEVALSHA\r\n" then "$40\r\n<sha>\r\n".
-    auto header_end = evalsha.find("\r\n") + 2;
-    std::string_view head(evalsha.data(), header_end);
-    std::size_t rest = header_end + std::string_view("$7\r\nEVALSHA\r\n").size() +
-                       std::string_view("$40\r\n").size() + s.sha1.size() + 2;
-    std::string out;
-    out.reserve(evalsha.size() + s.source.size());
-    out.append(head);
-    out.append("$4\r\nEVAL\r\n$");
-    out.append(std::to_string(s.source.size()));
-    out.append("\r\n");
-    out.append(s.source);
-    out.append("\r\n");
-    out.append(evalsha, rest);
-    return out;
-}
-
-}  // namespace
 
 void connection::async_eval_impl(script s, std::string evalsha_payload, std::chrono::milliseconds timeout,
                                  asio::any_completion_handler<void(error_code, resp::value)> h) {
@@ -1005,10 +818,8 @@ void connection::async_eval_impl(script s, std::string evalsha_payload, std::chr
                 std::move(handler)(ec, resp::value{});
                 return;
             }
-            if (!evalsha.empty() && replies[0].error_code() == "NOSCRIPT") {
-                // The server lost its script cache (SCRIPT FLUSH, restart, failover): EVAL once,
-                // which caches the script again.
-                std::string eval = evalsha_to_eval(s, evalsha);
+            if (!evalsha.empty() && detail::lacks_script(replies[0])) {
+                std::string eval = detail::eval_payload(s, evalsha);
                 evalsha.clear();
                 auto target = self;
                 target->submit(std::move(eval), 1, timeout, std::move(*this));

@@ -1,11 +1,14 @@
 // What a connection does before its first request, without a socket or a server: the
 // handshake's requests and what scripted answers mean (src/redis/handshake.hpp), the TLS set-up
-// (tls_setup.hpp) and the reconnect delays (reconnect_delay.hpp).
+// (tls_setup.hpp), the reconnect delays (reconnect_delay.hpp) and a script's EVALSHA and its
+// EVAL fallback (script_call.hpp).
 #include "redis/handshake.hpp"
 #include "redis/reconnect_delay.hpp"
+#include "redis/script_call.hpp"
 #include "redis/tls_setup.hpp"
 #include "support/printing.hpp"
 #include <redlock/error.hpp>
+#include <redlock/resp/request.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -199,6 +202,28 @@ BOOST_AUTO_TEST_CASE(tls_setup_names_the_file_and_what_a_failure_is) {
     BOOST_TEST(is_tls_refusal(boost::asio::error::connection_reset));
     BOOST_TEST(!is_tls_refusal(boost::asio::error::operation_aborted));
     BOOST_TEST(!is_tls_refusal(redlock::error::unexpected_reply));
+}
+
+BOOST_AUTO_TEST_CASE(a_script_runs_by_evalsha_and_once_by_eval_with_the_same_keys_and_arguments) {
+    const redis::script s{"demo", "0123456789abcdef0123456789abcdef01234567", "return {KEYS[1], ARGV[2]}"};
+    // Binary-safe: CR, LF and NUL in a key or an argument are copied as they are.
+    const std::string_view keys[] = {"{app:r}:lock", std::string_view("a\r\nb\0c", 6)};
+    const std::string_view args[] = {"tok", "", "3000"};
+    const auto evalsha = redlock::redis::detail::evalsha_payload(s, keys, args);
+    resp::request expected_evalsha;
+    expected_evalsha.push("EVALSHA", s.sha1, 2, keys[0], keys[1], args[0], args[1], args[2]);
+    BOOST_TEST(evalsha == expected_evalsha.payload());
+    resp::request expected_eval;
+    expected_eval.push("EVAL", s.source, 2, keys[0], keys[1], args[0], args[1], args[2]);
+    BOOST_TEST(redlock::redis::detail::eval_payload(s, evalsha) == expected_eval.payload());
+    // No keys, no arguments.
+    const auto bare = redlock::redis::detail::evalsha_payload(s, {}, {});
+    resp::request expected_bare;
+    expected_bare.push("EVAL", s.source, 0);
+    BOOST_TEST(redlock::redis::detail::eval_payload(s, bare) == expected_bare.payload());
+
+    BOOST_TEST(redlock::redis::detail::lacks_script(error_reply("NOSCRIPT No matching script. Use EVAL.")));
+    BOOST_TEST(!redlock::redis::detail::lacks_script(error_reply("ERR Error running script")));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
