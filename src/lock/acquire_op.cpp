@@ -1,10 +1,8 @@
-// The acquire operation: the I/O shell around the pure pieces. The lock's kind builds each
-// round's calls and reads the answers (kinds/), acquire_round counts them and decides,
-// wait_policy says how to wait between rounds; this file sends, listens, keeps the timer and
-// hands a won round to its lease (lease_grant). All of it on the client's strand.
-#include "lock/acquire_op.hpp"
-
+// The rounds of an acquisition: sending what the lock's kind builds, feeding the answers to
+// acquire_round and executing its steps, and handing a won round to its lease (lease_grant).
+// The waits between rounds are in acquire_waiting.cpp; the class is in acquire_op_impl.hpp.
 #include "detail/completion.hpp"
+#include "lock/acquire_op_impl.hpp"
 #include "lock/acquire_round.hpp"
 #include "lock/cancel_on_slot.hpp"
 #include "lock/kinds/lock_kind.hpp"
@@ -37,630 +35,373 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-using step = acquire_round::step;
-
-class acquire_op : public std::enable_shared_from_this<acquire_op> {
-public:
-    acquire_op(std::shared_ptr<client_state> client, std::string resource, lock_options options,
-               diagnostics* diag, acquire_handler handler)
-        : client_(std::move(client)),
-          resource_(std::move(resource)),
-          options_(std::move(options)),
-          diag_(diag),
-          handler_(std::move(handler)),
-          retry_timer_(client_->strand()),
-          report_(*client_, "acquire", resource_),
-          round_(client_->node_count(), options_.fenced) {}
-
-    // On the initiating thread, before start().
-    void connect_cancellation() { cancel_on_slot(handler_, shared_from_this(), client_->strand()); }
-
-    void start() {
-        if (done_) return;  // cancelled before it started
-        std::string why;
-        if (auto ec = validate_lock_options(client_->config(), resource_, options_, why)) {
-            finish(ec, lease(), why);
-            return;
-        }
-        if (auto same = client_->same_server_nodes(); !same.empty()) {
-            finish(error::invalid_config, lease(), "acquire \"" + resource_ + "\": " + same);
-            return;
-        }
-        std::string place;  // a fair waiter's member in the queue, one for the whole acquisition
-        if (options_.fair && !new_token(place)) return;
-        kind_ = make_lock_kind(keys_for(client_->config().key_prefix, resource_), options_, std::move(place));
-        waits_ = options_.wait > milliseconds::zero();
-        policy_.emplace(waits_ && options_.waiting == wait_strategy::notify, options_.fair,
-                        client_->node_count(), options_.retry ? *options_.retry : client_->config().retry,
-                        options_.queue_timeout);
-        node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
-        if (options_.fenced) fence_key_ = fence_key_for(keys());
-        if (kind_->queues()) wake_channel_ = kind_->wake_channel();
-        started_ = clock::now();
-        deadline_ = started_ + options_.wait;
-        // Only a queued waiter is ever woken on this channel: subscribed before the round
-        // that queues us, it misses no wake-up.
-        if (kind_->queues() && policy_->notifies()) listen_on(wake_channel_);
-        start_round();
-    }
-
-    void cancel() {
-        if (done_) return;
-        // Mid-attempt, any node may still grant: release wherever that can happen. A round that
-        // won but still settles its fence holds the lock on a quorum. A fair waiter also holds
-        // a place in the queue between attempts.
-        if (round_.may_hold() || (round_.number() > 0 && kind_->queues() && waits_)) leave();
-        retry_timer_.cancel();
-        finish(asio::error::operation_aborted, lease(),
-               "acquire \"" + resource_ + "\": cancelled after " + std::to_string(round_.number()) +
-                   " attempt(s)");
-    }
-
-private:
-    // Each round writes a token of its own. A round's cleanup may reach a node after the next
-    // round's request does (sent on a connection given up for a new one, whose bytes were still
-    // on their way): with one token for all rounds it would delete the later round's grant.
-    bool new_token(std::string& out) {
-        try {
-            out = make_token();
-            return true;
-        } catch (const std::exception& e) {
-            finish(error::internal, lease(), e.what());
-            return false;
-        }
-    }
-
-    [[nodiscard]] const resource_keys& keys() const { return kind_->keys(); }
-
-    void start_round() {
-        std::string token;
-        if (!new_token(token)) return;
-        // t0 before the first send, so time the commands spend queued counts against the validity.
-        round_.begin(std::move(token), clock::now());
-        policy_->round_started();
-        report_.reset();
-        client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
-        round_request request{round_.token(), round_.previous_token(), policy_->notifies(), waits_, {}};
-        if (kind_->queues()) {
-            // Without a ticket yet, a single node numbers us itself ("local"); N > 1 nodes each
-            // hand out a number ("none"), and we take the largest of a quorum before we queue.
-            ticket_text_ = round_.ticket() != 0           ? std::to_string(round_.ticket())
-                           : round_.tally().quorum() == 1 ? std::string("local")
-                                                          : std::string("none");
-            request.ticket = ticket_text_;
-            policy_->queued_this_round(waits_ && ticket_text_ != "none");
-        }
-        call_.clear();
-        kind_->acquire(request, call_);
-        send_round();
-    }
-
-    void send_round() {
-        const auto r = round_.number();
-        for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            if (call_.script) {
-                client_->eval_on(i, *call_.script, call_.key_span(), call_.arg_span(), node_timeout_,
-                                 [self = shared_from_this(), r, i](error_code ec, resp::value v) {
-                                     self->on_reply(r, i, ec, std::span<const resp::value>(&v, 1));
-                                 });
-                continue;
-            }
-            // A pipelined WAIT holds the node for up to replica_timeout.
-            const auto timeout =
-                options_.replicas > 0 ? node_timeout_ + options_.replica_timeout : node_timeout_;
-            client_->node(i).async_exec(
-                call_.pipeline, timeout,
-                asio::bind_executor(client_->strand(), [self = shared_from_this(), r, i](
-                                                           error_code ec, std::vector<resp::value> replies) {
-                    if (ec) self->client_->metrics().node_failure(i, ec);
-                    self->on_reply(r, i, ec, replies);
-                }));
-        }
-    }
-
-    // A node's answer to round `round`, read by the lock's kind.
-    void on_reply(unsigned round, std::size_t node, error_code ec, std::span<const resp::value> replies) {
-        if (round != round_.number()) return;
-        if (!ec && replies.size() != call_.replies()) {
-            ec = error::unexpected_reply;
-            client_->metrics().node_failure(node, ec);
-        }
-        on_answer(node, kind_->read_acquire(call_, ec, replies));
-    }
-
-    [[nodiscard]] bool counting(unsigned round) const {
-        return !done_ && round == round_.number() && round_.counting();
-    }
-
-    void on_answer(std::size_t node, acquire_answer a) {
-        const bool granted = a.verdict == vote::granted;
-        // A node that granted after the fence was settled is written back too; the grant no
-        // longer waits for it.
-        if (granted && a.fence && !round_.counting() && round_.late_grant_behind(*a.fence)) write_back(node);
-        if (done_) {
-            // A straggler of the round that won: if it did not grant, it may still queue us.
-            if (round_.has_succeeded() && round_.ticket() != 0 && !granted) dequeue(only_node(node));
-            return;
-        }
-        if (kind_->queues()) {
-            round_.answered(node, granted);
-            // Even after the round is decided: a straggler's ticket may still complete the quorum.
-            if (a.place) note_place(*a.place);
-        }
-        if (!round_.counting()) {
-            if (granted) late_split();
-            return;
-        }
-        round_.answered(node, granted);
-        if (a.verdict == vote::failed) {
-            if (a.node_fault) client_->metrics().node_failure(node, a.ec);
-            count(node, vote::failed, a.ec, std::move(a.detail));
-        } else if (granted) {
-            round_.granted(node, a.fence, a.numbered);
-            if (a.replica_acks) {
-                count_replicated(node, *a.replica_acks);
-            } else {
-                count_grant(node);
-            }
-        } else if (!a.held_by.empty() && round_.is_earlier_token(a.held_by)) {
-            held_by_earlier_round(node, a.held_by);
-        } else {
-            round_.contended();
-            if (a.holder_pttl) policy_->holder_pttl(*a.holder_pttl);
-            count(node, vote::denied, {}, {});
-        }
-    }
-
-    void note_place(queue_place place) {
-        if (place.rank == 0) policy_->at_queue_head();
-        // The round was decided before the ticket was known (see wait_policy::fair_wait): queue now.
-        if (round_.note_ticket(place.ticket, waits_) && sleeping_) retry_timer_.cancel();
-    }
-
-    // The key holds the token of an earlier round of ours whose reply was lost.
-    void held_by_earlier_round(std::size_t node, const std::string& earlier) {
-        if (!left_) {
-            take_over(node, earlier);
-            return;
-        }
-        // The final round's straggler, after our release went out: a takeover now would write
-        // a full ttl that nobody releases. Free the earlier round's key.
-        node_call release;
-        kind_->release(earlier, false, release);
-        client_->send_call(release, only_node(node), client_->background_timeout(), {});
-        count(node, vote::failed, error::reply_lost, "held by an earlier round of ours, released");
-    }
-
-    // Its cleanup has not arrived: takeover.lua puts this round's token in its place, with the
-    // full ttl from now, so that the late cleanup deletes nothing.
-    void take_over(std::size_t node, const std::string& earlier) {
-        const auto ttl_text = std::to_string(options_.ttl.count());
-        std::string_view keys[] = {this->keys().lock};
-        std::string_view args[] = {earlier, round_.token(), ttl_text};
-        client_->eval_on(
-            node, scripts::takeover, keys, args, node_timeout_,
-            [self = shared_from_this(), r = round_.number(), node](error_code ec, resp::value v) {
-                if (!self->counting(r)) return;
-                if (ec) {
-                    self->count(node, vote::failed, ec, v.str);
-                } else if (v.kind == resp::type::integer && v.integer == 1) {
-                    self->count_grant(node);
-                } else {
-                    self->round_.contended();
-                    self->count(node, vote::denied, {}, {});
-                }
-            });
-    }
-
-    // A granting node's vote; with lock_options::replicas, once WAIT says enough replicas have
-    // the grant (a second round trip: WAIT cannot run inside the script).
-    void count_grant(std::size_t node) {
-        if (options_.replicas == 0) {
-            count(node, vote::granted, {}, {});
-            return;
-        }
-        client_->replicas().wait(
-            node, options_.replicas, options_.replica_timeout, node_timeout_,
-            [self = shared_from_this(), r = round_.number(), node](error_code ec, const resp::value& acks) {
-                if (ec) self->client_->metrics().node_failure(node, ec);
-                if (!self->counting(r)) return;
-                if (ec) {
-                    self->count(node, vote::failed, ec, {});
-                } else {
-                    self->count_replicated(node, acks);
-                }
-            });
-    }
-
-    // The reply to WAIT after node `node` granted.
-    void count_replicated(std::size_t node, const resp::value& acks) {
-        auto verdict = judge_replication(acks, options_.replicas, options_.replica_timeout, "");
-        if (verdict.ec == error::unexpected_reply) client_->metrics().node_failure(node, verdict.ec);
-        if (verdict.ec == error::not_replicated) replication_short_ = true;
-        if (verdict.ec) {
-            count(node, vote::failed, verdict.ec, std::move(verdict.detail));
-        } else {
-            count(node, vote::granted, {}, {});
-        }
-    }
-
-    void count(std::size_t node, vote v, error_code ec, std::string detail) {
-        // A node in restart quarantine may grant, but its grant does not count.
-        if (v == vote::granted && !client_->votes(node)) {
-            v = vote::failed;
-            ec = error::node_quarantined;
-            detail = client_->why_not_voting(node);
-        }
-        // A request that timed out waiting for a connection: the connection's own error (a
-        // refused password, a certificate that did not verify) says why.
-        if (v == vote::failed && ec == error::request_timeout && detail.empty()) {
-            auto& connection = client_->node(node);
-            if (!connection.is_connected()) {
-                const auto last = connection.last_error();
-                if (last.code) detail = "not connected: " + last.message;
-            }
-        }
-        report_.record(node, v, ec, std::move(detail));
-        run(round_.count(node, v, outer_fence()));
-    }
-
-    // The fence of this client's live hold of our owner on the resource; 0 if none.
-    [[nodiscard]] std::uint64_t outer_fence() const {
-        if (!options_.fenced || !options_.reentrant) return 0;
-        return client_->holds().live_fence(keys().lock, options_.owner.str(), clock::now());
-    }
-
-    // Executes what the round asks.
-    void run(const step& s) {
-        if (s.decided) {
-            if (round_.was_contended()) client_->metrics().contended.fetch_add(1, std::memory_order_relaxed);
-            policy_->round_decided(clock::now() - round_.started());
-        }
-        for (auto node : s.write_back)
-            write_back(node);
-        switch (s.what) {
-            case step::action::grant:
-                grant(clock::now());
-                return;
-            case step::action::fail:
-                fail_round(s.cause);
-                return;
-            case step::action::give_up:
-                finish_failed(s.cause);
-                return;
-            case step::action::none:
-                return;
-        }
-    }
-
-    // fence_writeback.lua on `node`: raise its counter to our fence where our token holds the lock.
-    void write_back(std::size_t node) {
-        const auto fence_text = std::to_string(round_.fence());
-        std::string_view keys[] = {this->keys().lock, fence_key_};
-        std::string_view args[] = {round_.token(), fence_text, kind_->owner()};
-        const std::span<const std::string_view> used_args(args, kind_->owner().empty() ? 2 : 3);
-        client_->eval_on(
-            node, scripts::fence_writeback, keys, used_args, node_timeout_,
-            [self = shared_from_this(), r = round_.number()](error_code ec, const resp::value& v) {
-                if (self->done_ || r != self->round_.number()) return;
-                self->run(self->round_.on_writeback(!ec && v.kind == resp::type::integer && v.integer == 1));
-            });
-    }
-
-    // The quorum holds the lock: a lease if the validity left is enough.
-    void grant(clock::time_point now) {
-        if (const auto left =
-                round_.validity(now, options_.ttl, client_->config().drift_factor, options_.min_validity)) {
-            succeed(now, now + *left, round_.tally().granted());
-        } else {
-            fail_round(error::validity_expired);
-        }
-    }
-
-    void succeed(clock::time_point now, clock::time_point valid_until, std::size_t nodes_granted,
-                 bool extend_now = false) {
-        if (kind_->queues() && round_.ticket() != 0) {
-            // Nodes that refused may still queue us: we no longer wait there. The nodes yet to
-            // answer get it when they do (on_answer).
-            const auto refused = round_.refused();
-            if (std::find(refused.begin(), refused.end(), true) != refused.end()) dequeue(refused);
-        }
-        auto state = grant_lease(client_,
-                                 {resource_, kind_, round_.token(), round_.fence(), node_timeout_,
-                                  valid_until, nodes_granted, extend_now},
-                                 options_, now);
-        client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
-        client_->metrics().acquire_latency(now - started_);
-        // The message costs more than the rest of a grant: build it only for a caller who asked.
-        std::string message;
-        if (diag_) {
-            const auto left = std::chrono::duration_cast<milliseconds>(valid_until - now);
-            const std::string how = handed_over_to_us_ ? "handed over by the release" : "acquired";
-            message = report_.summary(round_.tally(),
-                                      how + ", validity left " + std::to_string(left.count()) + " ms");
-        }
-        round_.succeeded();
-        finish({}, lease(std::move(state)), std::move(message));
-    }
-
-    void fail_round(error_code cause) {
-        const auto now = clock::now();
-        if (!waits_ || now >= deadline_) {
-            leave();
-            // A round lost early to denials may still be one in which most nodes are down (the
-            // denials then come from other contenders' doomed attempts). The last round hears
-            // every node out, at most one node timeout, so that the error names the real cause.
-            if (cause == error::not_acquired && !round_.tally().all_answered()) {
-                round_.await_stragglers(cause);
-                return;
-            }
-            finish_failed(cause);
-            return;
-        }
-        // The next attempt waits for this one's releases as well as for the delay: a release
-        // whose EVALSHA met NOSCRIPT is re-sent as EVAL, and must not overtake the next SET.
-        auto mask = round_.nodes_to_release();
-        cleanups_pending_ = static_cast<int>(std::count(mask.begin(), mask.end(), true));
-        if (cleanups_pending_ > 0) {
-            node_call cleanup;
-            kind_->round_cleanup(round_.token(), round_.ticket(), cleanup);
-            client_->send_call(cleanup, mask, node_timeout_,
-                               [self = shared_from_this()](std::size_t, error_code, resp::value) {
-                                   --self->cleanups_pending_;
-                                   self->maybe_next_round();
-                               });
-        }
-        sleeping_ = true;
-        const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
-        const auto next = policy_->after_failed_round(cause, round_.tally().granted() > 0,
-                                                      round_.ticket() != 0, time_left, client_->rng());
-        // Registered before the wait begins, so that no message is missed.
-        listen_on(next.listen);
-        retry_timer_.expires_after(next.delay);
-        wait_for_retry_timer();
-    }
-
-    // A grant that came after the round was lost to denials: the round was split after all
-    // (see wait_policy::after_late_split). The round's cleanup went to this node too.
-    void late_split() {
-        if (done_ || !sleeping_) return;
-        const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - clock::now());
-        if (auto next = policy_->after_late_split(time_left, client_->rng())) {
-            listen_on(next->listen);
-            wake_by(clock::now() + next->delay);
-        }
-    }
-
-    // Woken by a release message (or told to try again): try now rather than at the end of
-    // the wait, or soon (see wait_policy::after_release).
-    void on_released() {
-        if (done_) return;
-        if (!sleeping_) {
-            // The release came while our try was on its way: if the try fails, it may have
-            // been refused before the release; try once more at once.
-            policy_->woken_during_round();
-            return;
-        }
-        const auto wake = policy_->after_release();
-        if (wake.at_once) {
-            // From here: a hop through the timer's completion would add a turn of the event loop.
-            wake_now();
-            maybe_next_round();
-            return;
-        }
-        std::uniform_int_distribution<clock::rep> pick(0, wake.within.count());
-        wake_by(clock::now() + clock::duration(pick(client_->rng())));
-    }
-
-    // Our channel's subscription is in place on every node now. If we sleep, our last round
-    // may have run on a node before the SUBSCRIBE (they go on two connections), and a release
-    // in between was not heard: try once more. While a round is on its way, no: a node writes
-    // its replies in the order it runs the commands, so that round most likely ran after it.
-    void on_subscribed() {
-        if (done_ || !sleeping_) return;
-        on_released();
-    }
-
-    // fair.lua handed the lock over to our place on `node`: a release found us at the head of
-    // its queue, with the hand-off that our round `round_token` registered when it was refused
-    // there. The lock is ours without a round trip once a quorum has handed it over, while we
-    // wait after that very round (whose start bounds when the hand-off was registered) with
-    // its cleanups done. Any other hand-off wakes us: the next round takes it over.
-    void on_handoff(std::size_t node, std::string_view round_token) {
-        if (done_) return;
-        // With lock_options::replicas a hand-off is taken by the next round, whose grant waits
-        // for the replicas: a WAIT of ours would not cover the releaser's write.
-        if (!sleeping_ || cleanups_pending_ > 0 || round_token != round_.token() ||
-            node >= client_->node_count() || options_.replicas > 0) {
-            on_released();
-            return;
-        }
-        if (!client_->votes(node)) return;
-        const auto handed = round_.hand_over(node);
-        if (handed == 0) return;
-        const auto now = clock::now();
-        const auto verdict =
-            judge_handoff(handed, round_.tally().quorum(), options_.ttl, options_.queue_timeout,
-                          now - round_.started(), client_->config().drift_factor, options_.min_validity);
-        if (verdict.what == handoff_verdict::action::wait_for_more) {
-            // The other nodes' releases come within about a round of ours; if they do not (a
-            // message lost, another head there), the next round takes over what we have.
-            wake_by(now + policy_->split_spread());
-            return;
-        }
-        if (verdict.what == handoff_verdict::action::try_round) {
-            on_released();  // a round takes it over with the full ttl
-            return;
-        }
-        wake_now();
-        handed_over_to_us_ = true;
-        // The nodes that did not hand over still queue us: succeed() takes us out there.
-        round_.take_handoff(kind_->place());
-        succeed(now, now + verdict.left, handed, verdict.extend_now);
-    }
-
-    // Ends the current wait now; its timer's handler is stale.
-    void wake_now() {
-        ++wait_generation_;
-        retry_timer_.cancel();
-        sleeping_ = false;
-    }
-
-    // Ends the current wait at `at` if that is sooner than it would end.
-    void wake_by(clock::time_point at) {
-        if (at >= retry_timer_.expiry()) return;
-        retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
-        wait_for_retry_timer();
-    }
-
-    // Each wait has a generation: a handler of an earlier wait (cancelled by a re-arm) does nothing.
-    void wait_for_retry_timer() {
-        retry_timer_.async_wait(asio::bind_executor(
-            client_->strand(), [self = shared_from_this(), gen = ++wait_generation_](error_code) {
-                if (gen != self->wait_generation_) return;
-                self->sleeping_ = false;
-                self->maybe_next_round();
-            }));
-    }
-
-    void listen_on(wait_policy::channel channel) {
-        if (channel == wait_policy::channel::released) listen_on(keys().released);
-        if (channel == wait_policy::channel::wake) listen_on(wake_channel_);
-    }
-
-    // Registers for the next wake-up on `channel` before the next try, then drops the last
-    // registration: the channel stays subscribed throughout.
-    void listen_on(const std::string& channel) {
-        auto& listener = client_->listener();
-        const auto previous = waiter_;
-        waiter_ =
-            listener.add(channel, [weak = weak_from_this()](std::size_t node, std::string_view payload) {
-                auto self = weak.lock();
-                if (!self) return;
-                if (payload.starts_with(handoff_prefix)) {
-                    self->on_handoff(node, payload.substr(handoff_prefix.size()));
-                } else if (payload.starts_with(refused_prefix)) {
-                    self->on_subscription_refused(payload.substr(refused_prefix.size()));
-                } else if (payload == subscribed_notice) {
-                    self->on_subscribed();
-                } else {
-                    self->on_released();
-                }
-            });
-        if (previous != 0) listener.remove(channel, previous);
-        waiter_channel_ = &channel;
-        // Not from here: our caller is about to start the wait that the refusal would end.
-        if (const auto* why = listener.refusal(channel)) {
-            asio::post(client_->strand(),
-                       [self = shared_from_this(), why = *why] { self->on_subscription_refused(why); });
-        }
-    }
-
-    // A node refused our channel's SUBSCRIBE: no release message will wake us. From now on we
-    // wait as wait_strategy::spin does (the retry backoff), and the refusal is in the message
-    // of the acquire's diagnostics.
-    void on_subscription_refused(std::string_view why) {
-        if (done_ || !policy_->subscription_refused()) return;
-        subscription_refused_ =
-            "; waited by polling: a node refused the SUBSCRIBE (" + std::string(why) + ")";
-        if (sleeping_) on_released();
-    }
-
-    void dequeue(const std::vector<bool>& nodes) {
-        node_call leave_queue;
-        if (kind_->leave_queue(round_.token(), leave_queue))
-            client_->send_call(leave_queue, nodes, client_->background_timeout(), {});
-    }
-
-    [[nodiscard]] std::vector<bool> only_node(std::size_t node) const {
-        std::vector<bool> only(client_->node_count(), false);
-        only[node] = true;
-        return only;
-    }
-
-    // Releases whatever this attempt may hold; a fair waiter also leaves the queue, on every
-    // node, and wakes the next waiter if the lock is free.
-    void leave() {
-        left_ = true;
-        node_call release;
-        kind_->release(round_.token(), false, release);
-        const bool queued = kind_->queues() && waits_;
-        client_->send_call(
-            release, queued ? std::vector<bool>(client_->node_count(), true) : round_.nodes_to_release(),
-            client_->background_timeout(), {});
-    }
-
-    void finish_failed(error_code cause) {
-        const auto& tally = round_.tally();
-        if (cause == error::not_acquired && tally.failed() > tally.nodes() - tally.quorum()) {
-            cause = error::quorum_unreachable;
-        }
-        if (cause == error::quorum_unreachable) cause = report_.unreachable_cause();
-        if (cause == error::not_acquired && waits_) cause = error::wait_timeout;
-        if (cause == error::quorum_unreachable && replication_short_) cause = error::not_replicated;
-        finish(cause, lease(), report_.summary(tally, describe(cause)));
-    }
-
-    void maybe_next_round() {
-        if (!done_ && !sleeping_ && cleanups_pending_ == 0) start_round();
-    }
-
-    static std::string describe(error_code ec) {
-        if (ec == error::not_acquired) return "held by another owner";
-        if (ec == error::wait_timeout) return "still held by another owner when the wait ran out";
-        if (ec == error::quorum_unreachable) return "too many nodes failed or timed out";
-        if (ec == error::server_error) return "too many nodes refused the command";
-        if (ec == error::validity_expired) return "the quorum came after the validity ran out";
-        if (ec == error::not_replicated) return "too few replicas acknowledged the grant";
-        return ec.message();
-    }
-
-    void finish(error_code ec, lease l, std::string message) {
-        if (done_) return;
-        done_ = true;
-        if (waiter_ != 0) client_->listener().remove(*waiter_channel_, waiter_);
-        if (ec) client_->metrics().acquire_failed(ec);
-        if (diag_) {
-            diag_->message = std::move(message) + subscription_refused_;
-            diag_->nodes = report_.outcomes();
-            diag_->attempts = round_.number();
-        }
-        complete_on_handler_executor(std::move(handler_), client_->executor(), ec, std::move(l));
-    }
-
-    std::shared_ptr<client_state> client_;
-    std::string resource_;
-    lock_options options_;
-    diagnostics* diag_;
-    acquire_handler handler_;
-    asio::steady_timer retry_timer_;
-    round_report report_;
-    acquire_round round_;
-
-    std::shared_ptr<const lock_kind> kind_;  // set by start(), with the rest of what an acquire knows
-    std::optional<wait_policy> policy_;
-    bool waits_ = false;  // lock_options::wait > 0
-    milliseconds node_timeout_{0};
-    std::string fence_key_;     // a fenced lock's counter
-    std::string wake_channel_;  // a fair waiter's own channel
-    clock::time_point started_;
-    clock::time_point deadline_;
-
-    node_call call_;                    // the current round's acquire, which its replies are read against
-    std::string ticket_text_;           // the current round's ticket argument (a fair lock)
-    std::string subscription_refused_;  // for the diagnostics (on_subscription_refused)
-    bool replication_short_ = false;
-    bool handed_over_to_us_ = false;  // the lease came from hand-offs, not from a round
-    release_listener::waiter_id waiter_ = 0;
-    const std::string* waiter_channel_ = nullptr;  // keys().released or wake_channel_
-    unsigned wait_generation_ = 0;
-    bool sleeping_ = false;
-    bool left_ = false;  // leave() sent the acquisition's final release
-    int cleanups_pending_ = 0;
-    bool done_ = false;
-};
 
 }  // namespace
+
+void acquire_op::start() {
+    if (done_) return;  // cancelled before it started
+    std::string why;
+    if (auto ec = validate_lock_options(client_->config(), resource_, options_, why)) {
+        finish(ec, lease(), why);
+        return;
+    }
+    if (auto same = client_->same_server_nodes(); !same.empty()) {
+        finish(error::invalid_config, lease(), "acquire \"" + resource_ + "\": " + same);
+        return;
+    }
+    std::string place;  // a fair waiter's member in the queue, one for the whole acquisition
+    if (options_.fair && !new_token(place)) return;
+    kind_ = make_lock_kind(keys_for(client_->config().key_prefix, resource_), options_, std::move(place));
+    waits_ = options_.wait > milliseconds::zero();
+    policy_.emplace(waits_ && options_.waiting == wait_strategy::notify, options_.fair, client_->node_count(),
+                    options_.retry ? *options_.retry : client_->config().retry, options_.queue_timeout);
+    node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
+    if (options_.fenced) fence_key_ = fence_key_for(keys());
+    if (kind_->queues()) wake_channel_ = kind_->wake_channel();
+    started_ = clock::now();
+    deadline_ = started_ + options_.wait;
+    // Only a queued waiter is ever woken on this channel: subscribed before the round
+    // that queues us, it misses no wake-up.
+    if (kind_->queues() && policy_->notifies()) listen_on(wake_channel_);
+    start_round();
+}
+
+void acquire_op::cancel() {
+    if (done_) return;
+    // Mid-attempt, any node may still grant: release wherever that can happen. A round that
+    // won but still settles its fence holds the lock on a quorum. A fair waiter also holds
+    // a place in the queue between attempts.
+    if (round_.may_hold() || (round_.number() > 0 && kind_->queues() && waits_)) leave();
+    retry_timer_.cancel();
+    finish(
+        asio::error::operation_aborted, lease(),
+        "acquire \"" + resource_ + "\": cancelled after " + std::to_string(round_.number()) + " attempt(s)");
+}
+
+bool acquire_op::new_token(std::string& out) {
+    try {
+        out = make_token();
+        return true;
+    } catch (const std::exception& e) {
+        finish(error::internal, lease(), e.what());
+        return false;
+    }
+}
+
+void acquire_op::start_round() {
+    std::string token;
+    if (!new_token(token)) return;
+    // t0 before the first send, so time the commands spend queued counts against the validity.
+    round_.begin(std::move(token), clock::now());
+    policy_->round_started();
+    report_.reset();
+    client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
+    round_request request{round_.token(), round_.previous_token(), policy_->notifies(), waits_, {}};
+    if (kind_->queues()) {
+        // Without a ticket yet, a single node numbers us itself ("local"); N > 1 nodes each
+        // hand out a number ("none"), and we take the largest of a quorum before we queue.
+        ticket_text_ = round_.ticket() != 0           ? std::to_string(round_.ticket())
+                       : round_.tally().quorum() == 1 ? std::string("local")
+                                                      : std::string("none");
+        request.ticket = ticket_text_;
+        policy_->queued_this_round(waits_ && ticket_text_ != "none");
+    }
+    call_.clear();
+    kind_->acquire(request, call_);
+    send_round();
+}
+
+void acquire_op::send_round() {
+    const auto r = round_.number();
+    for (std::size_t i = 0; i < client_->node_count(); ++i) {
+        if (call_.script) {
+            client_->eval_on(i, *call_.script, call_.key_span(), call_.arg_span(), node_timeout_,
+                             [self = shared_from_this(), r, i](error_code ec, resp::value v) {
+                                 self->on_reply(r, i, ec, std::span<const resp::value>(&v, 1));
+                             });
+            continue;
+        }
+        // A pipelined WAIT holds the node for up to replica_timeout.
+        const auto timeout = options_.replicas > 0 ? node_timeout_ + options_.replica_timeout : node_timeout_;
+        client_->node(i).async_exec(
+            call_.pipeline, timeout,
+            asio::bind_executor(client_->strand(), [self = shared_from_this(), r, i](
+                                                       error_code ec, std::vector<resp::value> replies) {
+                if (ec) self->client_->metrics().node_failure(i, ec);
+                self->on_reply(r, i, ec, replies);
+            }));
+    }
+}
+
+void acquire_op::on_reply(unsigned round, std::size_t node, error_code ec,
+                          std::span<const resp::value> replies) {
+    if (round != round_.number()) return;
+    if (!ec && replies.size() != call_.replies()) {
+        ec = error::unexpected_reply;
+        client_->metrics().node_failure(node, ec);
+    }
+    on_answer(node, kind_->read_acquire(call_, ec, replies));
+}
+
+bool acquire_op::counting(unsigned round) const {
+    return !done_ && round == round_.number() && round_.counting();
+}
+
+void acquire_op::on_answer(std::size_t node, acquire_answer a) {
+    const bool granted = a.verdict == vote::granted;
+    // A node that granted after the fence was settled is written back too; the grant no
+    // longer waits for it.
+    if (granted && a.fence && !round_.counting() && round_.late_grant_behind(*a.fence)) write_back(node);
+    if (done_) {
+        // A straggler of the round that won: if it did not grant, it may still queue us.
+        if (round_.has_succeeded() && round_.ticket() != 0 && !granted) dequeue(only_node(node));
+        return;
+    }
+    if (kind_->queues()) {
+        round_.answered(node, granted);
+        // Even after the round is decided: a straggler's ticket may still complete the quorum.
+        if (a.place) note_place(*a.place);
+    }
+    if (!round_.counting()) {
+        if (granted) late_split();
+        return;
+    }
+    round_.answered(node, granted);
+    if (a.verdict == vote::failed) {
+        if (a.node_fault) client_->metrics().node_failure(node, a.ec);
+        count(node, vote::failed, a.ec, std::move(a.detail));
+    } else if (granted) {
+        round_.granted(node, a.fence, a.numbered);
+        if (a.replica_acks) {
+            count_replicated(node, *a.replica_acks);
+        } else {
+            count_grant(node);
+        }
+    } else if (!a.held_by.empty() && round_.is_earlier_token(a.held_by)) {
+        held_by_earlier_round(node, a.held_by);
+    } else {
+        round_.contended();
+        if (a.holder_pttl) policy_->holder_pttl(*a.holder_pttl);
+        count(node, vote::denied, {}, {});
+    }
+}
+
+void acquire_op::note_place(queue_place place) {
+    if (place.rank == 0) policy_->at_queue_head();
+    // The round was decided before the ticket was known (see wait_policy::fair_wait): queue now.
+    if (round_.note_ticket(place.ticket, waits_) && sleeping_) retry_timer_.cancel();
+}
+
+void acquire_op::held_by_earlier_round(std::size_t node, const std::string& earlier) {
+    if (!left_) {
+        take_over(node, earlier);
+        return;
+    }
+    // The final round's straggler, after our release went out: a takeover now would write
+    // a full ttl that nobody releases. Free the earlier round's key.
+    node_call release;
+    kind_->release(earlier, false, release);
+    client_->send_call(release, only_node(node), client_->background_timeout(), {});
+    count(node, vote::failed, error::reply_lost, "held by an earlier round of ours, released");
+}
+
+void acquire_op::take_over(std::size_t node, const std::string& earlier) {
+    const auto ttl_text = std::to_string(options_.ttl.count());
+    std::string_view keys[] = {this->keys().lock};
+    std::string_view args[] = {earlier, round_.token(), ttl_text};
+    client_->eval_on(node, scripts::takeover, keys, args, node_timeout_,
+                     [self = shared_from_this(), r = round_.number(), node](error_code ec, resp::value v) {
+                         if (!self->counting(r)) return;
+                         if (ec) {
+                             self->count(node, vote::failed, ec, v.str);
+                         } else if (v.kind == resp::type::integer && v.integer == 1) {
+                             self->count_grant(node);
+                         } else {
+                             self->round_.contended();
+                             self->count(node, vote::denied, {}, {});
+                         }
+                     });
+}
+
+void acquire_op::count_grant(std::size_t node) {
+    if (options_.replicas == 0) {
+        count(node, vote::granted, {}, {});
+        return;
+    }
+    client_->replicas().wait(
+        node, options_.replicas, options_.replica_timeout, node_timeout_,
+        [self = shared_from_this(), r = round_.number(), node](error_code ec, const resp::value& acks) {
+            if (ec) self->client_->metrics().node_failure(node, ec);
+            if (!self->counting(r)) return;
+            if (ec) {
+                self->count(node, vote::failed, ec, {});
+            } else {
+                self->count_replicated(node, acks);
+            }
+        });
+}
+
+void acquire_op::count_replicated(std::size_t node, const resp::value& acks) {
+    auto verdict = judge_replication(acks, options_.replicas, options_.replica_timeout, "");
+    if (verdict.ec == error::unexpected_reply) client_->metrics().node_failure(node, verdict.ec);
+    if (verdict.ec == error::not_replicated) replication_short_ = true;
+    if (verdict.ec) {
+        count(node, vote::failed, verdict.ec, std::move(verdict.detail));
+    } else {
+        count(node, vote::granted, {}, {});
+    }
+}
+
+void acquire_op::count(std::size_t node, vote v, error_code ec, std::string detail) {
+    // A node in restart quarantine may grant, but its grant does not count.
+    if (v == vote::granted && !client_->votes(node)) {
+        v = vote::failed;
+        ec = error::node_quarantined;
+        detail = client_->why_not_voting(node);
+    }
+    // A request that timed out waiting for a connection: the connection's own error (a
+    // refused password, a certificate that did not verify) says why.
+    if (v == vote::failed && ec == error::request_timeout && detail.empty()) {
+        auto& connection = client_->node(node);
+        if (!connection.is_connected()) {
+            const auto last = connection.last_error();
+            if (last.code) detail = "not connected: " + last.message;
+        }
+    }
+    report_.record(node, v, ec, std::move(detail));
+    run(round_.count(node, v, outer_fence()));
+}
+
+std::uint64_t acquire_op::outer_fence() const {
+    if (!options_.fenced || !options_.reentrant) return 0;
+    return client_->holds().live_fence(keys().lock, options_.owner.str(), clock::now());
+}
+
+void acquire_op::run(const step& s) {
+    if (s.decided) {
+        if (round_.was_contended()) client_->metrics().contended.fetch_add(1, std::memory_order_relaxed);
+        policy_->round_decided(clock::now() - round_.started());
+    }
+    for (auto node : s.write_back)
+        write_back(node);
+    switch (s.what) {
+        case step::action::grant:
+            grant(clock::now());
+            return;
+        case step::action::fail:
+            fail_round(s.cause);
+            return;
+        case step::action::give_up:
+            finish_failed(s.cause);
+            return;
+        case step::action::none:
+            return;
+    }
+}
+
+void acquire_op::write_back(std::size_t node) {
+    const auto fence_text = std::to_string(round_.fence());
+    std::string_view keys[] = {this->keys().lock, fence_key_};
+    std::string_view args[] = {round_.token(), fence_text, kind_->owner()};
+    const std::span<const std::string_view> used_args(args, kind_->owner().empty() ? 2 : 3);
+    client_->eval_on(
+        node, scripts::fence_writeback, keys, used_args, node_timeout_,
+        [self = shared_from_this(), r = round_.number()](error_code ec, const resp::value& v) {
+            if (self->done_ || r != self->round_.number()) return;
+            self->run(self->round_.on_writeback(!ec && v.kind == resp::type::integer && v.integer == 1));
+        });
+}
+
+void acquire_op::grant(clock::time_point now) {
+    if (const auto left =
+            round_.validity(now, options_.ttl, client_->config().drift_factor, options_.min_validity)) {
+        succeed(now, now + *left, round_.tally().granted());
+    } else {
+        fail_round(error::validity_expired);
+    }
+}
+
+void acquire_op::succeed(clock::time_point now, clock::time_point valid_until, std::size_t nodes_granted,
+                         bool extend_now) {
+    if (kind_->queues() && round_.ticket() != 0) {
+        // Nodes that refused may still queue us: we no longer wait there. The nodes yet to
+        // answer get it when they do (on_answer).
+        const auto refused = round_.refused();
+        if (std::find(refused.begin(), refused.end(), true) != refused.end()) dequeue(refused);
+    }
+    auto state = grant_lease(client_,
+                             {resource_, kind_, round_.token(), round_.fence(), node_timeout_, valid_until,
+                              nodes_granted, extend_now},
+                             options_, now);
+    client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
+    client_->metrics().acquire_latency(now - started_);
+    // The message costs more than the rest of a grant: build it only for a caller who asked.
+    std::string message;
+    if (diag_) {
+        const auto left = std::chrono::duration_cast<milliseconds>(valid_until - now);
+        const std::string how = handed_over_to_us_ ? "handed over by the release" : "acquired";
+        message =
+            report_.summary(round_.tally(), how + ", validity left " + std::to_string(left.count()) + " ms");
+    }
+    round_.succeeded();
+    finish({}, lease(std::move(state)), std::move(message));
+}
+
+void acquire_op::dequeue(const std::vector<bool>& nodes) {
+    node_call leave_queue;
+    if (kind_->leave_queue(round_.token(), leave_queue))
+        client_->send_call(leave_queue, nodes, client_->background_timeout(), {});
+}
+
+std::vector<bool> acquire_op::only_node(std::size_t node) const {
+    std::vector<bool> only(client_->node_count(), false);
+    only[node] = true;
+    return only;
+}
+
+void acquire_op::leave() {
+    left_ = true;
+    node_call release;
+    kind_->release(round_.token(), false, release);
+    const bool queued = kind_->queues() && waits_;
+    client_->send_call(release,
+                       queued ? std::vector<bool>(client_->node_count(), true) : round_.nodes_to_release(),
+                       client_->background_timeout(), {});
+}
+
+void acquire_op::finish_failed(error_code cause) {
+    const auto& tally = round_.tally();
+    if (cause == error::not_acquired && tally.failed() > tally.nodes() - tally.quorum()) {
+        cause = error::quorum_unreachable;
+    }
+    if (cause == error::quorum_unreachable) cause = report_.unreachable_cause();
+    if (cause == error::not_acquired && waits_) cause = error::wait_timeout;
+    if (cause == error::quorum_unreachable && replication_short_) cause = error::not_replicated;
+    finish(cause, lease(), report_.summary(tally, describe(cause)));
+}
+
+std::string acquire_op::describe(error_code ec) {
+    if (ec == error::not_acquired) return "held by another owner";
+    if (ec == error::wait_timeout) return "still held by another owner when the wait ran out";
+    if (ec == error::quorum_unreachable) return "too many nodes failed or timed out";
+    if (ec == error::server_error) return "too many nodes refused the command";
+    if (ec == error::validity_expired) return "the quorum came after the validity ran out";
+    if (ec == error::not_replicated) return "too few replicas acknowledged the grant";
+    return ec.message();
+}
+
+void acquire_op::finish(error_code ec, lease l, std::string message) {
+    if (done_) return;
+    done_ = true;
+    if (waiter_ != 0) client_->listener().remove(*waiter_channel_, waiter_);
+    if (ec) client_->metrics().acquire_failed(ec);
+    if (diag_) {
+        diag_->message = std::move(message) + subscription_refused_;
+        diag_->nodes = report_.outcomes();
+        diag_->attempts = round_.number();
+    }
+    complete_on_handler_executor(std::move(handler_), client_->executor(), ec, std::move(l));
+}
 
 void start_acquire(std::shared_ptr<client_state> client, std::string resource, lock_options options,
                    diagnostics* diag, acquire_handler handler) {

@@ -1,0 +1,181 @@
+// The waits of an acquisition between its rounds: after a lost round, the cleanups, then a
+// sleep that a timer, a release message or a hand-off ends (see wait_policy for how long, and
+// acquire_op.cpp for the rounds).
+#include "lock/acquire_op_impl.hpp"
+#include <redlock/error.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <random>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+
+void acquire_op::fail_round(error_code cause) {
+    const auto now = clock::now();
+    if (!waits_ || now >= deadline_) {
+        leave();
+        // A round lost early to denials may still be one in which most nodes are down (the
+        // denials then come from other contenders' doomed attempts). The last round hears
+        // every node out, at most one node timeout, so that the error names the real cause.
+        if (cause == error::not_acquired && !round_.tally().all_answered()) {
+            round_.await_stragglers(cause);
+            return;
+        }
+        finish_failed(cause);
+        return;
+    }
+    // The next attempt waits for this one's releases as well as for the delay: a release
+    // whose EVALSHA met NOSCRIPT is re-sent as EVAL, and must not overtake the next SET.
+    auto mask = round_.nodes_to_release();
+    cleanups_pending_ = static_cast<int>(std::count(mask.begin(), mask.end(), true));
+    if (cleanups_pending_ > 0) {
+        node_call cleanup;
+        kind_->round_cleanup(round_.token(), round_.ticket(), cleanup);
+        client_->send_call(cleanup, mask, node_timeout_,
+                           [self = shared_from_this()](std::size_t, error_code, resp::value) {
+                               --self->cleanups_pending_;
+                               self->maybe_next_round();
+                           });
+    }
+    sleeping_ = true;
+    const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
+    const auto next = policy_->after_failed_round(cause, round_.tally().granted() > 0, round_.ticket() != 0,
+                                                  time_left, client_->rng());
+    // Registered before the wait begins, so that no message is missed.
+    listen_on(next.listen);
+    retry_timer_.expires_after(next.delay);
+    wait_for_retry_timer();
+}
+
+void acquire_op::late_split() {
+    if (done_ || !sleeping_) return;
+    const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - clock::now());
+    if (auto next = policy_->after_late_split(time_left, client_->rng())) {
+        listen_on(next->listen);
+        wake_by(clock::now() + next->delay);
+    }
+}
+
+void acquire_op::on_released() {
+    if (done_) return;
+    if (!sleeping_) {
+        // The release came while our try was on its way: if the try fails, it may have
+        // been refused before the release; try once more at once.
+        policy_->woken_during_round();
+        return;
+    }
+    const auto wake = policy_->after_release();
+    if (wake.at_once) {
+        // From here: a hop through the timer's completion would add a turn of the event loop.
+        wake_now();
+        maybe_next_round();
+        return;
+    }
+    std::uniform_int_distribution<clock::rep> pick(0, wake.within.count());
+    wake_by(clock::now() + clock::duration(pick(client_->rng())));
+}
+
+void acquire_op::on_subscribed() {
+    if (done_ || !sleeping_) return;
+    on_released();
+}
+
+void acquire_op::on_handoff(std::size_t node, std::string_view round_token) {
+    if (done_) return;
+    // With lock_options::replicas a hand-off is taken by the next round, whose grant waits
+    // for the replicas: a WAIT of ours would not cover the releaser's write.
+    if (!sleeping_ || cleanups_pending_ > 0 || round_token != round_.token() ||
+        node >= client_->node_count() || options_.replicas > 0) {
+        on_released();
+        return;
+    }
+    if (!client_->votes(node)) return;
+    const auto handed = round_.hand_over(node);
+    if (handed == 0) return;
+    const auto now = clock::now();
+    const auto verdict =
+        judge_handoff(handed, round_.tally().quorum(), options_.ttl, options_.queue_timeout,
+                      now - round_.started(), client_->config().drift_factor, options_.min_validity);
+    if (verdict.what == handoff_verdict::action::wait_for_more) {
+        // The other nodes' releases come within about a round of ours; if they do not (a
+        // message lost, another head there), the next round takes over what we have.
+        wake_by(now + policy_->split_spread());
+        return;
+    }
+    if (verdict.what == handoff_verdict::action::try_round) {
+        on_released();  // a round takes it over with the full ttl
+        return;
+    }
+    wake_now();
+    handed_over_to_us_ = true;
+    // The nodes that did not hand over still queue us: succeed() takes us out there.
+    round_.take_handoff(kind_->place());
+    succeed(now, now + verdict.left, handed, verdict.extend_now);
+}
+
+void acquire_op::wake_now() {
+    ++wait_generation_;
+    retry_timer_.cancel();
+    sleeping_ = false;
+}
+
+void acquire_op::wake_by(clock::time_point at) {
+    if (at >= retry_timer_.expiry()) return;
+    retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
+    wait_for_retry_timer();
+}
+
+void acquire_op::wait_for_retry_timer() {
+    retry_timer_.async_wait(asio::bind_executor(
+        client_->strand(), [self = shared_from_this(), gen = ++wait_generation_](error_code) {
+            if (gen != self->wait_generation_) return;
+            self->sleeping_ = false;
+            self->maybe_next_round();
+        }));
+}
+
+void acquire_op::listen_on(wait_policy::channel channel) {
+    if (channel == wait_policy::channel::released) listen_on(keys().released);
+    if (channel == wait_policy::channel::wake) listen_on(wake_channel_);
+}
+
+void acquire_op::listen_on(const std::string& channel) {
+    auto& listener = client_->listener();
+    const auto previous = waiter_;
+    waiter_ = listener.add(channel, [weak = weak_from_this()](std::size_t node, std::string_view payload) {
+        auto self = weak.lock();
+        if (!self) return;
+        if (payload.starts_with(handoff_prefix)) {
+            self->on_handoff(node, payload.substr(handoff_prefix.size()));
+        } else if (payload.starts_with(refused_prefix)) {
+            self->on_subscription_refused(payload.substr(refused_prefix.size()));
+        } else if (payload == subscribed_notice) {
+            self->on_subscribed();
+        } else {
+            self->on_released();
+        }
+    });
+    if (previous != 0) listener.remove(channel, previous);
+    waiter_channel_ = &channel;
+    // Not from here: our caller is about to start the wait that the refusal would end.
+    if (const auto* why = listener.refusal(channel)) {
+        asio::post(client_->strand(),
+                   [self = shared_from_this(), why = *why] { self->on_subscription_refused(why); });
+    }
+}
+
+void acquire_op::on_subscription_refused(std::string_view why) {
+    if (done_ || !policy_->subscription_refused()) return;
+    subscription_refused_ = "; waited by polling: a node refused the SUBSCRIBE (" + std::string(why) + ")";
+    if (sleeping_) on_released();
+}
+
+void acquire_op::maybe_next_round() {
+    if (!done_ && !sleeping_ && cleanups_pending_ == 0) start_round();
+}
+
+}  // namespace redlock::detail
