@@ -89,7 +89,7 @@ acquire_round::step acquire_round::decide(std::uint64_t outer_fence) {
 
 acquire_round::step acquire_round::settle_fence(std::uint64_t outer_fence) {
     step s;
-    s.write_back = fence_.settle(granted_, outer_fence, tally_.quorum());
+    s.write_back = fence_.settle({granted_.data(), granted_.size()}, outer_fence, tally_.quorum());
     if (!fence_.writing_back()) s.what = step::action::grant;
     return s;
 }
@@ -123,7 +123,7 @@ void acquire_round::await_stragglers(boost::system::error_code cause) noexcept {
 }
 
 bool acquire_round::hold_undecided() const {
-    const auto existing = fence_.existing_holds(granted_);
+    const auto existing = fence_.existing_holds({granted_.data(), granted_.size()});
     return existing > 0 && existing < tally_.quorum() && !tally_.all_answered();
 }
 

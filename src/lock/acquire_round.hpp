@@ -4,6 +4,7 @@
 #include "lock/fence_settlement.hpp"
 #include "lock/quorum.hpp"
 
+#include <boost/container/small_vector.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -127,10 +128,12 @@ private:
     std::vector<std::string> earlier_tokens_;  // oldest first
     clock::time_point t0_;
     vote_tally tally_;
-    std::vector<bool> answered_;
-    std::vector<bool> granted_;
-    std::vector<bool> handed_over_;
-    std::vector<bool> denied_;
+    // Per node, in the current round. Inline up to 8 nodes: a round allocates nothing for them.
+    using node_flags = boost::container::small_vector<bool, 8>;
+    node_flags answered_;
+    node_flags granted_;
+    node_flags handed_over_;
+    node_flags denied_;
     fence_settlement fence_;
     bool contended_ = false;
     bool awaiting_holds_ = false;

@@ -15,14 +15,14 @@ void fence_settlement::record(std::size_t node, std::int64_t fence, bool numbere
     numbered_[node] = numbered;
 }
 
-std::size_t fence_settlement::existing_holds(const std::vector<bool>& granted) const {
+std::size_t fence_settlement::existing_holds(std::span<const bool> granted) const {
     std::size_t n = 0;
     for (std::size_t i = 0; i < granted.size() && i < numbered_.size(); ++i)
         if (granted[i] && !numbered_[i]) n += 1;
     return n;
 }
 
-std::vector<std::size_t> fence_settlement::settle(const std::vector<bool>& granted, std::uint64_t outer,
+std::vector<std::size_t> fence_settlement::settle(std::span<const bool> granted, std::uint64_t outer,
                                                   std::size_t quorum) {
     // A re-entry while this client holds the outer hold takes its fence, whatever the nodes
     // that answered show (some of the hold's quorum may be out of reach).

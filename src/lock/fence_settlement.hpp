@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace redlock::detail {
@@ -28,13 +29,12 @@ public:
     /// this grant numbered a hold (false: a reentrant hold that already had its fence).
     void record(std::size_t node, std::int64_t fence, bool numbered);
     /// The granting nodes that report an existing hold (granted, not numbered by this round).
-    [[nodiscard]] std::size_t existing_holds(const std::vector<bool>& granted) const;
+    [[nodiscard]] std::size_t existing_holds(std::span<const bool> granted) const;
 
     /// Settles the fence over the nodes flagged in `granted`: `outer` is the fence of this
     /// client's live hold that a re-entry enters (0: none). Returns the nodes behind it, to be
     /// written back; writing_back() says whether the lease waits for them.
-    std::vector<std::size_t> settle(const std::vector<bool>& granted, std::uint64_t outer,
-                                    std::size_t quorum);
+    std::vector<std::size_t> settle(std::span<const bool> granted, std::uint64_t outer, std::size_t quorum);
     [[nodiscard]] bool writing_back() const noexcept { return writing_back_; }
     [[nodiscard]] std::uint64_t fence() const noexcept { return fence_; }
 

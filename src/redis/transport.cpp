@@ -151,14 +151,16 @@ std::size_t transport::write_now(std::string_view bytes, error_code& ec) {
     return n;
 }
 
+// Not coroutines: they return the stream's own awaitable, so a read or a write costs no frame
+// of ours on top of Asio's.
 asio::awaitable<transport::io_result> transport::read_some(asio::mutable_buffer buffer) {
-    if (tls_) co_return co_await tls_->async_read_some(buffer, use_tuple);
-    co_return co_await socket_.async_read_some(buffer, use_tuple);
+    if (tls_) return tls_->async_read_some(buffer, use_tuple);
+    return socket_.async_read_some(buffer, use_tuple);
 }
 
 asio::awaitable<transport::io_result> transport::write_all(asio::const_buffer bytes) {
-    if (tls_) co_return co_await asio::async_write(*tls_, bytes, use_tuple);
-    co_return co_await asio::async_write(socket_, bytes, use_tuple);
+    if (tls_) return asio::async_write(*tls_, bytes, use_tuple);
+    return asio::async_write(socket_, bytes, use_tuple);
 }
 
 }  // namespace redlock::redis::detail
