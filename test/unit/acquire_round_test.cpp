@@ -5,6 +5,7 @@
 #include "lock/acquire_round.hpp"
 
 #include "lock/replica_waits.hpp"
+#include "support/resp_values.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -305,12 +306,7 @@ BOOST_AUTO_TEST_CASE(a_fair_waiters_ticket_is_the_largest_of_a_quorum_and_hand_o
 
 BOOST_AUTO_TEST_CASE(a_grant_whose_replicas_fell_short_on_one_node_is_that_nodes_failure) {
     using redlock::detail::judge_replication;
-    auto acks = [](std::int64_t n) {
-        redlock::resp::value v;
-        v.kind = redlock::resp::type::integer;
-        v.integer = n;
-        return v;
-    };
+    const auto acks = redlock::test::integer_reply;
     BOOST_TEST(!judge_replication(acks(2), 2, 100ms, "").ec);
     const auto short_one = judge_replication(acks(1), 2, 100ms, "");
     BOOST_TEST((short_one.ec == error::not_replicated));

@@ -7,6 +7,7 @@
 #include "redis/script_call.hpp"
 #include "redis/tls_setup.hpp"
 #include "support/printing.hpp"
+#include "support/resp_values.hpp"
 #include <redlock/error.hpp>
 #include <redlock/resp/request.hpp>
 
@@ -25,15 +26,9 @@ using redlock::redis::detail::hello_request;
 using redlock::redis::detail::read_auth;
 using redlock::redis::detail::read_hello;
 using redlock::redis::detail::setup_plan;
+using redlock::test::error_reply;
 
 namespace {
-
-resp::value error_reply(std::string text) {
-    resp::value v;
-    v.kind = resp::type::error;
-    v.str = std::move(text);
-    return v;
-}
 
 resp::value text_reply(std::string text, resp::type kind = resp::type::bulk_string) {
     resp::value v;

@@ -4,6 +4,7 @@
 #include "lock/kinds/lock_kind.hpp"
 
 #include "scripts/scripts_gen.hpp"
+#include "support/resp_values.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -23,37 +24,12 @@ using redlock::detail::vote;
 namespace resp = redlock::resp;
 using redlock::error;
 namespace scripts = redlock::scripts;
+using redlock::test::bulk_reply;
+using redlock::test::error_reply;
+using redlock::test::integer_reply;
+using redlock::test::integers_reply;
 
 namespace {
-
-resp::value integer(std::int64_t i) {
-    resp::value v;
-    v.kind = resp::type::integer;
-    v.integer = i;
-    return v;
-}
-
-resp::value integers(std::initializer_list<std::int64_t> is) {
-    resp::value v;
-    v.kind = resp::type::array;
-    for (auto i : is)
-        v.elements.push_back(integer(i));
-    return v;
-}
-
-resp::value bulk(std::string s) {
-    resp::value v;
-    v.kind = resp::type::bulk_string;
-    v.str = std::move(s);
-    return v;
-}
-
-resp::value server_error(std::string s) {
-    resp::value v;
-    v.kind = resp::type::error;
-    v.str = std::move(s);
-    return v;
-}
 
 std::vector<std::string> args_of(const node_call& c) {
     return {c.args.begin(), c.args.begin() + static_cast<std::ptrdiff_t>(c.arg_count)};
@@ -123,14 +99,14 @@ BOOST_AUTO_TEST_CASE(a_plain_answer_is_a_grant_a_denial_with_the_holder_or_a_fai
     kind->acquire({"tok", {}, true, true, {}}, call);
 
     // nil: we took it; the WAIT reply comes with the grant.
-    std::vector<resp::value> granted{resp::value{}, integer(-2), integer(1)};
+    std::vector<resp::value> granted{resp::value{}, integer_reply(-2), integer_reply(1)};
     auto a = kind->read_acquire(call, {}, granted);
     BOOST_TEST((a.verdict == vote::granted));
     BOOST_REQUIRE(a.replica_acks != nullptr);
     BOOST_TEST(a.replica_acks->integer == 1);
 
     // Someone's token: denied, with the holder's PTTL and the value (maybe an earlier round's).
-    std::vector<resp::value> held{bulk("other"), integer(740), integer(1)};
+    std::vector<resp::value> held{bulk_reply("other"), integer_reply(740), integer_reply(1)};
     a = kind->read_acquire(call, {}, held);
     BOOST_TEST((a.verdict == vote::denied));
     BOOST_TEST(a.held_by == "other");
@@ -139,13 +115,14 @@ BOOST_AUTO_TEST_CASE(a_plain_answer_is_a_grant_a_denial_with_the_holder_or_a_fai
 
     // A reentrant lock's hash holds the key: another owner, not a broken node.
     std::vector<resp::value> wrongtype{
-        server_error("WRONGTYPE Operation against a key holding the wrong kind"), integer(500), integer(0)};
+        error_reply("WRONGTYPE Operation against a key holding the wrong kind"), integer_reply(500),
+        integer_reply(0)};
     a = kind->read_acquire(call, {}, wrongtype);
     BOOST_TEST((a.verdict == vote::denied));
     BOOST_TEST(a.held_by.empty());
 
     // Any other error reply is the node's failure, with its words.
-    std::vector<resp::value> oom{server_error("OOM command not allowed"), integer(0), integer(0)};
+    std::vector<resp::value> oom{error_reply("OOM command not allowed"), integer_reply(0), integer_reply(0)};
     a = kind->read_acquire(call, {}, oom);
     BOOST_TEST((a.verdict == vote::failed));
     BOOST_TEST((a.ec == error::server_error));
@@ -153,7 +130,7 @@ BOOST_AUTO_TEST_CASE(a_plain_answer_is_a_grant_a_denial_with_the_holder_or_a_fai
     BOOST_TEST(a.node_fault);
 
     // A reply SET never gives.
-    std::vector<resp::value> odd{integer(3), integer(0), integer(0)};
+    std::vector<resp::value> odd{integer_reply(3), integer_reply(0), integer_reply(0)};
     a = kind->read_acquire(call, {}, odd);
     BOOST_TEST((a.ec == error::unexpected_reply));
     BOOST_TEST(a.node_fault);
@@ -180,20 +157,20 @@ BOOST_AUTO_TEST_CASE(a_fenced_plain_round_runs_acquire_fenced_and_reads_its_fenc
     kind->acquire({"tok-1", {}, false, false, {}}, first);
     BOOST_TEST((args_of(first) == std::vector<std::string>{"tok-1", "800"}));
 
-    std::vector<resp::value> granted{integers({1, 17})};
+    std::vector<resp::value> granted{integers_reply({1, 17})};
     auto a = kind->read_acquire(call, {}, granted);
     BOOST_TEST((a.verdict == vote::granted));
     BOOST_TEST(a.fence.value_or(0) == 17);
-    std::vector<resp::value> denied{integers({0, 250})};
+    std::vector<resp::value> denied{integers_reply({0, 250})};
     a = kind->read_acquire(call, {}, denied);
     BOOST_TEST((a.verdict == vote::denied));
     BOOST_TEST(a.holder_pttl.value_or(0) == 250);
     BOOST_TEST(!a.fence);
-    std::vector<resp::value> short_reply{integers({1})};
+    std::vector<resp::value> short_reply{integers_reply({1})};
     a = kind->read_acquire(call, {}, short_reply);
     BOOST_TEST((a.ec == error::unexpected_reply));
     // A script's error reply reaches us as a failure with the server's words.
-    std::vector<resp::value> refused{server_error("NOPERM this user has no permissions")};
+    std::vector<resp::value> refused{error_reply("NOPERM this user has no permissions")};
     a = kind->read_acquire(call, error::server_error, refused);
     BOOST_TEST((a.ec == error::server_error));
     BOOST_TEST(a.detail == "NOPERM this user has no permissions");
@@ -208,18 +185,18 @@ BOOST_AUTO_TEST_CASE(a_reentrant_reentry_is_a_grant_and_another_owner_a_denial_w
     BOOST_TEST((keys_of(call) == std::vector<std::string>{keys.lock}));
     BOOST_TEST((args_of(call) == std::vector<std::string>{"worker-7", "tok-2", "3000", "tok-1"}));
 
-    std::vector<resp::value> entered{integer(2)};  // our owner, two deep
+    std::vector<resp::value> entered{integer_reply(2)};  // our owner, two deep
     BOOST_TEST((kind->read_acquire(call, {}, entered).verdict == vote::granted));
-    std::vector<resp::value> other{integer(-1200)};  // another owner, 1.2 s left
+    std::vector<resp::value> other{integer_reply(-1200)};  // another owner, 1.2 s left
     auto a = kind->read_acquire(call, {}, other);
     BOOST_TEST((a.verdict == vote::denied));
     BOOST_TEST(a.holder_pttl.value_or(0) == 1200);
-    std::vector<resp::value> no_expiry{integer(0)};  // held without expiry: no bound to wait by
+    std::vector<resp::value> no_expiry{integer_reply(0)};  // held without expiry: no bound to wait by
     a = kind->read_acquire(call, {}, no_expiry);
     BOOST_TEST((a.verdict == vote::denied));
     BOOST_TEST(!a.holder_pttl);
     // The script meets a plain lock's string: WRONGTYPE comes as the script's error.
-    std::vector<resp::value> wrongtype{server_error("WRONGTYPE Operation against a key")};
+    std::vector<resp::value> wrongtype{error_reply("WRONGTYPE Operation against a key")};
     a = kind->read_acquire(call, error::server_error, wrongtype);
     BOOST_TEST((a.verdict == vote::failed));
 
@@ -228,15 +205,15 @@ BOOST_AUTO_TEST_CASE(a_reentrant_reentry_is_a_grant_and_another_owner_a_denial_w
     node_call fenced;
     kind->acquire({"tok-2", {}, false, false, {}}, fenced);
     BOOST_TEST(fenced.key_count == 2u);
-    std::vector<resp::value> reentry{integers({2, 9, 0})};
+    std::vector<resp::value> reentry{integers_reply({2, 9, 0})};
     a = kind->read_acquire(fenced, {}, reentry);
     BOOST_TEST((a.verdict == vote::granted));
     BOOST_TEST(a.fence.value_or(0) == 9);
     BOOST_TEST(!a.numbered);
-    std::vector<resp::value> fresh{integers({1, 10, 1})};
+    std::vector<resp::value> fresh{integers_reply({1, 10, 1})};
     a = kind->read_acquire(fenced, {}, fresh);
     BOOST_TEST(a.numbered);
-    std::vector<resp::value> unfenced_shape{integer(1)};
+    std::vector<resp::value> unfenced_shape{integer_reply(1)};
     BOOST_TEST((kind->read_acquire(fenced, {}, unfenced_shape).ec == error::unexpected_reply));
 }
 
@@ -278,23 +255,23 @@ BOOST_AUTO_TEST_CASE(a_fair_round_carries_its_ticket_and_reads_the_place_the_nod
                                                           "none", "900", "2000", "wait", "tok-1"}));
 
     // Granted at the head, fence 5.
-    std::vector<resp::value> granted{integers({1, 0, 3, -1, 5})};
+    std::vector<resp::value> granted{integers_reply({1, 0, 3, -1, 5})};
     auto a = kind->read_acquire(call, {}, granted);
     BOOST_TEST((a.verdict == vote::granted));
     BOOST_TEST(a.fence.value_or(0) == 5);
     BOOST_REQUIRE(a.place.has_value());
     BOOST_TEST(a.place->ticket == 3);
     // Queued second, behind a holder with 400 ms left.
-    std::vector<resp::value> queued{integers({0, 400, 4, 1, 0})};
+    std::vector<resp::value> queued{integers_reply({0, 400, 4, 1, 0})};
     a = kind->read_acquire(call, {}, queued);
     BOOST_TEST((a.verdict == vote::denied));
     BOOST_TEST(a.holder_pttl.value_or(0) == 400);
     BOOST_TEST(a.place->rank == 1);
     // Free but not ours (another waiter heads the queue): no holder to time the wait by.
-    std::vector<resp::value> not_head{integers({0, 0, 4, 1, 0})};
+    std::vector<resp::value> not_head{integers_reply({0, 0, 4, 1, 0})};
     BOOST_TEST(!kind->read_acquire(call, {}, not_head).holder_pttl);
     // An unfenced reply shape to a fenced call is a broken answer, with no place read from it.
-    std::vector<resp::value> unfenced_shape{integers({1, 0, 3, 0})};
+    std::vector<resp::value> unfenced_shape{integers_reply({1, 0, 3, 0})};
     a = kind->read_acquire(call, {}, unfenced_shape);
     BOOST_TEST((a.ec == error::unexpected_reply));
     BOOST_TEST(!a.place);

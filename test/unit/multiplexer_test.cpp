@@ -2,6 +2,7 @@
 #include "redis/multiplexer.hpp"
 
 #include "support/printing.hpp"
+#include "support/resp_values.hpp"
 #include <redlock/error.hpp>
 #include <redlock/resp/request.hpp>
 
@@ -13,6 +14,9 @@
 using redlock::redis::exec_entry;
 using redlock::redis::multiplexer;
 namespace resp = redlock::resp;
+
+using redlock::test::error_reply;
+using redlock::test::integer_reply;
 
 namespace {
 
@@ -54,20 +58,6 @@ resp::value push(std::string kind, std::string channel) {
     return v;
 }
 
-resp::value error(std::string text) {
-    resp::value v;
-    v.kind = resp::type::error;
-    v.str = std::move(text);
-    return v;
-}
-
-resp::value integer(std::int64_t i) {
-    resp::value v;
-    v.kind = resp::type::integer;
-    v.integer = i;
-    return v;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(multiplexer_suite)
@@ -95,7 +85,7 @@ BOOST_AUTO_TEST_CASE(replies_are_matched_in_fifo_order) {
     m.add(c);
     m.prepare_write();
     for (int i = 1; i <= 4; ++i)
-        BOOST_TEST((m.on_reply(integer(i)) == multiplexer::reply_outcome::matched));
+        BOOST_TEST((m.on_reply(integer_reply(i)) == multiplexer::reply_outcome::matched));
     BOOST_TEST(a->completions == 1);
     BOOST_TEST(b->completions == 1);
     BOOST_TEST(c->completions == 1);
@@ -112,7 +102,7 @@ BOOST_AUTO_TEST_CASE(a_reply_may_arrive_before_the_write_completes) {
     auto a = entry("A");
     m.add(a);
     m.prepare_write();  // the write is still in flight when the reply comes
-    m.on_reply(integer(7));
+    m.on_reply(integer_reply(7));
     BOOST_TEST(a->completions == 1);
     BOOST_TEST(!a->result);
 }
@@ -126,7 +116,7 @@ BOOST_AUTO_TEST_CASE(cancelled_staged_request_is_never_written) {
     BOOST_TEST(a->completions == 1);
     BOOST_TEST(a->result == boost::asio::error::operation_aborted);
     BOOST_TEST(m.prepare_write() == "B");
-    m.on_reply(integer(1));
+    m.on_reply(integer_reply(1));
     BOOST_TEST(b->got.at(0).integer == 1);
     BOOST_TEST(!m.cancel(a, boost::asio::error::operation_aborted));  // already finished
     BOOST_TEST(a->completions == 1);
@@ -141,10 +131,10 @@ BOOST_AUTO_TEST_CASE(cancelled_written_request_has_its_reply_consumed_not_handed
     BOOST_TEST(m.cancel(a, redlock::error::request_timeout));
     BOOST_TEST(a->completions == 1);
     BOOST_TEST(a->result == redlock::error::request_timeout);
-    m.on_reply(integer(1));  // a's replies: dropped
-    m.on_reply(integer(2));
+    m.on_reply(integer_reply(1));  // a's replies: dropped
+    m.on_reply(integer_reply(2));
     BOOST_TEST(b->completions == 0);
-    m.on_reply(integer(3));  // b's reply
+    m.on_reply(integer_reply(3));  // b's reply
     BOOST_TEST(b->completions == 1);
     BOOST_TEST(b->got.at(0).integer == 3);
     BOOST_TEST(a->completions == 1);
@@ -163,7 +153,7 @@ BOOST_AUTO_TEST_CASE(connection_lost_fails_written_requests_and_keeps_unwritten_
     BOOST_TEST(b->result == redlock::error::reply_lost);
     BOOST_TEST(c->completions == 0);
     BOOST_TEST(m.prepare_write() == "C");  // retried on the next connection
-    m.on_reply(integer(9));
+    m.on_reply(integer_reply(9));
     BOOST_TEST(c->got.at(0).integer == 9);
 }
 
@@ -184,11 +174,11 @@ BOOST_AUTO_TEST_CASE(pushes_and_unsolicited_replies_are_reported) {
     resp::value push;
     push.kind = resp::type::push;
     BOOST_TEST((m.on_reply(std::move(push)) == multiplexer::reply_outcome::push));
-    BOOST_TEST((m.on_reply(integer(1)) == multiplexer::reply_outcome::unexpected));
+    BOOST_TEST((m.on_reply(integer_reply(1)) == multiplexer::reply_outcome::unexpected));
     auto a = entry("A");
     m.add(a);
     // Staged, not written: a reply now is still unexpected.
-    BOOST_TEST((m.on_reply(integer(1)) == multiplexer::reply_outcome::unexpected));
+    BOOST_TEST((m.on_reply(integer_reply(1)) == multiplexer::reply_outcome::unexpected));
     BOOST_TEST(a->completions == 0);
 }
 
@@ -200,11 +190,11 @@ BOOST_AUTO_TEST_CASE(a_completion_that_adds_a_request_does_not_corrupt_the_queue
     m.add(a);
     m.add(b);
     m.prepare_write();
-    m.on_reply(integer(1));
+    m.on_reply(integer_reply(1));
     BOOST_TEST(a->completions == 1);
     BOOST_TEST(m.prepare_write() == "F");
-    m.on_reply(integer(2));
-    m.on_reply(integer(3));
+    m.on_reply(integer_reply(2));
+    m.on_reply(integer_reply(3));
     BOOST_TEST(b->got.at(0).integer == 2);
     BOOST_TEST(follow_up->got.at(0).integer == 3);
 }
@@ -263,10 +253,10 @@ BOOST_AUTO_TEST_CASE(ten_thousand_interleaved_requests_keep_their_order) {
         m.prepare_write();
         // Answer only half of what is outstanding before the next batch is written.
         for (int i = 0; i < 50; ++i)
-            m.on_reply(integer(next_reply++));
+            m.on_reply(integer_reply(next_reply++));
     }
     while (m.awaiting_replies())
-        m.on_reply(integer(next_reply++));
+        m.on_reply(integer_reply(next_reply++));
     for (std::size_t i = 0; i < entries.size(); ++i) {
         BOOST_TEST_REQUIRE(entries[i]->completions == 1);
         BOOST_TEST_REQUIRE(entries[i]->got.at(0).integer == static_cast<std::int64_t>(i));
@@ -300,8 +290,8 @@ BOOST_AUTO_TEST_CASE(expire_times_out_overdue_entries_only_and_names_the_next_de
 
     // The timed-out staged entry is never written; the written one's reply is still consumed.
     BOOST_TEST(m.prepare_write() == "D");
-    m.on_reply(integer(1));  // A's, dropped
-    m.on_reply(integer(2));  // B's
+    m.on_reply(integer_reply(1));  // A's, dropped
+    m.on_reply(integer_reply(2));  // B's
     BOOST_TEST(written_later->got.at(0).integer == 2);
     BOOST_TEST(written_overdue->completions == 1);
     BOOST_TEST((m.expire(t0 + 1h, redlock::error::request_timeout) == exec_entry::time_point::max()));
@@ -339,7 +329,7 @@ BOOST_AUTO_TEST_CASE(a_subscription_is_answered_by_its_pushes_and_keeps_the_repl
     m.add(b);
     BOOST_TEST(m.prepare_write() == "ASUBB");
     BOOST_TEST(m.awaiting() == 3u);
-    BOOST_TEST((m.on_reply(integer(1)) == multiplexer::reply_outcome::matched));
+    BOOST_TEST((m.on_reply(integer_reply(1)) == multiplexer::reply_outcome::matched));
     // A message is routed, and confirms nothing; the confirmations are routed too.
     BOOST_TEST((m.on_reply(push("message", "x")) == multiplexer::reply_outcome::push));
     BOOST_TEST((m.on_reply(push("subscribe", "c1")) == multiplexer::reply_outcome::push));
@@ -348,7 +338,7 @@ BOOST_AUTO_TEST_CASE(a_subscription_is_answered_by_its_pushes_and_keeps_the_repl
     BOOST_TEST(sub->completions == 1);
     BOOST_TEST(!sub->result);
     BOOST_TEST(sub->got.empty());
-    BOOST_TEST((m.on_reply(integer(2)) == multiplexer::reply_outcome::matched));
+    BOOST_TEST((m.on_reply(integer_reply(2)) == multiplexer::reply_outcome::matched));
     BOOST_TEST(a->got.at(0).integer == 1);
     BOOST_TEST(b->got.at(0).integer == 2);
     BOOST_TEST(!m.awaiting_replies());
@@ -365,12 +355,12 @@ BOOST_AUTO_TEST_CASE(an_error_refusing_a_subscription_is_its_own_not_the_next_re
     m.add(unsub);
     m.add(c);
     m.prepare_write();
-    BOOST_TEST((m.on_reply(error("NOPERM no permissions to run the 'subscribe' command")) ==
+    BOOST_TEST((m.on_reply(error_reply("NOPERM no permissions to run the 'subscribe' command")) ==
                 multiplexer::reply_outcome::matched));
     BOOST_TEST(sub->completions == 1);
     BOOST_TEST(sub->got.at(0).str.starts_with("NOPERM"));
     BOOST_TEST(b->completions == 0);
-    m.on_reply(integer(2));
+    m.on_reply(integer_reply(2));
     BOOST_TEST(b->got.at(0).integer == 2);
     // A confirmation of another kind does not answer the UNSUBSCRIBE.
     BOOST_TEST((m.on_reply(push("subscribe", "c1")) == multiplexer::reply_outcome::push));
@@ -378,7 +368,7 @@ BOOST_AUTO_TEST_CASE(an_error_refusing_a_subscription_is_its_own_not_the_next_re
     m.on_reply(push("unsubscribe", "c1"));
     BOOST_TEST(unsub->completions == 1);
     BOOST_TEST(unsub->got.empty());
-    m.on_reply(integer(3));
+    m.on_reply(integer_reply(3));
     BOOST_TEST(c->got.at(0).integer == 3);
     BOOST_TEST(!m.awaiting_replies());
 }
