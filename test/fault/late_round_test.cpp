@@ -71,22 +71,6 @@ bool granted(const redlock::resp::value& v) {
     return v.kind == redlock::resp::type::array && !v.elements.empty() && v.elements[0].integer == 1;
 }
 
-// Takes and releases the lock "warm" until every node ran both: the client is then connected to
-// all of them with its scripts loaded, so only a test's own commands meet its faults. A quorum's
-// grant does not say so: the last node's handshake may still be under way (failed once in CI,
-// where node 2's connection was still handshaking when the test began dropping its replies).
-asio::awaitable<void> warm_up(redlock::client& c, const server_list& servers,
-                              const redlock::lock_options& o) {
-    auto warm = co_await c.async_acquire("warm", o, asio::use_awaitable);
-    co_await warm.async_release(asio::use_awaitable);
-    // The release is the last EVALSHA of the warm-up: where one ran and the key is gone, both did.
-    BOOST_TEST_REQUIRE(co_await eventually([&] {
-        for (const auto& s : servers)
-            if (command_calls(*s, "evalsha") == 0 || redlock::test::key_exists(*s, "warm")) return false;
-        return true;
-    }));
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(late_round_test)
@@ -155,7 +139,7 @@ BOOST_DATA_TEST_CASE(a_late_earlier_round_leaves_a_fair_hand_off_alone, data::ma
     };
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         // A connected with its scripts loaded: only the acquire's own commands are held.
-        co_await warm_up(a, servers, fair(0ms));
+        BOOST_TEST_REQUIRE(co_await redlock::test::warm_up_every_node(a, servers, fair(0ms)));
         auto holder = co_await h.async_acquire("r", fair(0ms), asio::use_awaitable);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return held_everywhere(servers, "r", holder); }));
 
@@ -230,7 +214,7 @@ BOOST_AUTO_TEST_CASE(a_straggler_of_the_final_round_frees_an_earlier_rounds_key)
     redlock::client a(ioc.get_executor(), proxied.config);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         // Connected, scripts loaded: only the acquire's own commands go through the proxies.
-        co_await warm_up(a, servers, redlock::test::options());
+        BOOST_TEST_REQUIRE(co_await redlock::test::warm_up_every_node(a, servers, redlock::test::options()));
         for (std::size_t i = 0; i < 2; ++i)
             servers[i]->command({"SET", redlock::test::lock_key("s"), "another-owner", "PX", "60000"});
 

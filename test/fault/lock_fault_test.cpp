@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_CASE(one_slow_node_of_five_does_not_delay_or_block_the_quorum) {
     cfg.nodes[2] = proxy.uri();
     redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto warm = co_await client.async_acquire("warm", options(10s, 1000ms), asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await redlock::test::warm_up_every_node(client, servers, options(10s, 1000ms)));
         proxy.set_reply_delay(1000ms);
         redlock::diagnostics diag;
         auto lease = co_await client.async_acquire("s5", options(10s, 200ms), diag, asio::use_awaitable);
@@ -267,8 +267,7 @@ BOOST_AUTO_TEST_CASE(a_fenced_reentrant_round_cancelled_while_its_holds_settle_l
     servers[0]->command({"HSET", key, "o", "me", "a:planted", "1", "f", "7"});
     servers[0]->command({"PEXPIRE", key, "60000"});
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto warm = co_await client.async_acquire("warm", options(10s, 1000ms), asio::use_awaitable);
-        co_await warm.async_release(asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await redlock::test::warm_up_every_node(client, servers, options(10s, 1000ms)));
         proxied.proxies[2]->hold_requests();
         auto o = options(60s, 30000ms);
         o.reentrant = true;
@@ -312,7 +311,7 @@ BOOST_AUTO_TEST_CASE(a_quorum_reached_after_the_validity_ran_out_is_validity_exp
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto warm = co_await client.async_acquire("warm", options(10s, 1000ms), asio::use_awaitable);
+        BOOST_TEST_REQUIRE(co_await redlock::test::warm_up_every_node(client, servers, options(10s, 1000ms)));
         for (auto& p : proxies)
             p->set_reply_delay(150ms);
         redlock::diagnostics diag;

@@ -215,6 +215,22 @@ inline boost::asio::awaitable<bool> eventually(std::function<bool()> condition,
     co_return true;
 }
 
+/// Takes and releases the lock "warm" and waits until every server ran both: `c` is then
+/// connected to all of them with its scripts loaded, so that only a test's own commands meet its
+/// faults. A quorum's grant does not say so: the last node's handshake may still be under way.
+/// Returns whether every server did within 5 s.
+inline boost::asio::awaitable<bool> warm_up_every_node(client& c, const server_list& servers,
+                                                       const lock_options& o) {
+    auto warm = co_await c.async_acquire("warm", o, boost::asio::use_awaitable);
+    co_await warm.async_release(boost::asio::use_awaitable);
+    // The release is the warm-up's last EVALSHA: where one ran and the key is gone, both did.
+    co_return co_await eventually([&] {
+        for (const auto& s : servers)
+            if (command_calls(*s, "evalsha") == 0 || key_exists(*s, "warm")) return false;
+        return true;
+    });
+}
+
 }  // namespace redlock::test
 
 #endif
