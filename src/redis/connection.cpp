@@ -34,7 +34,7 @@ using redlock::detail::complete_on_handler_executor;
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using detail::clock_type;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // RESP2 has no pushes: a subscribed connection's pub/sub answers are arrays whose first

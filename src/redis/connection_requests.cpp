@@ -19,7 +19,7 @@ using redlock::detail::complete_on_handler_executor;
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using detail::clock_type;
 using detail::connect_handler;
 using detail::exec_handler;
 

@@ -19,8 +19,8 @@ using redlock::detail::on_lease_event;
 namespace {
 
 constexpr lease_event all_events[] = {
-    lease_event::release_called,  lease_event::dropped,         lease_event::extend_confirmed,
-    lease_event::extend_denied,   lease_event::extend_too_late, lease_event::validity_passed,
+    lease_event::release_called,   lease_event::dropped,         lease_event::extend_confirmed,
+    lease_event::extend_denied,    lease_event::extend_too_late, lease_event::validity_passed,
     lease_event::max_hold_reached,
 };
 
