@@ -166,7 +166,7 @@ void acquire_op::on_answer(std::size_t node, acquire_answer a) {
         if (granted) late_split();
         return;
     }
-    round_.answered(node, granted);
+    if (!kind_->queues()) round_.answered(node, granted);  // a fair round recorded it above
     if (a.verdict == vote::failed) {
         if (a.node_fault) client_->metrics().node_failure(node, a.ec);
         count(node, vote::failed, a.ec, std::move(a.detail));
