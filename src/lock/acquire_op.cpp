@@ -11,18 +11,14 @@
 #include "lock/round_report.hpp"
 #include "lock/token.hpp"
 #include "lock/wait_policy.hpp"
-#include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
 
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
 #include <exception>
 #include <optional>
-#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,7 +52,6 @@ void acquire_op::start() {
     policy_.emplace(waits_ && options_.waiting == wait_strategy::notify, options_.fair, client_->node_count(),
                     options_.retry ? *options_.retry : client_->config().retry, options_.queue_timeout);
     node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
-    if (options_.fenced) fence_key_ = fence_key_for(keys());
     if (kind_->queues()) wake_channel_ = kind_->wake_channel();
     started_ = clock::now();
     deadline_ = started_ + options_.wait;
@@ -72,7 +67,7 @@ void acquire_op::cancel() {
     // won but still settles its fence holds the lock on a quorum. A fair waiter also holds
     // a place in the queue between attempts.
     if (round_.may_hold() || (round_.number() > 0 && kind_->queues() && waits_)) leave();
-    retry_timer_.cancel();
+    sleep_.end_now();
     finish(
         asio::error::operation_aborted, lease(),
         "acquire \"" + resource_ + "\": cancelled after " + std::to_string(round_.number()) + " attempt(s)");
@@ -96,51 +91,21 @@ void acquire_op::start_round() {
     policy_->round_started();
     report_.reset();
     client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);
-    round_request request{round_.token(), round_.previous_token(), policy_->notifies(), waits_, {}};
-    if (kind_->queues()) {
-        // Without a ticket yet, a single node numbers us itself ("local"); N > 1 nodes each
-        // hand out a number ("none"), and we take the largest of a quorum before we queue.
-        ticket_text_ = round_.ticket() != 0           ? std::to_string(round_.ticket())
-                       : round_.tally().quorum() == 1 ? std::string("local")
-                                                      : std::string("none");
-        request.ticket = ticket_text_;
-        policy_->queued_this_round(waits_ && ticket_text_ != "none");
-    }
+    const round_request request{round_.token(), round_.previous_token(), policy_->notifies(),
+                                waits_,         round_.ticket(),         round_.tally().quorum() == 1};
+    if (kind_->queues()) policy_->queued_this_round(waits_ && (request.ticket != 0 || request.single_node));
     call_.clear();
     kind_->acquire(request, call_);
-    send_round();
-}
-
-void acquire_op::send_round() {
-    const auto r = round_.number();
+    // A pipelined WAIT holds the node for up to replica_timeout.
+    const auto timeout = call_.wait_reply != 0 ? node_timeout_ + options_.replica_timeout : node_timeout_;
     for (std::size_t i = 0; i < client_->node_count(); ++i) {
-        if (call_.script) {
-            client_->eval_on(i, *call_.script, call_.key_span(), call_.arg_span(), node_timeout_,
-                             [self = shared_from_this(), r, i](error_code ec, resp::value v) {
-                                 self->on_reply(r, i, ec, std::span<const resp::value>(&v, 1));
-                             });
-            continue;
-        }
-        // A pipelined WAIT holds the node for up to replica_timeout.
-        const auto timeout = options_.replicas > 0 ? node_timeout_ + options_.replica_timeout : node_timeout_;
-        client_->node(i).async_exec(
-            call_.pipeline, timeout,
-            asio::bind_executor(client_->strand(), [self = shared_from_this(), r, i](
-                                                       error_code ec, std::vector<resp::value> replies) {
-                if (ec) self->client_->metrics().node_failure(i, ec);
-                self->on_reply(r, i, ec, replies);
-            }));
+        client_->call_on(i, call_, timeout,
+                         [self = shared_from_this(), r = round_.number(), i](
+                             error_code ec, std::span<const resp::value> replies) {
+                             if (r == self->round_.number())
+                                 self->on_answer(i, self->kind_->read_acquire(self->call_, ec, replies));
+                         });
     }
-}
-
-void acquire_op::on_reply(unsigned round, std::size_t node, error_code ec,
-                          std::span<const resp::value> replies) {
-    if (round != round_.number()) return;
-    if (!ec && replies.size() != call_.replies()) {
-        ec = error::unexpected_reply;
-        client_->metrics().node_failure(node, ec);
-    }
-    on_answer(node, kind_->read_acquire(call_, ec, replies));
 }
 
 bool acquire_op::counting(unsigned round) const {
@@ -172,8 +137,9 @@ void acquire_op::on_answer(std::size_t node, acquire_answer a) {
         count(node, vote::failed, a.ec, std::move(a.detail));
     } else if (granted) {
         round_.granted(node, a.fence, a.numbered);
-        if (a.replica_acks) {
-            count_replicated(node, *a.replica_acks);
+        if (auto& r = a.replication) {
+            if (r->ec == error::unexpected_reply) client_->metrics().node_failure(node, r->ec);
+            count(node, r->ec ? vote::failed : vote::granted, r->ec, std::move(r->detail));
         } else {
             count_grant(node);
         }
@@ -189,38 +155,37 @@ void acquire_op::on_answer(std::size_t node, acquire_answer a) {
 void acquire_op::note_place(queue_place place) {
     if (place.rank == 0) policy_->at_queue_head();
     // The round was decided before the ticket was known (see wait_policy::fair_wait): queue now.
-    if (round_.note_ticket(place.ticket, waits_) && sleeping_) retry_timer_.cancel();
+    if (round_.note_ticket(place.ticket, waits_)) sleep_.end_by(clock::now(), next_round_after_sleep());
 }
 
 void acquire_op::held_by_earlier_round(std::size_t node, const std::string& earlier) {
-    if (!left_) {
-        take_over(node, earlier);
+    node_call call;
+    if (left_) {
+        // The final round's straggler, after our release went out: a takeover now would write
+        // a full ttl that nobody releases. Free the earlier round's key.
+        kind_->release(earlier, false, call);
+        client_->send_call(call, only_node(node), client_->background_timeout(), {});
+        count(node, vote::failed, error::reply_lost, "held by an earlier round of ours, released");
         return;
     }
-    // The final round's straggler, after our release went out: a takeover now would write
-    // a full ttl that nobody releases. Free the earlier round's key.
-    node_call release;
-    kind_->release(earlier, false, release);
-    client_->send_call(release, only_node(node), client_->background_timeout(), {});
-    count(node, vote::failed, error::reply_lost, "held by an earlier round of ours, released");
-}
-
-void acquire_op::take_over(std::size_t node, const std::string& earlier) {
-    const auto ttl_text = std::to_string(options_.ttl.count());
-    std::string_view keys[] = {this->keys().lock};
-    std::string_view args[] = {earlier, round_.token(), ttl_text};
-    client_->eval_on(node, scripts::takeover, keys, args, node_timeout_,
-                     [self = shared_from_this(), r = round_.number(), node](error_code ec, resp::value v) {
-                         if (!self->counting(r)) return;
-                         if (ec) {
-                             self->count(node, vote::failed, ec, v.str);
-                         } else if (v.kind == resp::type::integer && v.integer == 1) {
-                             self->count_grant(node);
-                         } else {
-                             self->round_.contended();
-                             self->count(node, vote::denied, {}, {});
-                         }
-                     });
+    if (!kind_->take_over(earlier, round_.token(), call)) {
+        count(node, vote::denied, {}, {});
+        return;
+    }
+    client_->call_on(
+        node, call, node_timeout_,
+        [self = shared_from_this(), r = round_.number(), node](error_code ec,
+                                                               std::span<const resp::value> replies) {
+            if (!self->counting(r)) return;
+            if (ec) {
+                self->count(node, vote::failed, ec, replies.empty() ? "" : replies.front().str);
+            } else if (replies.front().kind == resp::type::integer && replies.front().integer == 1) {
+                self->count_grant(node);
+            } else {
+                self->round_.contended();
+                self->count(node, vote::denied, {}, {});
+            }
+        });
 }
 
 void acquire_op::count_grant(std::size_t node) {
@@ -228,53 +193,22 @@ void acquire_op::count_grant(std::size_t node) {
         count(node, vote::granted, {}, {});
         return;
     }
-    client_->replicas().wait(
-        node, options_.replicas, options_.replica_timeout, node_timeout_,
-        [self = shared_from_this(), r = round_.number(), node](error_code ec, const resp::value& acks) {
-            if (ec) self->client_->metrics().node_failure(node, ec);
+    client_->replicas().confirm(
+        node, options_.replicas, options_.replica_timeout, node_timeout_, "",
+        [self = shared_from_this(), r = round_.number(), node](replication_verdict v) {
             if (!self->counting(r)) return;
-            if (ec) {
-                self->count(node, vote::failed, ec, {});
-            } else {
-                self->count_replicated(node, acks);
-            }
+            self->count(node, v.ec ? vote::failed : vote::granted, v.ec, std::move(v.detail));
         });
 }
 
-void acquire_op::count_replicated(std::size_t node, const resp::value& acks) {
-    auto verdict = judge_replication(acks, options_.replicas, options_.replica_timeout, "");
-    if (verdict.ec == error::unexpected_reply) client_->metrics().node_failure(node, verdict.ec);
-    if (verdict.ec == error::not_replicated) replication_short_ = true;
-    if (verdict.ec) {
-        count(node, vote::failed, verdict.ec, std::move(verdict.detail));
-    } else {
-        count(node, vote::granted, {}, {});
-    }
-}
-
 void acquire_op::count(std::size_t node, vote v, error_code ec, std::string detail) {
-    // A node in restart quarantine may grant, but its grant does not count.
-    if (v == vote::granted && !client_->votes(node)) {
-        v = vote::failed;
-        ec = error::node_quarantined;
-        detail = client_->why_not_voting(node);
-    }
-    // A request that timed out waiting for a connection: the connection's own error (a
-    // refused password, a certificate that did not verify) says why.
-    if (v == vote::failed && ec == error::request_timeout && detail.empty()) {
-        auto& connection = client_->node(node);
-        if (!connection.is_connected()) {
-            const auto last = connection.last_error();
-            if (last.code) detail = "not connected: " + last.message;
-        }
-    }
+    if (ec == error::not_replicated) replication_short_ = true;
+    client_->admit(node, v, ec, detail);
     report_.record(node, v, ec, std::move(detail));
-    run(round_.count(node, v, outer_fence()));
-}
-
-std::uint64_t acquire_op::outer_fence() const {
-    if (!options_.fenced || !options_.reentrant) return 0;
-    return client_->holds().live_fence(keys().lock, options_.owner.str(), clock::now());
+    std::uint64_t outer_fence = 0;  // the fence of this client's live hold that the round may enter
+    if (options_.fenced && options_.reentrant)
+        outer_fence = client_->holds().live_fence(keys().lock, options_.owner.str(), clock::now());
+    run(round_.count(node, v, outer_fence));
 }
 
 void acquire_op::run(const step& s) {
@@ -300,16 +234,16 @@ void acquire_op::run(const step& s) {
 }
 
 void acquire_op::write_back(std::size_t node) {
-    const auto fence_text = std::to_string(round_.fence());
-    std::string_view keys[] = {this->keys().lock, fence_key_};
-    std::string_view args[] = {round_.token(), fence_text, kind_->owner()};
-    const std::span<const std::string_view> used_args(args, kind_->owner().empty() ? 2 : 3);
-    client_->eval_on(
-        node, scripts::fence_writeback, keys, used_args, node_timeout_,
-        [self = shared_from_this(), r = round_.number()](error_code ec, const resp::value& v) {
-            if (self->done_ || r != self->round_.number()) return;
-            self->run(self->round_.on_writeback(!ec && v.kind == resp::type::integer && v.integer == 1));
-        });
+    node_call call;
+    kind_->write_back_fence(round_.token(), round_.fence(), call);
+    client_->call_on(node, call, node_timeout_,
+                     [self = shared_from_this(), r = round_.number()](error_code ec,
+                                                                      std::span<const resp::value> replies) {
+                         if (self->done_ || r != self->round_.number()) return;
+                         const bool raised = !ec && replies.front().kind == resp::type::integer &&
+                                             replies.front().integer == 1;
+                         self->run(self->round_.on_writeback(raised));
+                     });
 }
 
 void acquire_op::grant(clock::time_point now) {
@@ -337,12 +271,7 @@ void acquire_op::succeed(clock::time_point now, clock::time_point valid_until, s
     client_->metrics().acquire_latency(now - started_);
     // The message costs more than the rest of a grant: build it only for a caller who asked.
     std::string message;
-    if (diag_) {
-        const auto left = std::chrono::duration_cast<milliseconds>(valid_until - now);
-        const std::string how = handed_over_to_us_ ? "handed over by the release" : "acquired";
-        message =
-            report_.summary(round_.tally(), how + ", validity left " + std::to_string(left.count()) + " ms");
-    }
+    if (diag_) message = report_.grant_summary(round_.tally(), handed_over_to_us_, valid_until - now);
     round_.succeeded();
     finish({}, lease(std::move(state)), std::move(message));
 }
@@ -370,24 +299,9 @@ void acquire_op::leave() {
 }
 
 void acquire_op::finish_failed(error_code cause) {
-    const auto& tally = round_.tally();
-    if (cause == error::not_acquired && tally.failed() > tally.nodes() - tally.quorum()) {
-        cause = error::quorum_unreachable;
-    }
-    if (cause == error::quorum_unreachable) cause = report_.unreachable_cause();
-    if (cause == error::not_acquired && waits_) cause = error::wait_timeout;
-    if (cause == error::quorum_unreachable && replication_short_) cause = error::not_replicated;
-    finish(cause, lease(), report_.summary(tally, describe(cause)));
-}
-
-std::string acquire_op::describe(error_code ec) {
-    if (ec == error::not_acquired) return "held by another owner";
-    if (ec == error::wait_timeout) return "still held by another owner when the wait ran out";
-    if (ec == error::quorum_unreachable) return "too many nodes failed or timed out";
-    if (ec == error::server_error) return "too many nodes refused the command";
-    if (ec == error::validity_expired) return "the quorum came after the validity ran out";
-    if (ec == error::not_replicated) return "too few replicas acknowledged the grant";
-    return ec.message();
+    const auto ec =
+        acquisition_error(cause, round_.tally(), report_.unreachable_cause(), waits_, replication_short_);
+    finish(ec, lease(), report_.summary(round_.tally(), describe_acquisition_error(ec)));
 }
 
 void acquire_op::finish(error_code ec, lease l, std::string message) {

@@ -6,13 +6,14 @@
 #include "lock/cancel_on_slot.hpp"
 #include "lock/client_state.hpp"
 #include "lock/kinds/lock_kind.hpp"
+#include "lock/release_listener.hpp"
+#include "lock/retry_sleep.hpp"
 #include "lock/round_report.hpp"
 #include "lock/wait_policy.hpp"
 #include <redlock/diagnostics.hpp>
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
 
-#include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -28,10 +29,10 @@ namespace redlock::detail {
 
 /// One async_acquire: the I/O shell around the pure pieces. The lock's kind builds each round's
 /// calls and reads the answers (kinds/), acquire_round counts them and decides, wait_policy says
-/// how to wait between rounds; this class sends, listens, keeps the retry timer and hands a won
-/// round to its lease (lease_grant). Its rounds are in acquire_op.cpp, its waits between them
-/// in acquire_waiting.cpp. On the client's strand.
-class acquire_op : public std::enable_shared_from_this<acquire_op> {
+/// how to wait between rounds; this class sends, listens, sleeps and hands a won round to its
+/// lease (lease_grant). Its rounds are in acquire_op.cpp, its waits between them in
+/// acquire_waiting.cpp. On the client's strand.
+class acquire_op final : public std::enable_shared_from_this<acquire_op>, public release_waiter {
     using error_code = boost::system::error_code;
     using clock = std::chrono::steady_clock;
     using milliseconds = std::chrono::milliseconds;
@@ -45,7 +46,7 @@ public:
           options_(std::move(options)),
           diag_(diag),
           handler_(std::move(handler)),
-          retry_timer_(client_->strand()),
+          sleep_(client_->strand()),
           report_(*client_, "acquire", resource_),
           round_(client_->node_count(), options_.fenced) {}
 
@@ -54,6 +55,24 @@ public:
 
     void start();
     void cancel();
+
+    // --- what wakes a waiter (acquire_waiting.cpp; see release_waiter) ----------------------------
+    // Woken by a release message (or told to try again): try now rather than at the end of
+    // the wait, or soon (see wait_policy::after_release).
+    void on_released() override;
+    // fair.lua handed the lock over to our place on `node`: a release found us at the head of
+    // its queue, with the hand-off that our round `round_token` registered when it was refused
+    // there. The lock is ours without a round trip once a quorum has handed it over, while we
+    // wait after that very round (whose start bounds when the hand-off was registered) with
+    // its cleanups done. Any other hand-off wakes us: the next round takes it over.
+    void on_handoff(std::size_t node, std::string_view round_token) override;
+    // If we sleep, our last round may have run on a node before the SUBSCRIBE: try once more.
+    // While a round is on its way, no: a node writes its replies in the order it runs the
+    // commands, so that round most likely ran after it.
+    void on_subscribed() override;
+    // From now on we wait as wait_strategy::spin does (the retry backoff), and the refusal is
+    // in the message of the acquire's diagnostics.
+    void on_subscription_refused(std::string_view why) override;
 
 private:
     // --- rounds (acquire_op.cpp) -----------------------------------------------------------------
@@ -64,105 +83,56 @@ private:
     [[nodiscard]] const resource_keys& keys() const { return kind_->keys(); }
 
     void start_round();
-    void send_round();
-
-    // A node's answer to round `round`, read by the lock's kind.
-    void on_reply(unsigned round, std::size_t node, error_code ec, std::span<const resp::value> replies);
     [[nodiscard]] bool counting(unsigned round) const;
+    // A node's answer to the current round, read by the lock's kind.
     void on_answer(std::size_t node, acquire_answer a);
     void note_place(queue_place place);
-
-    // The key holds the token of an earlier round of ours whose reply was lost.
+    // The key holds the token of an earlier round of ours whose reply was lost: take it over
+    // (lock_kind::take_over), or free it once our final release went out.
     void held_by_earlier_round(std::size_t node, const std::string& earlier);
-
-    // Its cleanup has not arrived: takeover.lua puts this round's token in its place, with the
-    // full ttl from now, so that the late cleanup deletes nothing.
-    void take_over(std::size_t node, const std::string& earlier);
-
     // A granting node's vote; with lock_options::replicas, once WAIT says enough replicas have
     // the grant (a second round trip: WAIT cannot run inside the script).
     void count_grant(std::size_t node);
-
-    // The reply to WAIT after node `node` granted.
-    void count_replicated(std::size_t node, const resp::value& acks);
     void count(std::size_t node, vote v, error_code ec, std::string detail);
-
-    // The fence of this client's live hold of our owner on the resource; 0 if none.
-    [[nodiscard]] std::uint64_t outer_fence() const;
-
     // Executes what the round asks.
     void run(const step& s);
-
-    // fence_writeback.lua on `node`: raise its counter to our fence where our token holds the lock.
+    // Raises node `node`'s fence counter to ours where our token holds the lock.
     void write_back(std::size_t node);
-
     // The quorum holds the lock: a lease if the validity left is enough.
     void grant(clock::time_point now);
     void succeed(clock::time_point now, clock::time_point valid_until, std::size_t nodes_granted,
                  bool extend_now = false);
-
     void dequeue(const std::vector<bool>& nodes);
     [[nodiscard]] std::vector<bool> only_node(std::size_t node) const;
-
     // Releases whatever this attempt may hold; a fair waiter also leaves the queue, on every
     // node, and wakes the next waiter if the lock is free.
     void leave();
     void finish_failed(error_code cause);
-    static std::string describe(error_code ec);
     void finish(error_code ec, lease l, std::string message);
 
     // --- between rounds (acquire_waiting.cpp) -----------------------------------------------------
     // A lost round: give up, or clean up and sleep until the next one.
     void fail_round(error_code cause);
-
     // A grant that came after the round was lost to denials: the round was split after all
     // (see wait_policy::after_late_split). The round's cleanup went to this node too.
     void late_split();
-
-    // Woken by a release message (or told to try again): try now rather than at the end of
-    // the wait, or soon (see wait_policy::after_release).
-    void on_released();
-
-    // Our channel's subscription is in place on every node now. If we sleep, our last round
-    // may have run on a node before the SUBSCRIBE (they go on two connections), and a release
-    // in between was not heard: try once more. While a round is on its way, no: a node writes
-    // its replies in the order it runs the commands, so that round most likely ran after it.
-    void on_subscribed();
-
-    // fair.lua handed the lock over to our place on `node`: a release found us at the head of
-    // its queue, with the hand-off that our round `round_token` registered when it was refused
-    // there. The lock is ours without a round trip once a quorum has handed it over, while we
-    // wait after that very round (whose start bounds when the hand-off was registered) with
-    // its cleanups done. Any other hand-off wakes us: the next round takes it over.
-    void on_handoff(std::size_t node, std::string_view round_token);
-
-    // Ends the current wait now; its timer's handler is stale.
-    void wake_now();
-
-    // Ends the current wait at `at` if that is sooner than it would end.
-    void wake_by(clock::time_point at);
-
-    // Each wait has a generation: a handler of an earlier wait (cancelled by a re-arm) does nothing.
-    void wait_for_retry_timer();
+    // What runs when a sleep ends by its timer.
+    [[nodiscard]] auto next_round_after_sleep() {
+        return [self = shared_from_this()] { self->maybe_next_round(); };
+    }
     // Starts the next round once the sleep and this round's cleanups are over.
     void maybe_next_round();
     void listen_on(wait_policy::channel channel);
-
     // Registers for the next wake-up on `channel` before the next try, then drops the last
     // registration: the channel stays subscribed throughout.
     void listen_on(const std::string& channel);
-
-    // A node refused our channel's SUBSCRIBE: no release message will wake us. From now on we
-    // wait as wait_strategy::spin does (the retry backoff), and the refusal is in the message
-    // of the acquire's diagnostics.
-    void on_subscription_refused(std::string_view why);
 
     std::shared_ptr<client_state> client_;
     std::string resource_;
     lock_options options_;
     diagnostics* diag_;
     acquire_handler handler_;
-    boost::asio::steady_timer retry_timer_;
+    retry_sleep sleep_;
     round_report report_;
     acquire_round round_;
 
@@ -170,21 +140,17 @@ private:
     std::optional<wait_policy> policy_;
     bool waits_ = false;  // lock_options::wait > 0
     milliseconds node_timeout_{0};
-    std::string fence_key_;     // a fenced lock's counter
     std::string wake_channel_;  // a fair waiter's own channel
     clock::time_point started_;
     clock::time_point deadline_;
 
     node_call call_;                    // the current round's acquire, which its replies are read against
-    std::string ticket_text_;           // the current round's ticket argument (a fair lock)
     std::string subscription_refused_;  // for the diagnostics (on_subscription_refused)
     bool replication_short_ = false;
     bool handed_over_to_us_ = false;  // the lease came from hand-offs, not from a round
     release_listener::waiter_id waiter_ = 0;
     const std::string* waiter_channel_ = nullptr;  // keys().released or wake_channel_
-    unsigned wait_generation_ = 0;
-    bool sleeping_ = false;
-    bool left_ = false;  // leave() sent the acquisition's final release
+    bool left_ = false;                            // leave() sent the acquisition's final release
     int cleanups_pending_ = 0;
     bool done_ = false;
 };

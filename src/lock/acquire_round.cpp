@@ -6,6 +6,8 @@
 
 namespace redlock::detail {
 
+using boost::system::error_code;
+
 void acquire_round::begin(std::string token, clock::time_point t0) {
     // The tokens of the latest few rounds: a lock still holding one is ours to take over.
     constexpr std::size_t kept = 8;
@@ -160,6 +162,27 @@ std::vector<bool> acquire_round::refused() const {
     for (std::size_t i = 0; i < nodes_; ++i)
         refused[i] = !granted_[i] && answered_[i];
     return refused;
+}
+
+error_code acquisition_error(error_code cause, const vote_tally& tally, error_code unreachable, bool waited,
+                             bool replication_short) {
+    if (cause == error::not_acquired && tally.failed() > tally.nodes() - tally.quorum()) {
+        cause = error::quorum_unreachable;
+    }
+    if (cause == error::quorum_unreachable) cause = unreachable;
+    if (cause == error::not_acquired && waited) cause = error::wait_timeout;
+    if (cause == error::quorum_unreachable && replication_short) cause = error::not_replicated;
+    return cause;
+}
+
+std::string describe_acquisition_error(error_code ec) {
+    if (ec == error::not_acquired) return "held by another owner";
+    if (ec == error::wait_timeout) return "still held by another owner when the wait ran out";
+    if (ec == error::quorum_unreachable) return "too many nodes failed or timed out";
+    if (ec == error::server_error) return "too many nodes refused the command";
+    if (ec == error::validity_expired) return "the quorum came after the validity ran out";
+    if (ec == error::not_replicated) return "too few replicas acknowledged the grant";
+    return ec.message();
 }
 
 }  // namespace redlock::detail

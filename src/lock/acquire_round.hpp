@@ -145,6 +145,18 @@ private:
     std::size_t round_heard_ = 0;
 };
 
+/// The error of an acquisition that gave up after its final round was lost for `cause`:
+/// not_acquired with more nodes failed than a quorum can spare is quorum_unreachable, and that
+/// is `unreachable` (round_report::unreachable_cause: server_error when every failed node
+/// refused the command), or not_replicated when a grant lacked its replicas
+/// (`replication_short`); not_acquired after a wait (`waited`) is wait_timeout.
+[[nodiscard]] boost::system::error_code acquisition_error(boost::system::error_code cause,
+                                                          const vote_tally& tally,
+                                                          boost::system::error_code unreachable, bool waited,
+                                                          bool replication_short);
+/// What such an error means, for the acquire's diagnostics.
+[[nodiscard]] std::string describe_acquisition_error(boost::system::error_code ec);
+
 }  // namespace redlock::detail
 
 #endif

@@ -4,15 +4,10 @@
 #include "lock/acquire_op_impl.hpp"
 #include <redlock/error.hpp>
 
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/post.hpp>
-
 #include <algorithm>
 #include <random>
 
 namespace redlock::detail {
-
-namespace asio = boost::asio;
 
 void acquire_op::fail_round(error_code cause) {
     const auto now = clock::now();
@@ -41,28 +36,26 @@ void acquire_op::fail_round(error_code cause) {
                                self->maybe_next_round();
                            });
     }
-    sleeping_ = true;
     const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
     const auto next = policy_->after_failed_round(cause, round_.tally().granted() > 0, round_.ticket() != 0,
                                                   time_left, client_->rng());
     // Registered before the wait begins, so that no message is missed.
     listen_on(next.listen);
-    retry_timer_.expires_after(next.delay);
-    wait_for_retry_timer();
+    sleep_.sleep_for(next.delay, next_round_after_sleep());
 }
 
 void acquire_op::late_split() {
-    if (done_ || !sleeping_) return;
+    if (done_ || !sleep_.sleeping()) return;
     const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - clock::now());
     if (auto next = policy_->after_late_split(time_left, client_->rng())) {
         listen_on(next->listen);
-        wake_by(clock::now() + next->delay);
+        sleep_.end_by(clock::now() + next->delay, next_round_after_sleep());
     }
 }
 
 void acquire_op::on_released() {
     if (done_) return;
-    if (!sleeping_) {
+    if (!sleep_.sleeping()) {
         // The release came while our try was on its way: if the try fails, it may have
         // been refused before the release; try once more at once.
         policy_->woken_during_round();
@@ -71,16 +64,16 @@ void acquire_op::on_released() {
     const auto wake = policy_->after_release();
     if (wake.at_once) {
         // From here: a hop through the timer's completion would add a turn of the event loop.
-        wake_now();
+        sleep_.end_now();
         maybe_next_round();
         return;
     }
     std::uniform_int_distribution<clock::rep> pick(0, wake.within.count());
-    wake_by(clock::now() + clock::duration(pick(client_->rng())));
+    sleep_.end_by(clock::now() + clock::duration(pick(client_->rng())), next_round_after_sleep());
 }
 
 void acquire_op::on_subscribed() {
-    if (done_ || !sleeping_) return;
+    if (done_ || !sleep_.sleeping()) return;
     on_released();
 }
 
@@ -88,7 +81,7 @@ void acquire_op::on_handoff(std::size_t node, std::string_view round_token) {
     if (done_) return;
     // With lock_options::replicas a hand-off is taken by the next round, whose grant waits
     // for the replicas: a WAIT of ours would not cover the releaser's write.
-    if (!sleeping_ || cleanups_pending_ > 0 || round_token != round_.token() ||
+    if (!sleep_.sleeping() || cleanups_pending_ > 0 || round_token != round_.token() ||
         node >= client_->node_count() || options_.replicas > 0) {
         on_released();
         return;
@@ -103,39 +96,18 @@ void acquire_op::on_handoff(std::size_t node, std::string_view round_token) {
     if (verdict.what == handoff_verdict::action::wait_for_more) {
         // The other nodes' releases come within about a round of ours; if they do not (a
         // message lost, another head there), the next round takes over what we have.
-        wake_by(now + policy_->split_spread());
+        sleep_.end_by(now + policy_->split_spread(), next_round_after_sleep());
         return;
     }
     if (verdict.what == handoff_verdict::action::try_round) {
         on_released();  // a round takes it over with the full ttl
         return;
     }
-    wake_now();
+    sleep_.end_now();
     handed_over_to_us_ = true;
     // The nodes that did not hand over still queue us: succeed() takes us out there.
     round_.take_handoff(kind_->place());
     succeed(now, now + verdict.left, handed, verdict.extend_now);
-}
-
-void acquire_op::wake_now() {
-    ++wait_generation_;
-    retry_timer_.cancel();
-    sleeping_ = false;
-}
-
-void acquire_op::wake_by(clock::time_point at) {
-    if (at >= retry_timer_.expiry()) return;
-    retry_timer_.expires_at(at);  // cancels the current wait: its handler is now stale
-    wait_for_retry_timer();
-}
-
-void acquire_op::wait_for_retry_timer() {
-    retry_timer_.async_wait(asio::bind_executor(
-        client_->strand(), [self = shared_from_this(), gen = ++wait_generation_](error_code) {
-            if (gen != self->wait_generation_) return;
-            self->sleeping_ = false;
-            self->maybe_next_round();
-        }));
 }
 
 void acquire_op::listen_on(wait_policy::channel channel) {
@@ -146,36 +118,19 @@ void acquire_op::listen_on(wait_policy::channel channel) {
 void acquire_op::listen_on(const std::string& channel) {
     auto& listener = client_->listener();
     const auto previous = waiter_;
-    waiter_ = listener.add(channel, [weak = weak_from_this()](std::size_t node, std::string_view payload) {
-        auto self = weak.lock();
-        if (!self) return;
-        if (payload.starts_with(handoff_prefix)) {
-            self->on_handoff(node, payload.substr(handoff_prefix.size()));
-        } else if (payload.starts_with(refused_prefix)) {
-            self->on_subscription_refused(payload.substr(refused_prefix.size()));
-        } else if (payload == subscribed_notice) {
-            self->on_subscribed();
-        } else {
-            self->on_released();
-        }
-    });
+    waiter_ = listener.add(channel, weak_from_this());
     if (previous != 0) listener.remove(channel, previous);
     waiter_channel_ = &channel;
-    // Not from here: our caller is about to start the wait that the refusal would end.
-    if (const auto* why = listener.refusal(channel)) {
-        asio::post(client_->strand(),
-                   [self = shared_from_this(), why = *why] { self->on_subscription_refused(why); });
-    }
 }
 
 void acquire_op::on_subscription_refused(std::string_view why) {
     if (done_ || !policy_->subscription_refused()) return;
     subscription_refused_ = "; waited by polling: a node refused the SUBSCRIBE (" + std::string(why) + ")";
-    if (sleeping_) on_released();
+    if (sleep_.sleeping()) on_released();
 }
 
 void acquire_op::maybe_next_round() {
-    if (!done_ && !sleeping_ && cleanups_pending_ == 0) start_round();
+    if (!done_ && !sleep_.sleeping() && cleanups_pending_ == 0) start_round();
 }
 
 }  // namespace redlock::detail

@@ -118,36 +118,74 @@ std::chrono::milliseconds client_state::background_timeout() const noexcept {
     return std::max(cfg_.node_timeout, cfg_.connect_timeout);
 }
 
-void client_state::send_call(const node_call& call, const std::vector<bool>& nodes,
-                             std::chrono::milliseconds timeout, node_reply on_reply) {
-    // Only an acquire's round is a pipeline, and it is sent by the acquire operation.
-    if (!call.script) return;
-    send_script(*call.script, call.key_span(), call.arg_span(), nodes, timeout, std::move(on_reply));
-}
-
-void client_state::send_extend(const resource_keys& keys, const std::string& token, std::string_view owner,
-                               std::chrono::milliseconds ttl, const std::vector<bool>& nodes,
-                               std::chrono::milliseconds timeout, node_reply on_reply) {
-    auto shared = std::make_shared<node_reply>(std::move(on_reply));
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        if (i >= nodes.size() || !nodes[i]) continue;
-        extends_.add(i, keys.lock, token, std::string(owner), std::to_string(ttl.count()), timeout,
-                     [shared, i](boost::system::error_code ec, resp::value v) {
-                         if (*shared) (*shared)(i, ec, std::move(v));
-                     });
+void client_state::admit(std::size_t node, vote& v, boost::system::error_code& ec, std::string& detail) {
+    if (v == vote::granted && !votes(node)) {
+        v = vote::failed;
+        ec = error::node_quarantined;
+        detail = why_not_voting(node);
+    }
+    if (v == vote::failed && ec == error::request_timeout && detail.empty()) {
+        auto& connection = *nodes_[node];
+        if (!connection.is_connected()) {
+            const auto last = connection.last_error();
+            if (last.code) detail = "not connected: " + last.message;
+        }
     }
 }
 
-void client_state::send_script(const redis::script& s, std::span<const std::string_view> keys,
-                               std::span<const std::string_view> args, const std::vector<bool>& nodes,
-                               std::chrono::milliseconds timeout, node_reply on_reply) {
+void client_state::call_on(std::size_t node, const node_call& call, std::chrono::milliseconds timeout,
+                           call_reply on_reply) {
+    if (call.script) {
+        eval_on(node, *call.script, call.key_span(), call.arg_span(), timeout,
+                [on_reply = std::move(on_reply)](boost::system::error_code ec, resp::value v) {
+                    if (on_reply) on_reply(ec, std::span<const resp::value>(&v, 1));
+                });
+        return;
+    }
+    nodes_[node]->async_exec(
+        call.pipeline, timeout,
+        boost::asio::bind_executor(
+            strand_, [self = shared_from_this(), node, owed = call.replies(), on_reply = std::move(on_reply)](
+                         boost::system::error_code ec, std::vector<resp::value> replies) {
+                if (!ec && replies.size() != owed) ec = error::unexpected_reply;
+                if (ec) self->metrics_.node_failure(node, ec);
+                if (on_reply) on_reply(ec, replies);
+            }));
+}
+
+void client_state::send_call(const node_call& call, const std::vector<bool>& nodes,
+                             std::chrono::milliseconds timeout, node_reply on_reply) {
     // One shared callback for all nodes: the replies come back on the strand, one at a time.
-    auto shared = std::make_shared<node_reply>(std::move(on_reply));
+    auto shared = on_reply ? std::make_shared<node_reply>(std::move(on_reply)) : nullptr;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (i >= nodes.size() || !nodes[i]) continue;
-        eval_on(i, s, keys, args, timeout, [shared, i](boost::system::error_code ec, resp::value v) {
-            if (*shared) (*shared)(i, ec, std::move(v));
-        });
+        call_reply each;
+        if (shared) {
+            each = [shared, i](boost::system::error_code ec, std::span<const resp::value> replies) {
+                (*shared)(i, ec, replies.empty() ? resp::value{} : replies.front());
+            };
+        }
+        call_on(i, call, timeout, std::move(each));
+    }
+}
+
+void client_state::send_extend(const lock_kind& kind, const std::string& token, std::chrono::milliseconds ttl,
+                               const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
+                               node_reply on_reply) {
+    if (!kind.extends_in_batches()) {
+        node_call extend;
+        kind.extend(token, ttl, extend);
+        send_call(extend, nodes, timeout, std::move(on_reply));
+        return;
+    }
+    auto shared = std::make_shared<node_reply>(std::move(on_reply));
+    const auto ttl_text = std::to_string(ttl.count());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        if (i >= nodes.size() || !nodes[i]) continue;
+        extends_.add(i, kind.keys().lock, token, ttl_text, timeout,
+                     [shared, i](boost::system::error_code ec, resp::value v) {
+                         if (*shared) (*shared)(i, ec, std::move(v));
+                     });
     }
 }
 

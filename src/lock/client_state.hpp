@@ -67,15 +67,22 @@ public:
     /// A uniformly random retry delay; strand only.
     std::mt19937_64& rng() noexcept { return rng_; }
 
-    /// Sends `call` (built by a lock's kind) to the nodes flagged in `nodes`. `on_reply` may be
-    /// empty; it gets a script's reply, or a pipeline's first.
+    /// A node's replies to a node_call: as many as the call owes, or the failure.
+    using call_reply = std::function<void(boost::system::error_code, std::span<const resp::value> replies)>;
+    /// Sends `call` (built by a lock's kind) to node `node`; `on_reply` runs on the strand. A
+    /// server error reply to a script is error::server_error (with the reply), a pipeline
+    /// answered with a wrong number of replies error::unexpected_reply. Counts node failures.
+    void call_on(std::size_t node, const node_call& call, std::chrono::milliseconds timeout,
+                 call_reply on_reply);
+    /// call_on() on each node flagged in `nodes`. `on_reply` may be empty; it gets a script's
+    /// reply, or a pipeline's first.
     void send_call(const node_call& call, const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
                    node_reply on_reply);
-    /// Runs the token-checked extend script (PEXPIRE ttl) on the flagged nodes. Extends of many
-    /// leases queued within a few milliseconds go to each node as one batched script call.
-    void send_extend(const resource_keys& keys, const std::string& token, std::string_view owner,
-                     std::chrono::milliseconds ttl, const std::vector<bool>& nodes,
-                     std::chrono::milliseconds timeout, node_reply on_reply);
+    /// Extends the hold of `token` by `ttl` on the flagged nodes, by the call `kind` builds.
+    /// The extends of many leases queued within a few milliseconds go to each node as one
+    /// batched script call, where the kind allows it.
+    void send_extend(const lock_kind& kind, const std::string& token, std::chrono::milliseconds ttl,
+                     const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply);
     /// The timeout of releases nobody waits for (failed attempts, cancelled acquires, dropped
     /// leases): long enough to ride out a reconnect, since a missed release holds the resource
     /// until its ttl runs out.
@@ -89,6 +96,10 @@ public:
     [[nodiscard]] std::string same_server_nodes() const;
     /// Why it does not vote, for messages; empty if it does.
     [[nodiscard]] std::string why_not_voting(std::size_t node) const;
+    /// Node `node`'s vote `v` as it counts: a grant of a node in restart quarantine fails; a
+    /// request that timed out waiting for a connection says the connection's own error (a
+    /// refused password, a certificate that did not verify).
+    void admit(std::size_t node, vote& v, boost::system::error_code& ec, std::string& detail);
     /// The quarantine state of every node; null with client_config::restart_quarantine off.
     [[nodiscard]] const std::shared_ptr<node_health_board>& health() const noexcept { return health_; }
 
@@ -99,10 +110,6 @@ public:
                  std::function<void(boost::system::error_code, resp::value)> on_reply);
 
 private:
-    void send_script(const redis::script& s, std::span<const std::string_view> keys,
-                     std::span<const std::string_view> args, const std::vector<bool>& nodes,
-                     std::chrono::milliseconds timeout, node_reply on_reply);
-
     boost::asio::any_io_executor ex_;
     boost::asio::strand<boost::asio::any_io_executor> strand_;
     client_config cfg_;

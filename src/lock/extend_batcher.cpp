@@ -14,14 +14,8 @@ using boost::system::error_code;
 extend_batcher::extend_batcher(client_state& client, std::size_t nodes)
     : client_(client), queues_(nodes), timer_(client.strand()) {}
 
-void extend_batcher::add(std::size_t node, std::string key, std::string token, std::string owner,
-                         std::string ttl_text, std::chrono::milliseconds timeout, reply_fn on_reply) {
-    if (!owner.empty()) {
-        std::string_view keys[] = {key};
-        std::string_view args[] = {owner, token, ttl_text};
-        client_.eval_on(node, scripts::extend_reentrant, keys, args, timeout, std::move(on_reply));
-        return;
-    }
+void extend_batcher::add(std::size_t node, std::string key, std::string token, std::string ttl_text,
+                         std::chrono::milliseconds timeout, reply_fn on_reply) {
     queues_[node].push_back(
         {std::move(key), std::move(token), std::move(ttl_text), timeout, std::move(on_reply)});
     if (armed_) return;

@@ -32,8 +32,9 @@ public:
 
     extend_batcher(client_state& client, std::size_t nodes);
 
-    /// `owner` empty: a plain lock; else a reentrant lock's owner (those extends go out singly).
-    void add(std::size_t node, std::string key, std::string token, std::string owner, std::string ttl_text,
+    /// The extend.lua call of the lease whose token `token` holds `key` on node `node`, to
+    /// be sent alone or in a batch.
+    void add(std::size_t node, std::string key, std::string token, std::string ttl_text,
              std::chrono::milliseconds timeout, reply_fn on_reply);
 
 private:

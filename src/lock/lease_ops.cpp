@@ -117,8 +117,8 @@ public:
             lose(lease_event::extend_too_late, error::lock_lost, "the validity had already run out");
             return;
         }
-        client_->send_extend(state_->kind->keys(), state_->token, state_->kind->owner(), ttl_, all_nodes(),
-                             state_->node_timeout, reply_handler());
+        client_->send_extend(*state_->kind, state_->token, ttl_, all_nodes(), state_->node_timeout,
+                             reply_handler());
     }
 
 private:
@@ -129,16 +129,10 @@ private:
             count(node, vote::granted, {}, {});
             return;
         }
-        client_->replicas().wait(
-            node, state_->replicas, state_->replica_timeout, state_->node_timeout,
-            [self = std::static_pointer_cast<extend_op>(shared_from_this()), node](error_code ec,
-                                                                                   const resp::value& acks) {
-                if (ec) {
-                    self->count(node, vote::failed, ec, "WAIT: " + ec.message());
-                    return;
-                }
-                auto verdict = judge_replication(acks, self->state_->replicas, self->state_->replica_timeout,
-                                                 "the extend");
+        client_->replicas().confirm(
+            node, state_->replicas, state_->replica_timeout, state_->node_timeout, "the extend",
+            [self = std::static_pointer_cast<extend_op>(shared_from_this()),
+             node](replication_verdict verdict) {
                 if (verdict.ec) {
                     self->count(node, vote::failed, verdict.ec, std::move(verdict.detail));
                 } else {

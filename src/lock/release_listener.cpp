@@ -3,11 +3,17 @@
 #include "lock/client_state.hpp"
 #include <redlock/resp/request.hpp>
 
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 
 namespace redlock::detail {
 
+namespace asio = boost::asio;
+
 namespace {
+// fair.lua's message to a waiter it handed the lock over to: "granted <round token>".
+constexpr std::string_view handoff_prefix = "granted ";
 // A Redlock release publishes once per node that deleted our key, all within the release's
 // round trip; a second is far more than that and far less than any lock's hold time.
 constexpr auto duplicate_window = std::chrono::seconds(1);
@@ -53,8 +59,8 @@ void release_listener::send(std::size_t node, const char* command, const std::ve
     const bool subscribe = std::string_view(command) == "SUBSCRIBE";
     std::function<void(const resp::value&)> on_refused;
     if (subscribe) {
-        on_refused = [weak = client_.weak_from_this(), node, channels](const resp::value& error) {
-            if (auto c = weak.lock()) c->listener().on_refused(node, channels, error);
+        on_refused = [weak = client_.weak_from_this(), channels](const resp::value& error) {
+            if (auto c = weak.lock()) c->listener().on_refused(channels, error);
         };
     }
     connections_[node]->send_subscription(req, subscribe ? "subscribe" : "unsubscribe", channels.size(),
@@ -66,28 +72,31 @@ void release_listener::send_to_all(const char* command, const std::vector<std::s
         send(i, command, channels);
 }
 
-const std::string* release_listener::refusal(const std::string& channel) const {
-    auto it = channels_.find(channel);
-    return it == channels_.end() || it->second.refusal.empty() ? nullptr : &it->second.refusal;
+std::vector<std::shared_ptr<release_waiter>> release_listener::targets(std::deque<waiter>& waiters,
+                                                                       bool wake) {
+    std::vector<std::shared_ptr<release_waiter>> live;
+    for (auto& w : waiters) {
+        if (wake && !w.woken) {
+            client_.metrics().release_wakeups.fetch_add(1, std::memory_order_relaxed);
+            w.woken = true;
+        }
+        if (auto target = w.target.lock()) live.push_back(std::move(target));
+    }
+    return live;
 }
 
-void release_listener::on_refused(std::size_t node, const std::vector<std::string>& channels,
-                                  const resp::value& error) {
-    const std::string notice = std::string(refused_prefix) + error.str;
+void release_listener::on_refused(const std::vector<std::string>& channels, const resp::value& error) {
     for (const auto& name : channels) {
         auto it = channels_.find(name);
         if (it == channels_.end()) continue;
         it->second.refusal = error.str;
-        // Copied: a handler may remove its registration.
-        std::vector<message_handler> handlers;
-        for (auto& w : it->second.waiters)
-            handlers.push_back(w.on_message);
-        for (auto& h : handlers)
-            h(node, notice);
+        for (auto& w : targets(it->second.waiters, false))
+            w->on_subscription_refused(error.str);
     }
 }
 
-release_listener::waiter_id release_listener::add(const std::string& channel, message_handler on_message) {
+release_listener::waiter_id release_listener::add(const std::string& channel,
+                                                  std::weak_ptr<release_waiter> target) {
     const auto cap = client_.config().max_subscriptions;
     if (cap > 0 && channels_.size() >= cap && !channels_.contains(channel)) {
         client_.metrics().waits_unsubscribed.fetch_add(1, std::memory_order_relaxed);
@@ -96,7 +105,13 @@ release_listener::waiter_id release_listener::add(const std::string& channel, me
     if (connections_.empty()) open();
     auto [it, inserted] = channels_.try_emplace(channel);
     const auto id = next_id_++;
-    it->second.waiters.push_back({id, std::move(on_message)});
+    if (!inserted && !it->second.refusal.empty()) {
+        // Not from here: our caller is about to start the wait that the refusal would end.
+        asio::post(client_.strand(), [target, why = it->second.refusal] {
+            if (auto w = target.lock()) w->on_subscription_refused(why);
+        });
+    }
+    it->second.waiters.push_back({id, std::move(target)});
     if (inserted) {
         it->second.confirmed.assign(connections_.size(), false);
         send_to_all("SUBSCRIBE", {channel});
@@ -128,8 +143,7 @@ void release_listener::on_subscribed(std::size_t node, const std::string& channe
     // lock is free and one try takes it; that holder's release wakes the next.
     for (auto& w : it->second.waiters) {
         if (w.woken) continue;
-        auto handler = w.on_message;  // a copy: it may register again
-        handler(node, subscribed_notice);
+        if (auto target = w.target.lock()) target->on_subscribed();
         return;
     }
 }
@@ -148,15 +162,9 @@ void release_listener::on_push(std::size_t node, const resp::value& v) {
     auto& state = it->second;
     const auto& payload = v.elements[2].str;
     if (payload.starts_with(handoff_prefix)) {
-        // Copied: a handler may remove its registration (it acquired).
-        std::vector<message_handler> handlers;
-        for (auto& w : state.waiters) {
-            if (!w.woken) client_.metrics().release_wakeups.fetch_add(1, std::memory_order_relaxed);
-            w.woken = true;
-            handlers.push_back(w.on_message);
-        }
-        for (auto& h : handlers)
-            h(node, payload);
+        const auto round_token = std::string_view(payload).substr(handoff_prefix.size());
+        for (auto& w : targets(state.waiters, true))
+            w->on_handoff(node, round_token);
         return;
     }
     const auto now = std::chrono::steady_clock::now();
@@ -171,8 +179,7 @@ void release_listener::on_push(std::size_t node, const resp::value& v) {
         if (w.woken) continue;
         w.woken = true;
         client_.metrics().release_wakeups.fetch_add(1, std::memory_order_relaxed);
-        auto handler = w.on_message;  // a copy: it may remove its registration
-        handler(node, payload);
+        if (auto target = w.target.lock()) target->on_released();
         return;
     }
 }

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,17 +17,27 @@ namespace redlock::detail {
 
 class client_state;
 
-/// fair.lua's message to a waiter it handed the lock over to: "granted <round token>".
-inline constexpr std::string_view handoff_prefix = "granted ";
-/// Not a message: what the oldest waiter of a channel not woken yet is told once every node has
-/// confirmed the channel's subscription (again, after a reconnect). A waiter's round may have
-/// run on a node before the SUBSCRIBE did, which goes on another connection, and a release in
-/// between was not heard: if the waiter sleeps, it tries once more.
-inline constexpr std::string_view subscribed_notice = "subscribed";
-/// Not a message: a node refused the channel's SUBSCRIBE (an ACL without `+subscribe` or the
-/// channel): "refused <the server's error>". No release will be heard from that node: the
-/// waiter polls. Told once per refusal, with no reconnect (the connection goes on).
-inline constexpr std::string_view refused_prefix = "refused ";
+/// What wakes a waiter (an acquisition between its rounds), on the strand.
+class release_waiter {
+public:
+    /// A release on its channel (one waiter per release).
+    virtual void on_released() = 0;
+    /// fair.lua handed the lock over on `node` to the waiter whose round wrote `round_token`
+    /// (its message "granted <round token>"). Every waiter of the channel hears it.
+    virtual void on_handoff(std::size_t node, std::string_view round_token) = 0;
+    /// Every node has confirmed the channel's subscription (again, after a reconnect); told to
+    /// the oldest waiter not woken yet. Its round may have run on a node before the SUBSCRIBE
+    /// did, which goes on another connection, and a release in between was not heard: if it
+    /// sleeps, it tries once more.
+    virtual void on_subscribed() = 0;
+    /// A node refused the channel's SUBSCRIBE (an ACL without `+subscribe` or the channel):
+    /// no release will be heard from that node, the waiter polls. Told once per refusal, with
+    /// no reconnect (the connection goes on), and to a waiter that registers after it.
+    virtual void on_subscription_refused(std::string_view why) = 0;
+
+protected:
+    ~release_waiter() = default;
+};
 
 /// The pub/sub side of waiting: one subscriber connection per node, opened on the first wait and
 /// shared by every waiter and channel of the client (no connection per waiter). A channel is
@@ -41,24 +50,20 @@ inline constexpr std::string_view refused_prefix = "refused ";
 class release_listener {
 public:
     using waiter_id = std::uint64_t;
-    /// A message for a waiter: the node it came from, and its payload.
-    using message_handler = std::function<void(std::size_t node, std::string_view payload)>;
 
     explicit release_listener(client_state& client);
     ~release_listener();
     release_listener(const release_listener&) = delete;
     release_listener& operator=(const release_listener&) = delete;
 
-    /// Registers a waiter; `on_message` runs on the strand, for one release at most (and for
-    /// every hand-off). The waiter stays registered, and its channel subscribed, until remove():
-    /// a waiter whose try fails registers again before it removes its old registration, so the
-    /// subscription has no gap.
+    /// Registers a waiter, to be woken by one release at most (and by every hand-off); a
+    /// waiter gone (expired) hears nothing. The waiter stays registered, and its channel
+    /// subscribed, until remove(): a waiter whose try fails registers again before it removes
+    /// its old registration, so the subscription has no gap. If a node refused the channel's
+    /// subscription, the waiter hears it after this call, not within it.
     /// Returns 0, registering nothing, when the channel is new and client_config's
     /// max_subscriptions channels are subscribed already: that waiter polls instead.
-    waiter_id add(const std::string& channel, message_handler on_message);
-    /// The server's error if a node refused the channel's subscription (see refused_prefix),
-    /// else null: a waiter that registers on such a channel hears no message of that refusal.
-    [[nodiscard]] const std::string* refusal(const std::string& channel) const;
+    waiter_id add(const std::string& channel, std::weak_ptr<release_waiter> waiter);
     /// Forgets a waiter (it acquired, gave up or was cancelled); unsubscribes an empty channel.
     void remove(const std::string& channel, waiter_id id);
 
@@ -68,7 +73,7 @@ public:
 private:
     struct waiter {
         waiter_id id;
-        message_handler on_message;
+        std::weak_ptr<release_waiter> target;
         bool woken = false;
     };
     struct channel_state {
@@ -82,7 +87,10 @@ private:
     void send(std::size_t node, const char* command, const std::vector<std::string>& channels);
     void send_to_all(const char* command, const std::vector<std::string>& channels);
     void on_subscribed(std::size_t node, const std::string& channel);
-    void on_refused(std::size_t node, const std::vector<std::string>& channels, const resp::value& error);
+    void on_refused(const std::vector<std::string>& channels, const resp::value& error);
+    // The live waiters of a channel, copied out: told, a waiter may register again or leave.
+    // `wake`: they count as woken (a hand-off wakes every one).
+    std::vector<std::shared_ptr<release_waiter>> targets(std::deque<waiter>& waiters, bool wake);
 
     client_state& client_;
     std::vector<std::unique_ptr<redis::connection>> connections_;

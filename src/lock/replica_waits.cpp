@@ -44,6 +44,19 @@ void replica_waits::wait(std::size_t node, int replicas, std::chrono::millisecon
     it->waiters.push_back(std::move(done));
 }
 
+void replica_waits::confirm(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,
+                            std::chrono::milliseconds node_timeout, std::string_view what, verdict_fn done) {
+    wait(node, replicas, replica_timeout, node_timeout,
+         [client = client_.shared_from_this(), node, replicas, replica_timeout, what = std::string(what),
+          done = std::move(done)](error_code ec, const resp::value& acks) {
+             auto verdict = ec ? replication_verdict{ec, "WAIT: " + ec.message()}
+                               : judge_replication(acks, replicas, replica_timeout, what);
+             if (verdict.ec && verdict.ec != error::not_replicated)
+                 client->metrics().node_failure(node, verdict.ec);
+             done(std::move(verdict));
+         });
+}
+
 void replica_waits::send(std::size_t node) {
     for (auto& g : std::exchange(pending_[node], {})) {
         resp::request req;

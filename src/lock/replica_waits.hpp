@@ -36,6 +36,7 @@ class replica_waits {
 public:
     /// The WAIT's reply (the number of replicas that acknowledged), or why there is none.
     using done_fn = std::function<void(boost::system::error_code, const resp::value& acks)>;
+    using verdict_fn = std::function<void(replication_verdict)>;
 
     replica_waits(client_state& client, std::size_t nodes);
 
@@ -44,6 +45,10 @@ public:
     /// reply; the request's timeout is `node_timeout` + `replica_timeout`.
     void wait(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,
               std::chrono::milliseconds node_timeout, done_fn done);
+    /// wait(), then judge_replication() on its reply (`what` names the write): `done` gets no
+    /// error once enough replicas have the write. A failed WAIT counts against the node.
+    void confirm(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,
+                 std::chrono::milliseconds node_timeout, std::string_view what, verdict_fn done);
 
 private:
     struct group {

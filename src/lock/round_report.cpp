@@ -84,4 +84,11 @@ boost::system::error_code round_report::unreachable_cause() const {
     return any ? error::server_error : error::quorum_unreachable;
 }
 
+std::string round_report::grant_summary(const vote_tally& tally, bool handed_over,
+                                        std::chrono::steady_clock::duration left) const {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+    return summary(tally, std::string(handed_over ? "handed over by the release" : "acquired") +
+                              ", validity left " + std::to_string(ms) + " ms");
+}
+
 }  // namespace redlock::detail

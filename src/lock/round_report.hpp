@@ -7,6 +7,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,10 @@ public:
     /// `<operation> "<resource>" on N nodes: <outcome>: granted g, denied d, failed f, pending p
     /// (quorum q); denied: <nodes>; failed: <node> (<cause>), ...`
     [[nodiscard]] std::string summary(const vote_tally& tally, std::string_view outcome) const;
+    /// summary() of a granted acquire: "acquired" (or "handed over by the release", with
+    /// `handed_over`), with the validity `left`.
+    [[nodiscard]] std::string grant_summary(const vote_tally& tally, bool handed_over,
+                                            std::chrono::steady_clock::duration left) const;
 
 private:
     const client_state& client_;

@@ -319,4 +319,42 @@ BOOST_AUTO_TEST_CASE(a_grant_whose_replicas_fell_short_on_one_node_is_that_nodes
     BOOST_TEST((round.count(2, vote::granted, 0).what == action::grant));
 }
 
+BOOST_AUTO_TEST_CASE(a_given_up_acquisition_names_its_cause) {
+    using redlock::detail::acquisition_error;
+    using redlock::detail::describe_acquisition_error;
+    using redlock::detail::vote_tally;
+    const auto unreachable = make_error_code(error::quorum_unreachable);
+    const auto refused = make_error_code(error::server_error);
+
+    // Denied by a majority: another owner holds it; after a wait, the wait ran out.
+    vote_tally denied(5);
+    for (auto v : {vote::denied, vote::denied, vote::denied, vote::failed, vote::failed})
+        denied.add(v);
+    BOOST_TEST(
+        (acquisition_error(error::not_acquired, denied, unreachable, false, false) == error::not_acquired));
+    BOOST_TEST(
+        (acquisition_error(error::not_acquired, denied, unreachable, true, false) == error::wait_timeout));
+
+    // More nodes failed than a quorum can spare: unreachable, in the report's words (every failed
+    // node refused: server_error), or too few replicas when a grant lacked them.
+    vote_tally failed(5);
+    for (auto v : {vote::denied, vote::denied, vote::failed, vote::failed, vote::failed})
+        failed.add(v);
+    BOOST_TEST((acquisition_error(error::not_acquired, failed, unreachable, true, false) ==
+                error::quorum_unreachable));
+    BOOST_TEST(
+        (acquisition_error(error::not_acquired, failed, refused, false, false) == error::server_error));
+    BOOST_TEST(
+        (acquisition_error(error::not_acquired, failed, unreachable, false, true) == error::not_replicated));
+    BOOST_TEST((acquisition_error(error::validity_expired, failed, unreachable, true, true) ==
+                error::validity_expired));
+
+    BOOST_TEST(describe_acquisition_error(error::wait_timeout) ==
+               "still held by another owner when the wait ran out");
+    BOOST_TEST(describe_acquisition_error(error::not_replicated) ==
+               "too few replicas acknowledged the grant");
+    BOOST_TEST(describe_acquisition_error(error::invalid_config) ==
+               make_error_code(error::invalid_config).message());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(a_plain_round_is_one_pipeline_with_pttl_and_wait_only_when_
     o.ttl = 1500ms;
     auto kind = make_lock_kind(keys, o, {});
     node_call call;
-    kind->acquire({"tok-2", "tok-1", false, false, {}}, call);
+    kind->acquire({"tok-2", "tok-1", false, false}, call);
     BOOST_TEST(call.script == nullptr);
     BOOST_TEST(call.replies() == 1u);
     resp::request set;
@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(a_plain_round_is_one_pipeline_with_pttl_and_wait_only_when_
     o.replica_timeout = 70ms;
     kind = make_lock_kind(keys, o, {});
     node_call waiting;
-    kind->acquire({"tok-2", {}, true, true, {}}, waiting);
+    kind->acquire({"tok-2", {}, true, true}, waiting);
     BOOST_TEST(waiting.replies() == 3u);
     BOOST_TEST(waiting.pttl_reply == 1u);
     BOOST_TEST(waiting.wait_reply == 2u);
@@ -96,14 +96,26 @@ BOOST_AUTO_TEST_CASE(a_plain_answer_is_a_grant_a_denial_with_the_holder_or_a_fai
     o.replicas = 1;
     auto kind = make_lock_kind(keys, o, {});
     node_call call;
-    kind->acquire({"tok", {}, true, true, {}}, call);
+    kind->acquire({"tok", {}, true, true}, call);
 
-    // nil: we took it; the WAIT reply comes with the grant.
+    // nil: we took it; the WAIT reply comes with the grant, judged: enough replicas have it.
     std::vector<resp::value> granted{resp::value{}, integer_reply(-2), integer_reply(1)};
     auto a = kind->read_acquire(call, {}, granted);
     BOOST_TEST((a.verdict == vote::granted));
-    BOOST_REQUIRE(a.replica_acks != nullptr);
-    BOOST_TEST(a.replica_acks->integer == 1);
+    BOOST_REQUIRE(a.replication.has_value());
+    BOOST_TEST(!a.replication->ec);
+
+    // Too few replicas acknowledged it: not_replicated, in words; WAIT's reply not a number:
+    // the node's fault.
+    std::vector<resp::value> short_of_replicas{resp::value{}, integer_reply(-2), integer_reply(0)};
+    a = kind->read_acquire(call, {}, short_of_replicas);
+    BOOST_REQUIRE(a.replication.has_value());
+    BOOST_TEST((a.replication->ec == error::not_replicated));
+    BOOST_TEST(a.replication->detail.find("0 of 1 replicas") != std::string::npos);
+    std::vector<resp::value> wait_refused{resp::value{}, integer_reply(-2), bulk_reply("?")};
+    a = kind->read_acquire(call, {}, wait_refused);
+    BOOST_REQUIRE(a.replication.has_value());
+    BOOST_TEST((a.replication->ec == error::unexpected_reply));
 
     // Someone's token: denied, with the holder's PTTL and the value (maybe an earlier round's).
     std::vector<resp::value> held{bulk_reply("other"), integer_reply(740), integer_reply(1)};
@@ -148,13 +160,13 @@ BOOST_AUTO_TEST_CASE(a_fenced_plain_round_runs_acquire_fenced_and_reads_its_fenc
     o.fenced = true;
     auto kind = make_lock_kind(keys, o, {});
     node_call call;
-    kind->acquire({"tok-2", "tok-1", false, false, {}}, call);
+    kind->acquire({"tok-2", "tok-1", false, false}, call);
     BOOST_TEST(call.script == &scripts::acquire_fenced);
     BOOST_TEST((keys_of(call) == std::vector<std::string>{keys.lock, redlock::detail::fence_key_for(keys)}));
     BOOST_TEST((args_of(call) == std::vector<std::string>{"tok-2", "800", "tok-1"}));
     // The first round has no earlier token to take over.
     node_call first;
-    kind->acquire({"tok-1", {}, false, false, {}}, first);
+    kind->acquire({"tok-1", {}, false, false}, first);
     BOOST_TEST((args_of(first) == std::vector<std::string>{"tok-1", "800"}));
 
     std::vector<resp::value> granted{integers_reply({1, 17})};
@@ -180,7 +192,7 @@ BOOST_AUTO_TEST_CASE(a_reentrant_reentry_is_a_grant_and_another_owner_a_denial_w
     auto kind = make_lock_kind(keys, reentrant_options(false), {});
     BOOST_TEST(kind->owner() == "worker-7");
     node_call call;
-    kind->acquire({"tok-2", "tok-1", false, false, {}}, call);
+    kind->acquire({"tok-2", "tok-1", false, false}, call);
     BOOST_TEST(call.script == &scripts::acquire_reentrant);
     BOOST_TEST((keys_of(call) == std::vector<std::string>{keys.lock}));
     BOOST_TEST((args_of(call) == std::vector<std::string>{"worker-7", "tok-2", "3000", "tok-1"}));
@@ -203,7 +215,7 @@ BOOST_AUTO_TEST_CASE(a_reentrant_reentry_is_a_grant_and_another_owner_a_denial_w
     // Fenced: a re-entry reports the hold's fence, not numbered anew.
     kind = make_lock_kind(keys, reentrant_options(true), {});
     node_call fenced;
-    kind->acquire({"tok-2", {}, false, false, {}}, fenced);
+    kind->acquire({"tok-2", {}, false, false}, fenced);
     BOOST_TEST(fenced.key_count == 2u);
     std::vector<resp::value> reentry{integers_reply({2, 9, 0})};
     a = kind->read_acquire(fenced, {}, reentry);
@@ -246,13 +258,21 @@ BOOST_AUTO_TEST_CASE(a_fair_round_carries_its_ticket_and_reads_the_place_the_nod
     const auto queue = redlock::detail::fair_keys_for(keys);
     BOOST_TEST(kind->wake_channel() == queue.wake_prefix + "place-1");
     node_call call;
-    kind->acquire({"tok-2", "tok-1", false, true, "none"}, call);
+    kind->acquire({"tok-2", "tok-1", false, true, 0, false}, call);
     BOOST_TEST(call.script == &scripts::fair);
     BOOST_TEST(
         (keys_of(call) == std::vector<std::string>{keys.lock, queue.queue, queue.deadlines, queue.tickets,
                                                    queue.handoffs, redlock::detail::fence_key_for(keys)}));
     BOOST_TEST((args_of(call) == std::vector<std::string>{"acquire", "place-1", "tok-2", queue.wake_prefix,
                                                           "none", "900", "2000", "wait", "tok-1"}));
+
+    // With a ticket, the round carries it; without one on a single node, that node numbers us.
+    node_call ticketed;
+    kind->acquire({"tok-3", {}, false, true, 17, false}, ticketed);
+    BOOST_TEST(args_of(ticketed)[4] == "17");
+    node_call alone;
+    kind->acquire({"tok-3", {}, false, true, 0, true}, alone);
+    BOOST_TEST(args_of(alone)[4] == "local");
 
     // Granted at the head, fence 5.
     std::vector<resp::value> granted{integers_reply({1, 0, 3, -1, 5})};
@@ -295,6 +315,58 @@ BOOST_AUTO_TEST_CASE(a_fair_cleanup_requeues_at_our_ticket_and_a_release_hands_o
     node_call dequeue;
     BOOST_TEST(kind->leave_queue("tok", dequeue));
     BOOST_TEST(args_of(dequeue)[0] == "dequeue");
+}
+
+BOOST_AUTO_TEST_CASE(each_kind_builds_its_extend_and_only_a_plain_lock_takes_over_an_earlier_round) {
+    lock_options plain;
+    plain.ttl = 1500ms;
+    auto kind = make_lock_kind(keys, plain, {});
+    node_call extend;
+    kind->extend("tok", 4000ms, extend);
+    BOOST_TEST(extend.script == &scripts::extend);
+    BOOST_TEST((keys_of(extend) == std::vector<std::string>{keys.lock}));
+    BOOST_TEST((args_of(extend) == std::vector<std::string>{"tok", "4000"}));
+    BOOST_TEST(kind->extends_in_batches());
+    node_call takeover;
+    BOOST_TEST(kind->take_over("tok-1", "tok-2", takeover));
+    BOOST_TEST(takeover.script == &scripts::takeover);
+    BOOST_TEST((args_of(takeover) == std::vector<std::string>{"tok-1", "tok-2", "1500"}));
+
+    // A reentrant lock extends its owner's hash, one lease at a time.
+    kind = make_lock_kind(keys, reentrant_options(false), {});
+    node_call reentrant_extend;
+    kind->extend("tok", 3000ms, reentrant_extend);
+    BOOST_TEST(reentrant_extend.script == &scripts::extend_reentrant);
+    BOOST_TEST((args_of(reentrant_extend) == std::vector<std::string>{"worker-7", "tok", "3000"}));
+    BOOST_TEST(!kind->extends_in_batches());
+    node_call none;
+    BOOST_TEST(!kind->take_over("tok-1", "tok-2", none));
+
+    // A fair lock's key holds a token, as a plain lock's does.
+    kind = make_lock_kind(keys, fair_options(false), "place-1");
+    node_call fair_extend;
+    kind->extend("place-1:tok", 2000ms, fair_extend);
+    BOOST_TEST(fair_extend.script == &scripts::extend);
+    BOOST_TEST(!kind->take_over("tok-1", "tok-2", none));
+}
+
+BOOST_AUTO_TEST_CASE(a_fence_write_back_names_the_counter_and_a_reentrant_owner) {
+    lock_options fenced;
+    fenced.fenced = true;
+    auto kind = make_lock_kind(keys, fenced, {});
+    BOOST_TEST(kind->fence_key() == redlock::detail::fence_key_for(keys));
+    node_call write_back;
+    kind->write_back_fence("tok", 42, write_back);
+    BOOST_TEST(write_back.script == &scripts::fence_writeback);
+    BOOST_TEST((keys_of(write_back) == std::vector<std::string>{keys.lock, kind->fence_key()}));
+    BOOST_TEST((args_of(write_back) == std::vector<std::string>{"tok", "42"}));
+
+    kind = make_lock_kind(keys, reentrant_options(true), {});
+    node_call owned;
+    kind->write_back_fence("tok", 7, owned);
+    BOOST_TEST((args_of(owned) == std::vector<std::string>{"tok", "7", "worker-7"}));
+
+    BOOST_TEST(make_lock_kind(keys, lock_options{}, {})->fence_key().empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,14 +11,11 @@ namespace {
 class fair_kind final : public lock_kind {
 public:
     fair_kind(resource_keys keys, const lock_options& o, std::string place)
-        : lock_kind(std::move(keys)),
+        : lock_kind(std::move(keys), o),
           queue_keys_(fair_keys_for(this->keys())),
           place_(std::move(place)),
           wake_channel_(queue_keys_.wake_prefix + place_),
-          ttl_text_(std::to_string(o.ttl.count())),
-          queue_timeout_text_(std::to_string(o.queue_timeout.count())),
-          fenced_(o.fenced),
-          fence_key_(o.fenced ? fence_key_for(this->keys()) : std::string()) {}
+          queue_timeout_text_(std::to_string(o.queue_timeout.count())) {}
 
     [[nodiscard]] bool queues() const noexcept override { return true; }
     [[nodiscard]] std::string_view place() const noexcept override { return place_; }
@@ -27,11 +24,14 @@ public:
     // Take the lock if it is free and we are the head of its queue (or nobody queues), else
     // keep our place in the queue.
     void acquire(const round_request& r, node_call& out) const override {
-        call(out, "acquire", r.token, r.ticket, queue_timeout_text_);
-        out.arg(ttl_text_);
+        // Without a ticket yet, a single node numbers us itself ("local"); N > 1 nodes each hand
+        // out a number ("none"), and the round takes the largest of a quorum before we queue.
+        out.owned[0] = r.ticket != 0 ? std::to_string(r.ticket) : r.single_node ? "local" : "none";
+        call(out, "acquire", r.token, out.owned[0], queue_timeout_text_);
+        out.arg(ttl_text());
         out.arg(r.wait ? "wait" : "once");
         if (!r.previous_token.empty()) out.arg(r.previous_token);
-        if (fenced_) out.key(fence_key_);
+        if (fenced()) out.key(fence_key());
     }
 
     // {granted, holder's PTTL (0: free or no expiry), ticket, rank (-1: not queued)}, and
@@ -40,18 +40,18 @@ public:
                                 std::span<const resp::value> replies) const override {
         const auto& v = script_reply(replies);
         if (ec) return script_failed(ec, v);
-        if (!is_integer_array(v, fenced_ ? 5 : 4)) return malformed(v);
+        if (!is_integer_array(v, fenced() ? 5 : 4)) return malformed(v);
         auto a = v.elements[0].integer == 1 ? granted_answer() : denied_answer();
         a.place = queue_place{v.elements[2].integer, v.elements[3].integer};
-        if (a.verdict == vote::granted && fenced_) a.fence = v.elements[4].integer;
+        if (a.verdict == vote::granted && fenced()) a.fence = v.elements[4].integer;
         if (a.verdict == vote::denied && v.elements[1].integer > 0) a.holder_pttl = v.elements[1].integer;
         return a;
     }
 
     // A node that granted took us out of its queue: put us back at our ticket.
     void round_cleanup(std::string_view token, std::uint64_t ticket, node_call& out) const override {
-        out.numbers[0] = std::to_string(ticket);
-        call(out, ticket != 0 ? "requeue" : "withdraw", token, out.numbers[0], queue_timeout_text_);
+        out.owned[0] = std::to_string(ticket);
+        call(out, ticket != 0 ? "requeue" : "withdraw", token, out.owned[0], queue_timeout_text_);
     }
 
     // Leaves the queue too, and hands the lock over to the next waiter.
@@ -84,10 +84,7 @@ private:
     fair_queue_keys queue_keys_;
     std::string place_;
     std::string wake_channel_;
-    std::string ttl_text_;
     std::string queue_timeout_text_;
-    bool fenced_;
-    std::string fence_key_;
 };
 
 }  // namespace

@@ -1,6 +1,31 @@
 #include "lock/kinds/lock_kind.hpp"
 
+#include "scripts/scripts_gen.hpp"
+
 namespace redlock::detail {
+
+lock_kind::lock_kind(resource_keys keys, const lock_options& options)
+    : keys_(std::move(keys)),
+      fence_key_(options.fenced ? fence_key_for(keys_) : std::string()),
+      ttl_text_(std::to_string(options.ttl.count())) {}
+
+void lock_kind::extend(std::string_view token, std::chrono::milliseconds ttl, node_call& out) const {
+    out.script = &scripts::extend;
+    out.owned[0] = std::to_string(ttl.count());
+    out.key(keys_.lock);
+    out.arg(token);
+    out.arg(out.owned[0]);
+}
+
+void lock_kind::write_back_fence(std::string_view token, std::uint64_t fence, node_call& out) const {
+    out.script = &scripts::fence_writeback;
+    out.owned[0] = std::to_string(fence);
+    out.key(keys_.lock);
+    out.key(fence_key_);
+    out.arg(token);
+    out.arg(out.owned[0]);
+    if (!owner().empty()) out.arg(owner());
+}
 
 std::shared_ptr<const lock_kind> make_lock_kind(resource_keys keys, const lock_options& options,
                                                 std::string place) {

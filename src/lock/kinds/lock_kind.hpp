@@ -2,6 +2,7 @@
 #define REDLOCK_LOCK_KINDS_LOCK_KIND_HPP
 
 #include "lock/quorum.hpp"
+#include "lock/replica_waits.hpp"
 #include "lock/resource_keys.hpp"
 #include <redlock/lock_options.hpp>
 #include <redlock/redis/script.hpp>
@@ -11,6 +12,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -34,7 +36,7 @@ struct node_call {
     std::size_t key_count = 0;
     std::array<std::string_view, 9> args{};
     std::size_t arg_count = 0;
-    std::array<std::string, 2> numbers;  ///< texts of numbers that `args` point to
+    std::array<std::string, 2> owned;  ///< strings of its own that `keys` and `args` may point to
 
     resp::request pipeline;
     std::size_t pttl_reply = 0;  ///< in the pipeline's replies: the holder's PTTL; 0: not asked
@@ -63,7 +65,8 @@ struct round_request {
     std::string_view previous_token;  ///< the round's before it (ours to take over); empty: none
     bool ask_holder_pttl = false;     ///< a waiter sleeps at most until the holder's key expires
     bool wait = false;                ///< a fair lock: keep our place in the queue when refused
-    std::string_view ticket;          ///< a fair lock: ours, or "local" / "none" to be numbered
+    std::uint64_t ticket = 0;         ///< a fair lock: ours; 0: to be numbered
+    bool single_node = false;         ///< a fair lock without a ticket: the one node numbers us
 };
 
 /// A fair waiter's place on one node.
@@ -81,14 +84,15 @@ struct acquire_answer {
     std::optional<std::int64_t> holder_pttl;  ///< denied: how long the holder's key lives, as read
     std::optional<std::int64_t> fence;        ///< granted, fenced: the node's fence of the grant
     bool numbered = true;  ///< granted, fenced reentrant: this call numbered the hold (not an entry)
-    std::optional<queue_place> place;           ///< a fair lock: where the node queues us
-    std::string held_by;                        ///< denied, a plain lock: the value in the key
-    const resp::value* replica_acks = nullptr;  ///< granted with WAIT pipelined: its reply
+    std::optional<queue_place> place;  ///< a fair lock: where the node queues us
+    std::string held_by;               ///< denied, a plain lock: the value in the key
+    /// granted with WAIT pipelined: whether enough replicas have the grant (the vote fails if not)
+    std::optional<replication_verdict> replication;
 };
 
-/// One kind of lock (plain, reentrant, fair): the script calls of its acquire, cleanup and
-/// release, and how it reads a node's answer. No I/O: the acquire operation and the lease
-/// send what it builds. Created once per acquisition, then shared by its lease.
+/// One kind of lock (plain, reentrant, fair): the script calls of its acquire, cleanup,
+/// release and extend, and how it reads a node's answer. No I/O: the acquire operation and the
+/// lease send what it builds. Created once per acquisition, then shared by its lease.
 class lock_kind {
 public:
     virtual ~lock_kind() = default;
@@ -120,12 +124,40 @@ public:
         (void)out;
         return false;
     }
+    /// Puts round token `token` in the place of `earlier`, the token of an earlier round of
+    /// ours whose reply was lost and whose cleanup has not arrived, with the full ttl from now
+    /// (takeover.lua): the late cleanup then deletes nothing. Its answer is 1 (taken over) or
+    /// 0. False: this kind's answers never name an earlier round (acquire_answer::held_by).
+    virtual bool take_over(std::string_view earlier, std::string_view token, node_call& out) const {
+        (void)earlier;
+        (void)token;
+        (void)out;
+        return false;
+    }
+
+    /// Moves the expiry of the hold where the lock holds `token` to `ttl` from now; the answer
+    /// is 1 (extended) or 0 (not ours). By default extend.lua, whose calls the client batches
+    /// across leases (extend_batcher) when extends_in_batches().
+    virtual void extend(std::string_view token, std::chrono::milliseconds ttl, node_call& out) const;
+    [[nodiscard]] virtual bool extends_in_batches() const noexcept { return true; }
+
+    /// A fenced lock's counter beside the lock key; empty unfenced.
+    [[nodiscard]] const std::string& fence_key() const noexcept { return fence_key_; }
+    /// fence_writeback.lua: raises the node's counter to `fence` where `token` holds the lock
+    /// (for our owner, with one); answers 1 if it did.
+    void write_back_fence(std::string_view token, std::uint64_t fence, node_call& out) const;
 
 protected:
-    explicit lock_kind(resource_keys keys) : keys_(std::move(keys)) {}
+    lock_kind(resource_keys keys, const lock_options& options);
+
+    [[nodiscard]] bool fenced() const noexcept { return !fence_key_.empty(); }
+    /// lock_options::ttl as the scripts' argument.
+    [[nodiscard]] const std::string& ttl_text() const noexcept { return ttl_text_; }
 
 private:
     resource_keys keys_;
+    std::string fence_key_;
+    std::string ttl_text_;
 };
 
 /// The kind of lock `options` ask for on `keys`; `place` is a fair acquisition's place in the

@@ -13,26 +13,21 @@ namespace {
 class plain_kind final : public lock_kind {
 public:
     plain_kind(resource_keys keys, const lock_options& o)
-        : lock_kind(std::move(keys)),
-          ttl_text_(std::to_string(o.ttl.count())),
-          fenced_(o.fenced),
-          fence_key_(o.fenced ? fence_key_for(this->keys()) : std::string()),
-          replicas_(o.replicas),
-          replica_timeout_(o.replica_timeout) {}
+        : lock_kind(std::move(keys), o), replicas_(o.replicas), replica_timeout_(o.replica_timeout) {}
 
     void acquire(const round_request& r, node_call& out) const override {
-        if (fenced_) {
+        if (fenced()) {
             out.script = &scripts::acquire_fenced;
             out.key(keys().lock);
-            out.key(fence_key_);
+            out.key(fence_key());
             out.arg(r.token);
-            out.arg(ttl_text_);
+            out.arg(ttl_text());
             if (!r.previous_token.empty()) out.arg(r.previous_token);
             return;
         }
         // GET makes the reply say who holds the key: nil when we just took it, the token of an
         // earlier round of ours when that round's cleanup has not arrived, else someone else's.
-        out.pipeline.push("SET", keys().lock, r.token, "NX", "PX", ttl_text_, "GET");
+        out.pipeline.push("SET", keys().lock, r.token, "NX", "PX", ttl_text(), "GET");
         if (r.ask_holder_pttl) {
             out.pttl_reply = out.pipeline.size();
             out.pipeline.push("PTTL", keys().lock);
@@ -47,7 +42,7 @@ public:
 
     acquire_answer read_acquire(const node_call& sent, boost::system::error_code ec,
                                 std::span<const resp::value> replies) const override {
-        if (fenced_) return read_fenced(ec, script_reply(replies));
+        if (fenced()) return read_fenced(ec, script_reply(replies));
         if (ec) {
             acquire_answer a;
             a.ec = ec;
@@ -56,7 +51,8 @@ public:
         const auto& v = replies.front();
         if (v.is_null()) {
             auto a = granted_answer();
-            if (sent.wait_reply != 0) a.replica_acks = &replies[sent.wait_reply];
+            if (sent.wait_reply != 0)
+                a.replication = judge_replication(replies[sent.wait_reply], replicas_, replica_timeout_, "");
             return a;
         }
         if (v.is_error() && v.error_code() == "WRONGTYPE") return denied_answer();  // a reentrant lock's hash
@@ -83,6 +79,15 @@ public:
         release_call(keys(), {}, value, announce, out);
     }
 
+    bool take_over(std::string_view earlier, std::string_view token, node_call& out) const override {
+        out.script = &scripts::takeover;
+        out.key(keys().lock);
+        out.arg(earlier);
+        out.arg(token);
+        out.arg(ttl_text());
+        return true;
+    }
+
 private:
     // {1, fence}: granted; {0, holder's PTTL}: refused.
     static acquire_answer read_fenced(boost::system::error_code ec, const resp::value& v) {
@@ -98,9 +103,6 @@ private:
         return a;
     }
 
-    std::string ttl_text_;
-    bool fenced_;
-    std::string fence_key_;
     int replicas_;
     std::chrono::milliseconds replica_timeout_;
 };

@@ -11,21 +11,17 @@ namespace {
 class reentrant_kind final : public lock_kind {
 public:
     reentrant_kind(resource_keys keys, const lock_options& o)
-        : lock_kind(std::move(keys)),
-          owner_(o.owner.str()),
-          ttl_text_(std::to_string(o.ttl.count())),
-          fenced_(o.fenced),
-          fence_key_(o.fenced ? fence_key_for(this->keys()) : std::string()) {}
+        : lock_kind(std::move(keys), o), owner_(o.owner.str()) {}
 
     [[nodiscard]] std::string_view owner() const noexcept override { return owner_; }
 
     void acquire(const round_request& r, node_call& out) const override {
         out.script = &scripts::acquire_reentrant;
         out.key(keys().lock);
-        if (fenced_) out.key(fence_key_);
+        if (fenced()) out.key(fence_key());
         out.arg(owner_);
         out.arg(r.token);
-        out.arg(ttl_text_);
+        out.arg(ttl_text());
         if (!r.previous_token.empty()) out.arg(r.previous_token);
     }
 
@@ -35,11 +31,11 @@ public:
                                 std::span<const resp::value> replies) const override {
         const auto& v = script_reply(replies);
         if (ec) return script_failed(ec, v);
-        if (fenced_ ? !is_integer_array(v, 3) : v.kind != resp::type::integer) return malformed(v);
-        const auto depth = fenced_ ? v.elements[0].integer : v.integer;
+        if (fenced() ? !is_integer_array(v, 3) : v.kind != resp::type::integer) return malformed(v);
+        const auto depth = fenced() ? v.elements[0].integer : v.integer;
         if (depth >= 1) {
             auto a = granted_answer();
-            if (fenced_) {
+            if (fenced()) {
                 a.fence = v.elements[1].integer;
                 a.numbered = v.elements[2].integer == 1;
             }
@@ -58,11 +54,18 @@ public:
         release_call(keys(), owner_, value, announce, out);
     }
 
+    void extend(std::string_view token, std::chrono::milliseconds ttl, node_call& out) const override {
+        out.script = &scripts::extend_reentrant;
+        out.owned[0] = std::to_string(ttl.count());
+        out.key(keys().lock);
+        out.arg(owner_);
+        out.arg(token);
+        out.arg(out.owned[0]);
+    }
+    [[nodiscard]] bool extends_in_batches() const noexcept override { return false; }
+
 private:
     std::string owner_;
-    std::string ttl_text_;
-    bool fenced_;
-    std::string fence_key_;
 };
 
 }  // namespace
