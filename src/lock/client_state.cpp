@@ -133,39 +133,24 @@ void client_state::admit(std::size_t node, vote& v, boost::system::error_code& e
     }
 }
 
-void client_state::call_on(std::size_t node, const node_call& call, std::chrono::milliseconds timeout,
-                           call_reply on_reply) {
-    if (call.script) {
-        eval_on(node, *call.script, call.key_span(), call.arg_span(), timeout,
-                [on_reply = std::move(on_reply)](boost::system::error_code ec, resp::value v) {
-                    if (on_reply) on_reply(ec, std::span<const resp::value>(&v, 1));
-                });
-        return;
-    }
-    nodes_[node]->async_exec(
-        call.pipeline, timeout,
-        boost::asio::bind_executor(
-            strand_, [self = shared_from_this(), node, owed = call.replies(), on_reply = std::move(on_reply)](
-                         boost::system::error_code ec, std::vector<resp::value> replies) {
-                if (!ec && replies.size() != owed) ec = error::unexpected_reply;
-                if (ec) self->metrics_.node_failure(node, ec);
-                if (on_reply) on_reply(ec, replies);
-            }));
-}
-
 void client_state::send_call(const node_call& call, const std::vector<bool>& nodes,
                              std::chrono::milliseconds timeout, node_reply on_reply) {
     // One shared callback for all nodes: the replies come back on the strand, one at a time.
     auto shared = on_reply ? std::make_shared<node_reply>(std::move(on_reply)) : nullptr;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (i >= nodes.size() || !nodes[i]) continue;
-        call_reply each;
-        if (shared) {
-            each = [shared, i](boost::system::error_code ec, std::span<const resp::value> replies) {
-                (*shared)(i, ec, replies.empty() ? resp::value{} : replies.front());
-            };
+        if (call.script) {
+            // Straight to eval_on: its handler is type-erased already.
+            eval_on(i, *call.script, call.key_span(), call.arg_span(), timeout,
+                    [shared, i](boost::system::error_code ec, resp::value v) {
+                        if (shared) (*shared)(i, ec, std::move(v));
+                    });
+            continue;
         }
-        call_on(i, call, timeout, std::move(each));
+        call_on(i, call, timeout,
+                [shared, i](boost::system::error_code ec, std::span<const resp::value> replies) {
+                    if (shared) (*shared)(i, ec, replies.empty() ? resp::value{} : replies.front());
+                });
     }
 }
 

@@ -10,10 +10,12 @@
 #include "lock/replica_waits.hpp"
 #include "lock/resource_keys.hpp"
 #include <redlock/config.hpp>
+#include <redlock/error.hpp>
 #include <redlock/redis/connection.hpp>
 #include <redlock/redis/script.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/strand.hpp>
 
 #include <chrono>
@@ -67,13 +69,33 @@ public:
     /// A uniformly random retry delay; strand only.
     std::mt19937_64& rng() noexcept { return rng_; }
 
-    /// A node's replies to a node_call: as many as the call owes, or the failure.
-    using call_reply = std::function<void(boost::system::error_code, std::span<const resp::value> replies)>;
-    /// Sends `call` (built by a lock's kind) to node `node`; `on_reply` runs on the strand. A
-    /// server error reply to a script is error::server_error (with the reply), a pipeline
-    /// answered with a wrong number of replies error::unexpected_reply. Counts node failures.
+    /// Sends `call` (built by a lock's kind) to node `node`; `on_reply(error_code,
+    /// std::span<const resp::value>)` runs on the strand with the node's replies, as many as the
+    /// call owes, or with the failure: a server error reply to a script is error::server_error
+    /// (with the reply), a pipeline answered with a wrong number of replies
+    /// error::unexpected_reply. Counts node failures. A template: a round's every reply would
+    /// otherwise pay for a type-erased handler.
+    template <class OnReply>
     void call_on(std::size_t node, const node_call& call, std::chrono::milliseconds timeout,
-                 call_reply on_reply);
+                 OnReply on_reply) {
+        if (call.script) {
+            eval_on(node, *call.script, call.key_span(), call.arg_span(), timeout,
+                    [on_reply = std::move(on_reply)](boost::system::error_code ec, resp::value v) mutable {
+                        on_reply(ec, std::span<const resp::value>(&v, 1));
+                    });
+            return;
+        }
+        nodes_[node]->async_exec(
+            call.pipeline, timeout,
+            boost::asio::bind_executor(
+                strand_,
+                [self = shared_from_this(), node, owed = call.replies(), on_reply = std::move(on_reply)](
+                    boost::system::error_code ec, std::vector<resp::value> replies) mutable {
+                    if (!ec && replies.size() != owed) ec = error::unexpected_reply;
+                    if (ec) self->metrics_.node_failure(node, ec);
+                    on_reply(ec, std::span<const resp::value>(replies));
+                }));
+    }
     /// call_on() on each node flagged in `nodes`. `on_reply` may be empty; it gets a script's
     /// reply, or a pipeline's first.
     void send_call(const node_call& call, const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
