@@ -29,12 +29,12 @@ constexpr const char* check_help =
     "usage: redlock check [options]\n"
     "\n"
     "Connects to every node and says what makes the deployment's locks unsafe, and why: a node\n"
-    "that is a replica; the same server listed twice (same run_id); a maxmemory-policy that may\n"
-    "evict lock keys; no persistence with the restart quarantine off; an even N, or N = 2; node\n"
-    "clocks further apart than the drift allowance, or one that runs faster or slower than\n"
-    "drift_factor allows; a proxy or port mapping between us and a node; scripting disabled or\n"
-    "an ACL that refuses a command the lock needs. Says when another client of the nodes uses a\n"
-    "larger max_ttl. Writes and deletes only its own probe key.\n"
+    "that is a replica or older than Redis 7.0; the same server listed twice (same run_id); a\n"
+    "maxmemory-policy that may evict lock keys; no persistence with the restart quarantine off;\n"
+    "an even N, or N = 2; node clocks further apart than the drift allowance, or one that runs\n"
+    "faster or slower than drift_factor allows; a proxy or port mapping between us and a node;\n"
+    "scripting disabled or an ACL that refuses a command the lock needs. Says when another\n"
+    "client of the nodes uses a larger max_ttl. Writes and deletes only its own probe key.\n"
     "\n"
     "options:\n"
     "%s"
@@ -128,6 +128,7 @@ std::string laddr_of(const resp::value& v) {
 void read_replies(const std::vector<resp::value>& replies, clock_type::time_point sent,
                   clock_type::time_point received, node_report& r) {
     r.run_id = info_field(replies[info_server].str, "run_id");
+    r.version = info_field(replies[info_server].str, "redis_version");
     r.role = info_field(replies[info_replication].str, "role");
     const auto aof = info_field(replies[info_persistence].str, "aof_enabled");
     if (!aof.empty()) r.aof = aof == "1";

@@ -1,5 +1,7 @@
 #include "deployment_check.hpp"
 
+#include <redlock/redis/server_version.hpp>
+
 #include <boost/asio/ip/address.hpp>
 
 #include <algorithm>
@@ -40,6 +42,12 @@ void check_node(const client_config& cfg, std::size_t i, const node_report& n, s
                                         "): it was not checked; while it is down, the lock tolerates one "
                                         "failure fewer"});
         return;
+    }
+    if (redis::older_than(n.version, redis::lock_min_server_version).value_or(false)) {
+        out.push_back({lv::unsafe, label + " runs Redis " + n.version + ": the lock needs " +
+                                       std::string(redis::lock_min_server_version) +
+                                       " or later (SET ... NX GET); every connection to it fails its "
+                                       "handshake, so it never votes"});
     }
     if (n.role == "slave") {
         out.push_back({lv::unsafe, label +

@@ -17,6 +17,7 @@ struct node_report {
     bool reachable = false;
     std::string error;  ///< why it was not reachable
     std::string run_id;
+    std::string version;      ///< INFO's redis_version; empty: unknown
     std::string role;         ///< "master" or "slave"
     std::optional<bool> aof;  ///< appendonly; nullopt: unknown
     std::string appendfsync;  ///< empty: unknown

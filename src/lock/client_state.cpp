@@ -2,6 +2,7 @@
 
 #include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
+#include <redlock/redis/server_version.hpp>
 
 #include <boost/asio/bind_executor.hpp>
 
@@ -27,6 +28,7 @@ std::vector<std::unique_ptr<redis::connection>> connections_for(
         cc.tls = cfg.tls;
         cc.max_queued_requests = cfg.max_queued_requests;
         cc.scripts.assign(scripts::all.begin(), scripts::all.end());
+        cc.min_server_version = redis::lock_min_server_version;
         if (health) {
             cc.on_server_info = [health, i = nodes.size()](std::string_view text) {
                 health->on_server_info(i, text);

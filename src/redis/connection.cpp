@@ -217,7 +217,7 @@ asio::awaitable<error_code> connection::impl::handshake() {
     std::vector<resp::value> replies;
     const auto hello = detail::hello_request(a);
     if (auto ec = co_await roundtrip(hello, replies)) co_return ec;
-    auto greeted = detail::read_hello(replies[0], name);
+    auto greeted = detail::read_hello(replies[0], name, cfg_.min_server_version);
     if (greeted.failure.ec) co_return fail_handshake(std::move(greeted.failure));
     if (const auto auth = detail::auth_request(a); greeted.protocol == 2 && !auth.empty()) {
         if (auto ec = co_await roundtrip(auth, replies)) co_return ec;

@@ -1,6 +1,7 @@
 #include "redis/handshake.hpp"
 
 #include <redlock/error.hpp>
+#include <redlock/redis/server_version.hpp>
 
 #include <span>
 #include <string_view>
@@ -30,6 +31,13 @@ handshake_failure refused(std::string_view command, const std::string& node, con
     return refused(is_auth_error(reply) ? error::auth_failed : error::handshake_failed, command, node, reply);
 }
 
+// HELLO's map (or RESP2 array), flattened as key, value, ...: the value of `key`; null if none.
+const resp::value* hello_field(const resp::value& reply, std::string_view key) {
+    for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2)
+        if (reply.elements[i].str == key) return &reply.elements[i + 1];
+    return nullptr;
+}
+
 }  // namespace
 
 resp::request hello_request(const node_address& a) {
@@ -43,13 +51,19 @@ resp::request hello_request(const node_address& a) {
     return hello;
 }
 
-hello_outcome read_hello(const resp::value& reply, const std::string& node) {
+hello_outcome read_hello(const resp::value& reply, const std::string& node, std::string_view min_version) {
     if (reply.is_error()) {
         if (is_hello_unsupported(reply)) return {2, {}};
         return {3, refused("HELLO", node, reply)};
     }
     if (reply.kind != resp::type::map && reply.kind != resp::type::array)
         return {3, {error::unexpected_reply, "HELLO on " + node + " returned " + resp::to_string(reply)}};
+    const auto* version = min_version.empty() ? nullptr : hello_field(reply, "version");
+    if (version && older_than(version->str, min_version).value_or(false)) {
+        return {3,
+                {error::handshake_failed, node + " runs Redis " + version->str + ", older than the " +
+                                              std::string(min_version) + " this client needs"}};
+    }
     return {3, {}};
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::redis::detail {
@@ -32,8 +33,10 @@ struct hello_outcome {
     handshake_failure failure;
 };
 /// Reads HELLO's reply: a map (RESP3); an unknown command or NOPROTO (RESP2); anything else
-/// fails, as auth_failed when it is a refused password.
-[[nodiscard]] hello_outcome read_hello(const resp::value& reply, const std::string& node);
+/// fails, as auth_failed when it is a refused password. A map whose "version" is older than
+/// `min_version` ("major.minor"; empty: any) fails with handshake_failed, naming both.
+[[nodiscard]] hello_outcome read_hello(const resp::value& reply, const std::string& node,
+                                       std::string_view min_version = {});
 
 /// RESP2's AUTH (with the user name if there is one); empty without a password.
 [[nodiscard]] resp::request auth_request(const node_address& a);

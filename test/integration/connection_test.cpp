@@ -715,6 +715,26 @@ BOOST_AUTO_TEST_CASE(selects_the_database_and_reports_a_bad_one) {
     }());
 }
 
+BOOST_AUTO_TEST_CASE(a_server_below_the_version_floor_is_refused_by_name) {
+    redis_server server;
+    asio::io_context ioc;
+    auto cfg = config_for(server.uri());
+    cfg.min_server_version = "99.0";  // every real server is older
+    connection too_new_a_floor(ioc.get_executor(), cfg);
+    auto lock_client_floor = config_for(server.uri());
+    lock_client_floor.min_server_version = "7.0";
+    connection fine(ioc.get_executor(), lock_client_floor);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(fine);
+        auto [ec] = co_await too_new_a_floor.async_connect(tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::handshake_failed), ec.message());
+        const auto message = too_new_a_floor.last_error().message;
+        BOOST_TEST(message.find("runs Redis 7.") != std::string::npos, message);
+        BOOST_TEST(message.find("older than the 99.0 this client needs") != std::string::npos, message);
+        too_new_a_floor.close();
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(connects_over_a_unix_socket) {
     redis_server server;
     asio::io_context ioc;

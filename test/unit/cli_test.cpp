@@ -31,6 +31,7 @@ node_report healthy(std::string name, std::string run_id) {
     r.name = std::move(name);
     r.reachable = true;
     r.run_id = std::move(run_id);
+    r.version = "7.0.15";
     r.role = "master";
     r.aof = false;
     r.maxmemory = 0;
@@ -119,6 +120,7 @@ BOOST_AUTO_TEST_CASE(each_unsafe_setting_is_reported) {
     nodes[2].run_id = "r1";
     nodes[2].script_error = "NOPERM no eval";
     nodes[2].refused = {"PUBLISH: NOPERM"};
+    nodes[2].version = "6.2.14";
     const auto fs = redlock::cli::check_deployment(config(), nodes);
     using lv = finding::level;
     BOOST_TEST(mentions(fs, lv::unsafe, "nodes[0] a is a replica"));
@@ -126,6 +128,8 @@ BOOST_AUTO_TEST_CASE(each_unsafe_setting_is_reported) {
     BOOST_TEST(mentions(fs, lv::unsafe, "nodes[2] c is the same server as nodes[0] a"));
     BOOST_TEST(mentions(fs, lv::unsafe, "cannot run scripts"));
     BOOST_TEST(mentions(fs, lv::unsafe, "refuses a command the lock needs: PUBLISH"));
+    BOOST_TEST(mentions(fs, lv::unsafe, "nodes[2] c runs Redis 6.2.14: the lock needs 7.0 or later"));
+    BOOST_TEST(!mentions(fs, lv::unsafe, "nodes[1] b runs Redis"));
     BOOST_TEST(redlock::cli::exit_status_of(fs) == 2);
 }
 

@@ -17,6 +17,7 @@
 
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace redis = redlock::redis;
@@ -94,6 +95,31 @@ BOOST_AUTO_TEST_CASE(a_refused_hello_says_why) {
     const auto odd = read_hello(text_reply("hi", resp::type::simple_string), "redis://h:7000");
     BOOST_TEST((odd.failure.ec == redlock::error::unexpected_reply));
     BOOST_TEST(odd.failure.message.find("HELLO on redis://h:7000 returned") == 0u, odd.failure.message);
+}
+
+BOOST_AUTO_TEST_CASE(a_server_older_than_the_floor_fails_the_hello_naming_its_version) {
+    auto hello_of = [](const std::string& version) {
+        resp::value map;
+        map.kind = resp::type::map;
+        for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+                 {"server", "redis"}, {"version", version}, {"proto", "3"}}) {
+            map.elements.push_back(text_reply(k, resp::type::bulk_string));
+            map.elements.push_back(text_reply(v, resp::type::bulk_string));
+        }
+        return map;
+    };
+    const auto old = read_hello(hello_of("6.2.14"), "redis://h:7000", "7.0");
+    BOOST_TEST((old.failure.ec == redlock::error::handshake_failed));
+    BOOST_TEST(old.failure.message ==
+               "redis://h:7000 runs Redis 6.2.14, older than the 7.0 this client needs");
+    // Compared as numbers, not as text; no floor, or no version said: not checked.
+    for (const auto* fine : {"7.0.0", "7.0.15", "7.2.4", "10.0.1"})
+        BOOST_TEST(!read_hello(hello_of(fine), "n", "7.0").failure.ec, fine);
+    BOOST_TEST(!read_hello(hello_of("6.2.14"), "n").failure.ec);
+    BOOST_TEST(!read_hello(hello_of("unknown"), "n", "7.0").failure.ec);
+    resp::value bare;
+    bare.kind = resp::type::map;
+    BOOST_TEST(!read_hello(bare, "n", "7.0").failure.ec);
 }
 
 BOOST_AUTO_TEST_CASE(the_setup_is_one_write_and_each_reply_is_read_in_its_place) {

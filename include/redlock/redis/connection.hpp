@@ -42,6 +42,12 @@ struct connection_config {
     std::chrono::milliseconds reconnect_max_delay{2000};
     /// Loaded with SCRIPT LOAD in the setup that runs on every (re)connect.
     std::vector<script> scripts;
+    /// The oldest server this connection accepts, as "major.minor" (a lock client asks for
+    /// "7.0": SET ... NX GET); empty: any. Read from HELLO's reply: an older server
+    /// fails the handshake with handshake_failed and a message that names its version, so that
+    /// it is not the cause of a server_error on every command. A server without HELLO (RESP2),
+    /// or one whose HELLO does not say its version, is not checked.
+    std::string min_server_version;
     /// Called on the connection's strand with every RESP3 push (pub/sub messages, subscribe
     /// confirmations); without it pushes are counted in stats().pushes_dropped.
     std::function<void(const resp::value&)> on_push;
