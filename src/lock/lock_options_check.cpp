@@ -14,6 +14,13 @@ boost::system::error_code validate_lock_options(const client_config& cfg, const 
               " bytes";
         return error::invalid_resource;
     }
+    if (cfg.key_prefix.empty() && resource.front() == '}') {
+        // "{}...": Redis hashes a key whose hash tag is empty as a whole, so the resource's keys
+        // (lock, fence, queue) would not share one cluster slot, and its scripts could not run.
+        why =
+            "acquire \"" + resource + "\": with an empty key_prefix, a resource name must not start with '}'";
+        return error::invalid_resource;
+    }
     if (o.ttl <= milliseconds::zero() || o.ttl > cfg.max_ttl) {
         why = "acquire \"" + resource + "\": ttl " + std::to_string(o.ttl.count()) + " ms is not in (0, " +
               std::to_string(cfg.max_ttl.count()) + "] ms (client_config::max_ttl)";

@@ -316,6 +316,7 @@ redis_server::redis_server(redis_server_options opts) : opts_(std::move(opts)), 
         for (int attempt = 1;; ++attempt) {
             port_ = pick_free_port();
             if (opts_.tls) tls_port_ = pick_free_port();
+            if (opts_.cluster) cluster_port_ = pick_free_port();
             const auto log_offset = file_size_or_zero(dir_ + "/redis.log");
             try {
                 spawn();
@@ -406,6 +407,11 @@ void redis_server::spawn() {
     };
     option("--port", std::to_string(port_));
     if (opts_.tls) option("--tls-port", std::to_string(tls_port_));
+    if (opts_.cluster) {
+        option("--cluster-enabled", "yes");
+        option("--cluster-config-file", "nodes.conf");
+        option("--cluster-port", std::to_string(cluster_port_));
+    }
     option("--bind", "127.0.0.1");
     option("--save", "");  // no RDB snapshots: a kill9() without AOF loses everything
     option("--appendonly", opts_.appendonly ? "yes" : "no");

@@ -22,6 +22,9 @@ struct redis_server_options {
     /// certificates (--tls-cert-file, --tls-key-file, --tls-ca-cert-file). The plain port stays,
     /// for the fixture's own commands.
     bool tls = false;
+    /// Cluster mode (--cluster-enabled yes, nodes.conf in dir()), its cluster bus on a free port
+    /// of its own: the default, port + 10000, does not exist above port 55535.
+    bool cluster = false;
 };
 
 /// A real `redis-server` child process on a free 127.0.0.1 port, in its own temp dir.
@@ -57,6 +60,8 @@ public:
     /// With options.tls: the TLS port, and "rediss://127.0.0.1:<tls_port>".
     [[nodiscard]] unsigned short tls_port() const noexcept { return tls_port_; }
     [[nodiscard]] std::string tls_uri() const;
+    /// With options.cluster: the cluster bus port.
+    [[nodiscard]] unsigned short cluster_port() const noexcept { return cluster_port_; }
     /// Path of its unix socket, inside dir().
     [[nodiscard]] std::string unix_socket() const;
     [[nodiscard]] const std::string& dir() const noexcept { return dir_; }
@@ -99,6 +104,7 @@ private:
     pid_t creator_pid_ = -1;  // only this process may remove dir_
     unsigned short port_ = 0;
     unsigned short tls_port_ = 0;
+    unsigned short cluster_port_ = 0;
     pid_t pid_ = -1;
     int slot_ = -1;  // index in the process-wide registry of live servers
     bool paused_ = false;
