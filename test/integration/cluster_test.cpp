@@ -1,8 +1,8 @@
 // Redis Cluster against a real cluster-mode redis-server: our key slots are the server's
 // (CLUSTER KEYSLOT), and every key a resource's locks use is in one slot there.
-#include "lock/resource_keys.hpp"
 #include "redis/cluster_slot.hpp"
 #include "support/redis_server.hpp"
+#include "support/resource_names.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -53,11 +53,9 @@ BOOST_AUTO_TEST_CASE(our_key_slots_are_the_servers) {
 BOOST_AUTO_TEST_CASE(a_resources_keys_share_one_slot_on_the_server) {
     redis_server server(cluster_mode());
     for (const std::string resource : {"orders:42", "a}b", "{x}", "x{"}) {
-        const auto keys = redlock::detail::keys_for("redlock:", resource);
-        const auto queue = redlock::detail::fair_keys_for(keys);
-        const auto slot = server_slot(server, keys.lock);
-        for (const auto& name : {keys.released, redlock::detail::fence_key_for(keys), queue.queue,
-                                 queue.deadlines, queue.tickets, queue.handoffs, queue.wake_prefix + "t"})
+        const auto names = redlock::test::every_name_of("redlock:", resource);
+        const auto slot = server_slot(server, names.front());
+        for (const auto& name : names)
             BOOST_TEST(server_slot(server, name) == slot, resource << ": " << name);
     }
 }

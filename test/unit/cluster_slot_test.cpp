@@ -4,7 +4,7 @@
 #include "redis/cluster_slot.hpp"
 
 #include "lock/lock_options_check.hpp"
-#include "lock/resource_keys.hpp"
+#include "support/resource_names.hpp"
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 #include <redlock/lock_options.hpp>
@@ -16,24 +16,6 @@
 
 using redlock::redis::detail::hash_tag;
 using redlock::redis::detail::key_slot;
-
-namespace {
-
-// Every key and channel name the lock kinds use for `resource`.
-std::vector<std::string> names_of(const std::string& prefix, const std::string& resource) {
-    const auto keys = redlock::detail::keys_for(prefix, resource);
-    const auto queue = redlock::detail::fair_keys_for(keys);
-    return {keys.lock,
-            keys.released,
-            redlock::detail::fence_key_for(keys),
-            queue.queue,
-            queue.deadlines,
-            queue.tickets,
-            queue.handoffs,
-            queue.wake_prefix + "tok"};
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(cluster_slot_test)
 
@@ -54,7 +36,7 @@ BOOST_AUTO_TEST_CASE(every_key_of_a_resource_is_in_one_slot) {
     for (const std::string prefix : {"redlock:", "", "a}", "{x"}) {
         for (const std::string resource : {"orders:42", "a}b", "{x}", "x{", "}}", "\xff z"}) {
             if (prefix.empty() && resource.front() == '}') continue;  // refused: see below
-            const auto names = names_of(prefix, resource);
+            const auto names = redlock::test::every_name_of(prefix, resource);
             for (const auto& name : names)
                 BOOST_TEST(key_slot(name) == key_slot(names.front()), prefix << resource << ": " << name);
         }
