@@ -1,0 +1,44 @@
+#ifndef REDLOCK_REDIS_NODE_SPEC_HPP
+#define REDLOCK_REDIS_NODE_SPEC_HPP
+
+#include <redlock/redis/node_address.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::redis {
+
+/// One voter of a Redlock quorum, as its URI names it: a single server, a Redis Cluster, or a
+/// master watched by Sentinel.
+///   redis://... rediss://... unix://...                      one server (see parse_node_uri)
+///   redis-cluster://[[user]:password@]host:port[,host:port...]   a cluster, by seed nodes
+///   rediss-cluster://...                                     the same over TLS
+///   redis-sentinel://[[user]:password@]host:port[,host:port...][/db]#master-name
+/// A cluster has only database 0. The credentials of a cluster URI log in to every node of the
+/// cluster; those of a Sentinel URI to the master it names (the sentinels' own are not in the
+/// URI). The port is required in the multi-host forms.
+struct node_spec {
+    enum class topology { server, cluster, sentinel };
+
+    topology kind = topology::server;
+    /// server: the one server; cluster: the seed nodes; sentinel: the sentinels. Each carries
+    /// the URI's credentials and database.
+    std::vector<node_address> addresses;
+    std::string master_name;  ///< sentinel: the name the sentinels know the master by
+
+    /// The URI without the password, for logs and error messages.
+    [[nodiscard]] std::string to_string() const;
+
+    friend bool operator==(const node_spec&, const node_spec&) = default;
+};
+
+/// Parses `uri` into `out`. On failure returns error::invalid_uri and sets `why` to a message
+/// naming the URI (password masked) and what is wrong with it; `out` is then unspecified.
+boost::system::error_code parse_node_spec(std::string_view uri, node_spec& out, std::string& why);
+
+}  // namespace redlock::redis
+
+#endif

@@ -1,0 +1,65 @@
+#ifndef REDLOCK_REDIS_CLUSTER_TOPOLOGY_HPP
+#define REDLOCK_REDIS_CLUSTER_TOPOLOGY_HPP
+
+#include <redlock/redis/node_address.hpp>
+#include <redlock/resp/request.hpp>
+#include <redlock/resp/value.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::redis::detail {
+
+/// Which master serves each slot of a cluster, as a CLUSTER SLOTS reply and the MOVED replies
+/// since said. No I/O: the cluster link asks and follows.
+class slot_map {
+public:
+    slot_map();
+
+    /// Index into masters() of the master serving `slot`; empty: none known.
+    [[nodiscard]] std::optional<std::size_t> master_of(std::uint16_t slot) const noexcept;
+    [[nodiscard]] const std::vector<node_address>& masters() const noexcept { return masters_; }
+    /// Slots no master serves.
+    [[nodiscard]] std::size_t unserved() const noexcept;
+    [[nodiscard]] bool empty() const noexcept { return masters_.empty(); }
+    /// Index of the master at `address`'s host and port, added if new.
+    std::size_t master_at(const node_address& address);
+    /// Serves slots [first, last] from the master at `address`.
+    void assign(std::uint16_t first, std::uint16_t last, const node_address& address);
+
+private:
+    std::vector<std::int32_t> owner_;  // per slot: index into masters_, or -1
+    std::vector<node_address> masters_;
+};
+
+/// Reads a CLUSTER SLOTS reply from `asked` into `out` (which it replaces). Every master gets
+/// `asked`'s transport, credentials and database; an endpoint the server does not know ("" or
+/// "?") is `asked`'s host. A reply of another shape is error::unexpected_reply with `why`.
+boost::system::error_code read_cluster_slots(const resp::value& reply, const node_address& asked,
+                                             slot_map& out, std::string& why);
+
+/// A MOVED (the slot lives elsewhere now) or ASK (this one key is being migrated: ask the other
+/// node once, after ASKING) error reply.
+struct redirect {
+    bool ask = false;
+    std::uint16_t slot = 0;
+    std::string host;  ///< empty: the host of the node that answered
+    unsigned short port = 0;
+};
+
+/// The redirect that `reply` is, if it is one.
+[[nodiscard]] std::optional<redirect> read_redirect(const resp::value& reply);
+
+/// The commands of `payload` (encoded requests) each preceded by ASKING, which lets an importing
+/// node serve the next command for a slot it does not own yet. Empty if `payload` does not parse.
+[[nodiscard]] std::optional<resp::request> asking_before_each(std::string_view payload);
+
+}  // namespace redlock::redis::detail
+
+#endif
