@@ -1,19 +1,24 @@
 // The redis_server fixture itself: every other integration test trusts it to start real servers,
 // to simulate hangs and crashes faithfully, and never to leak a process.
 
+#include "support/redis_cluster.hpp"
 #include "support/redis_server.hpp"
 #include <redlock/resp/value.hpp>
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -30,6 +35,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using redlock::resp::type;
+using redlock::test::redis_cluster;
+using redlock::test::redis_cluster_options;
 using redlock::test::redis_server;
 using redlock::test::redis_server_options;
 using steady = std::chrono::steady_clock;
@@ -190,6 +197,63 @@ crash_outcome run_crashing_child(child_death how) {
 void remove_dir(const crash_outcome& out) {
     std::error_code ec;
     std::filesystem::remove_all(out.report.dir, ec);
+}
+
+// ---- the redis_cluster fixture ----
+
+std::int64_t elapsed_ms(steady::time_point since) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - since).count();
+}
+
+std::uint16_t key_slot_of(redis_server& s, const std::string& key) {
+    const auto reply = s.command({"CLUSTER", "KEYSLOT", key});
+    BOOST_REQUIRE_MESSAGE(reply.kind == type::integer, "CLUSTER KEYSLOT " << key << ": " << to_string(reply));
+    return static_cast<std::uint16_t>(reply.integer);
+}
+
+std::string address(const redis_server& s) {
+    return "127.0.0.1:" + std::to_string(s.port());
+}
+
+// ROLE's first element: "master" or "slave".
+std::string role(const redis_server& s) {
+    const auto reply = s.command({"ROLE"});
+    BOOST_REQUIRE_MESSAGE(!reply.elements.empty(), "ROLE: " << to_string(reply));
+    return reply.elements[0].str;
+}
+
+// The redirection a server answers for `key`, e.g. "MOVED 3999 127.0.0.1:6381"; empty if it
+// serves the key itself.
+std::string redirection(const redis_server& s, const std::string& key) {
+    const auto reply = s.command({"GET", key});
+    if (reply.error_code() == "MOVED" || reply.error_code() == "ASK") return reply.str;
+    BOOST_TEST(!reply.is_error(), address(s) << " GET " << key << ": " << to_string(reply));
+    return {};
+}
+
+// Lines of a CLUSTER NODES reply whose flags (third field, e.g. "myself,master") include `flag`.
+int nodes_with_flag(const std::string& nodes, const std::string& flag) {
+    int n = 0;
+    std::istringstream lines(nodes);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream fields(line);
+        std::string id, addr, flags;
+        fields >> id >> addr >> flags;
+        if (("," + flags + ",").find("," + flag + ",") != std::string::npos) ++n;
+    }
+    return n;
+}
+
+// PIDs of this process's children (all threads'): what a fixture left running.
+std::set<pid_t> child_pids() {
+    std::set<pid_t> pids;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream in(task.path() / "children");
+        pid_t pid = 0;
+        while (in >> pid)
+            pids.insert(pid);
+    }
+    return pids;
 }
 
 }  // namespace
@@ -390,6 +454,270 @@ BOOST_AUTO_TEST_CASE(test_server_dies_when_test_process_exits_without_destructor
     BOOST_TEST(!out.reaped_by_us);
     BOOST_TEST(!std::filesystem::exists(out.report.dir));  // and removed its dir
     remove_dir(out);
+}
+
+BOOST_AUTO_TEST_CASE(test_cluster_of_three_masters_with_one_replica_each_comes_up) {
+    const auto t0 = steady::now();
+    redis_cluster c;
+    BOOST_TEST_MESSAGE("3 masters + 3 replicas ready in " << elapsed_ms(t0) << " ms");
+    BOOST_REQUIRE(c.size() == 6u);
+
+    std::set<unsigned short> ports;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        auto& s = c.server(i);
+        BOOST_TEST(s.running());
+        ports.insert(s.port());
+        const auto info = s.command({"CLUSTER", "INFO"});
+        BOOST_TEST(info_field(info, "cluster_state") == "ok");
+        BOOST_TEST(info_field(info, "cluster_slots_assigned") == "16384");
+        BOOST_TEST(info_field(info, "cluster_known_nodes") == "6");
+        BOOST_TEST(info_field(info, "cluster_size") == "3");
+    }
+    BOOST_TEST(ports.size() == 6u);
+    BOOST_TEST(c.uri() == "redis-cluster://" + c.seeds());
+    const auto seeds = c.seeds();
+    BOOST_TEST(std::count(seeds.begin(), seeds.end(), ',') == 5);
+    BOOST_TEST(seeds.starts_with(address(c.server(0)) + ","));
+
+    const auto masters = c.masters();
+    BOOST_REQUIRE(masters.size() == 3u);
+    std::set<unsigned short> master_ports;
+    for (auto* m : masters) {
+        master_ports.insert(m->port());
+        BOOST_TEST(role(*m) == "master");
+        BOOST_TEST(info_field(m->command({"INFO", "replication"}), "connected_slaves") == "1");
+        BOOST_TEST(c.node_id(*m).size() == 40u);
+    }
+
+    // CLUSTER SLOTS: the 3 masters own all 16384 slots between them.
+    std::map<unsigned short, std::int64_t> owned;
+    const auto slots = c.server(0).command({"CLUSTER", "SLOTS"});
+    for (const auto& range : slots.elements) {
+        BOOST_REQUIRE(range.elements.size() >= 3u);  // first, last, master, replicas...
+        const auto master_port = static_cast<unsigned short>(range.elements[2].elements[1].integer);
+        BOOST_TEST(master_ports.contains(master_port));
+        owned[master_port] += range.elements[1].integer - range.elements[0].integer + 1;
+    }
+    // The 3 others replicate one master each, linked. (Their ROLE, not CLUSTER SLOTS: Redis 7
+    // lists a replica there only once the gossip says its replication offset is not 0.)
+    std::map<unsigned short, int> replicas_of;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        auto& s = c.server(i);
+        if (master_ports.contains(s.port())) continue;
+        const auto r = s.command({"ROLE"});
+        BOOST_REQUIRE(r.elements.size() >= 4u);
+        BOOST_TEST(r.elements[0].str == "slave");
+        BOOST_TEST(r.elements[3].str == "connected");
+        ++replicas_of[static_cast<unsigned short>(r.elements[2].integer)];
+        BOOST_TEST(info_field(s.command({"INFO", "replication"}), "master_link_status") == "up");
+    }
+    BOOST_TEST(replicas_of.size() == 3u);
+    for (const auto& [port, n] : replicas_of) {
+        BOOST_TEST(master_ports.contains(port));
+        BOOST_TEST(n == 1);
+    }
+    // And every node knows it: 3 masters and 3 replicas in each one's CLUSTER NODES.
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        const auto nodes = c.server(i).command({"CLUSTER", "NODES"}).str;
+        BOOST_TEST(nodes_with_flag(nodes, "master") == 3, nodes);
+        BOOST_TEST(nodes_with_flag(nodes, "slave") == 3, nodes);
+    }
+    BOOST_TEST(owned.size() == 3u);
+    std::int64_t total = 0;
+    for (const auto& [port, n] : owned) {
+        BOOST_TEST(n > 5000);  // an even split: 5461 or 5462 each
+        total += n;
+    }
+    BOOST_TEST(total == 16384);
+}
+
+BOOST_AUTO_TEST_CASE(test_cluster_master_of_slot_agrees_with_keyslot) {
+    redis_cluster_options opts;
+    opts.replicas_per_master = 0;
+    redis_cluster c(opts);
+    const auto masters = c.masters();
+    BOOST_REQUIRE(masters.size() == 3u);
+    std::set<redis_server*> seen;
+    for (int i = 0; i < 30; ++i) {
+        const std::string key = "key:" + std::to_string(i);
+        const auto slot = key_slot_of(c.server(0), key);
+        auto& owner = c.master_of_slot(slot);
+        seen.insert(&owner);
+        // The owner takes the key; every other master redirects to it.
+        check_simple(owner.command({"SET", key, "v"}), "OK");
+        for (auto* m : masters) {
+            if (m == &owner) continue;
+            BOOST_TEST(redirection(*m, key) == "MOVED " + std::to_string(slot) + " " + address(owner));
+        }
+    }
+    BOOST_TEST(seen.size() == 3u);  // 30 keys land on every master
+    BOOST_TEST(&c.master_of_slot(0) != &c.master_of_slot(16383));
+}
+
+BOOST_AUTO_TEST_CASE(test_cluster_move_slot_moves_a_key_and_the_old_master_answers_moved) {
+    redis_cluster_options opts;
+    opts.replicas_per_master = 0;
+    redis_cluster c(opts);
+    const std::string key = "{moved}:k";
+    const auto slot = key_slot_of(c.server(0), key);
+    auto& from = c.master_of_slot(slot);
+    check_simple(from.command({"SET", key, "payload"}), "OK");
+    check_simple(from.command({"SET", "{moved}:other", "2"}), "OK");
+    redis_server* to = nullptr;
+    for (auto* m : c.masters()) {
+        if (m != &from) to = m;
+    }
+    BOOST_REQUIRE(to != nullptr);
+
+    const auto t0 = steady::now();
+    c.move_slot(slot, *to);
+    BOOST_TEST_MESSAGE("move_slot in " << elapsed_ms(t0) << " ms");
+
+    BOOST_TEST(&c.master_of_slot(slot) == to);
+    check_bulk(to->command({"GET", key}), "payload");
+    check_bulk(to->command({"GET", "{moved}:other"}), "2");
+    BOOST_TEST(redirection(from, key) == "MOVED " + std::to_string(slot) + " " + address(*to));
+    BOOST_TEST(from.command({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)}).integer == 0);
+    BOOST_CHECK_NO_THROW(c.wait_until_ok(2s));
+    // Moving it to where it is, or finishing a migration never begun, is a test bug.
+    BOOST_CHECK_THROW(c.move_slot(slot, *to), std::invalid_argument);
+    BOOST_CHECK_THROW(c.finish_slot_migration(slot), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(test_cluster_slot_migration_steps_answer_ask_then_moved) {
+    redis_cluster_options opts;
+    opts.replicas_per_master = 0;
+    redis_cluster c(opts);
+    const std::string key = "{ask}:k";
+    const std::string missing = "{ask}:missing";
+    const auto slot = key_slot_of(c.server(0), key);
+    const auto s = std::to_string(slot);
+    auto& from = c.master_of_slot(slot);
+    check_simple(from.command({"SET", key, "v"}), "OK");
+    redis_server* to = nullptr;
+    for (auto* m : c.masters()) {
+        if (m != &from) to = m;
+    }
+    BOOST_REQUIRE(to != nullptr);
+
+    c.begin_slot_migration(slot, *to);
+    BOOST_CHECK_THROW(c.begin_slot_migration(slot, *to), std::invalid_argument);
+    // The source still serves the keys it has, and sends the others to the target.
+    check_bulk(from.command({"GET", key}), "v");
+    BOOST_TEST(redirection(from, missing) == "ASK " + s + " " + address(*to));
+    // Without ASKING the target does not serve the importing slot: it sends back to the owner.
+    BOOST_TEST(redirection(*to, key) == "MOVED " + s + " " + address(from));
+
+    c.migrate_slot_keys(slot);
+    BOOST_TEST(redirection(from, key) == "ASK " + s + " " + address(*to));
+    BOOST_TEST(to->command({"CLUSTER", "COUNTKEYSINSLOT", s}).integer == 1);
+
+    c.finish_slot_migration(slot);
+    BOOST_TEST(redirection(from, key) == "MOVED " + s + " " + address(*to));
+    check_bulk(to->command({"GET", key}), "v");
+    c.wait_until_ok();
+    BOOST_TEST(&c.master_of_slot(slot) == to);
+}
+
+BOOST_AUTO_TEST_CASE(test_cluster_failover_promotes_the_replica) {
+    redis_cluster c;
+    const std::string key = "{failover}:k";
+    const auto slot = key_slot_of(c.server(0), key);
+    auto& old_master = c.master_of_slot(slot);
+    check_simple(old_master.command({"SET", key, "kept"}), "OK");
+    // A manual failover waits until the replica has everything the master acknowledged.
+    BOOST_TEST(old_master.command({"WAIT", "1", "2000"}).integer == 1);
+
+    const auto t0 = steady::now();
+    auto& promoted = c.failover(old_master);
+    BOOST_TEST_MESSAGE("failover in " << elapsed_ms(t0) << " ms");
+
+    BOOST_TEST(&promoted != &old_master);
+    BOOST_TEST(role(promoted) == "master");
+    BOOST_TEST(role(old_master) == "slave");
+    BOOST_TEST(info_field(promoted.command({"CLUSTER", "INFO"}), "cluster_state") == "ok");
+    BOOST_TEST(&c.master_of_slot(slot) == &promoted);
+    check_bulk(promoted.command({"GET", key}), "kept");
+    const auto masters = c.masters();
+    BOOST_TEST(masters.size() == 3u);
+    BOOST_TEST((std::find(masters.begin(), masters.end(), &promoted) != masters.end()));
+    BOOST_TEST((std::find(masters.begin(), masters.end(), &old_master) == masters.end()));
+    BOOST_CHECK_NO_THROW(c.wait_until_ok(2s));
+
+    // And back, at once: the other masters must first learn that the old master is now a
+    // replica, or they would not vote for it.
+    const auto t1 = steady::now();
+    auto& back = c.failover(promoted);
+    BOOST_TEST_MESSAGE("failover back in " << elapsed_ms(t1) << " ms");
+    BOOST_TEST(&back == &old_master);
+    BOOST_TEST(role(old_master) == "master");
+    BOOST_TEST(&c.master_of_slot(slot) == &old_master);
+    check_bulk(old_master.command({"GET", key}), "kept");
+}
+
+BOOST_AUTO_TEST_CASE(test_cluster_of_one_master_without_replicas_comes_up) {
+    redis_cluster_options opts;
+    opts.masters = 1;
+    opts.replicas_per_master = 0;
+    const auto t0 = steady::now();
+    redis_cluster c(opts);
+    BOOST_TEST_MESSAGE("1 master ready in " << elapsed_ms(t0) << " ms");
+    BOOST_REQUIRE(c.size() == 1u);
+    auto& s = c.server(0);
+    BOOST_TEST(c.uri() == "redis-cluster://" + address(s));
+    BOOST_TEST(&c.master_of_slot(0) == &s);
+    BOOST_TEST(&c.master_of_slot(16383) == &s);
+    BOOST_TEST(c.masters().size() == 1u);
+    const auto info = s.command({"CLUSTER", "INFO"});
+    BOOST_TEST(info_field(info, "cluster_state") == "ok");
+    BOOST_TEST(info_field(info, "cluster_slots_assigned") == "16384");
+    check_simple(s.command({"SET", "a", "1"}), "OK");
+    check_simple(s.command({"SET", "b", "2"}), "OK");
+}
+
+BOOST_AUTO_TEST_CASE(test_cluster_of_two_masters_is_built_by_hand_with_replicas) {
+    redis_cluster_options opts;
+    opts.masters = 2;
+    opts.replicas_per_master = 1;
+    const auto t0 = steady::now();
+    redis_cluster c(opts);
+    BOOST_TEST_MESSAGE("2 masters + 2 replicas ready in " << elapsed_ms(t0) << " ms");
+    BOOST_REQUIRE(c.size() == 4u);
+    const auto masters = c.masters();
+    BOOST_REQUIRE(masters.size() == 2u);
+    BOOST_TEST(masters[0] == &c.server(0));
+    BOOST_TEST(masters[1] == &c.server(1));
+    BOOST_TEST(&c.master_of_slot(0) == &c.server(0));
+    BOOST_TEST(&c.master_of_slot(8191) == &c.server(0));
+    BOOST_TEST(&c.master_of_slot(8192) == &c.server(1));
+    BOOST_TEST(&c.master_of_slot(16383) == &c.server(1));
+    for (std::size_t i = 2; i < 4; ++i) {
+        const auto r = c.server(i).command({"ROLE"});
+        BOOST_REQUIRE(r.elements.size() >= 4u);
+        BOOST_TEST(r.elements[0].str == "slave");
+        BOOST_TEST(r.elements[2].integer == c.server(i - 2).port());
+        BOOST_TEST(info_field(c.server(i).command({"INFO", "replication"}), "master_link_status") == "up");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(test_cluster_constructor_failure_stops_every_server) {
+    const auto before = child_pids();
+    const char* saved = std::getenv("REDLOCK_TEST_REDIS_CLI");
+    const std::string saved_value = saved != nullptr ? saved : "";
+    ::setenv("REDLOCK_TEST_REDIS_CLI", "/nonexistent/redis-cli", 1);
+    redis_cluster_options opts;
+    opts.replicas_per_master = 0;
+    BOOST_CHECK_EXCEPTION(redis_cluster{opts}, std::runtime_error, [](const std::runtime_error& e) {
+        const std::string what = e.what();
+        return what.find("/nonexistent/redis-cli --cluster create") != std::string::npos &&
+               what.find("exited with status 127") != std::string::npos;
+    });
+    if (saved != nullptr) {
+        ::setenv("REDLOCK_TEST_REDIS_CLI", saved_value.c_str(), 1);
+    } else {
+        ::unsetenv("REDLOCK_TEST_REDIS_CLI");
+    }
+    BOOST_TEST(child_pids() == before, "servers or redis-cli left running");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
