@@ -48,6 +48,11 @@ private:
 /// Splits "a,b,,c" into {"a", "b", "c"}.
 std::vector<std::string> split_list(std::string_view text);
 
+/// Splits a --nodes list into node URIs: at commas, except that a piece without "://" is one
+/// more host:port of the cluster or Sentinel URI before it, so that
+/// "redis-cluster://a:1,b:2,redis://c:3" is {"redis-cluster://a:1,b:2", "redis://c:3"}.
+std::vector<std::string> split_node_list(std::string_view text);
+
 }  // namespace redlock::cli
 
 #endif

@@ -97,7 +97,7 @@ int worker_main(arg_reader& args) {
     while (auto flag = args.next_flag()) {
         if (*flag == "--worker") continue;
         if (*flag == "--nodes") {
-            s.nodes = split_list(args.value());
+            s.nodes = split_node_list(args.value());
         } else if (*flag == "--name") {
             s.name = args.value();
         } else if (*flag == "--workers") {

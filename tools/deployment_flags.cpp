@@ -1,6 +1,6 @@
 #include "deployment_flags.hpp"
 
-#include <redlock/redis/node_address.hpp>
+#include <redlock/redis/node_spec.hpp>
 
 #include <boost/system/error_code.hpp>
 
@@ -10,7 +10,7 @@ bool deployment_flags::take(const std::string& flag, arg_reader& args) {
     if (flag == "--config") {
         config_file = args.value();
     } else if (flag == "--nodes") {
-        nodes = split_list(args.value());
+        nodes = split_node_list(args.value());
         if (nodes.empty()) throw usage_error("--nodes: no node URI given");
     } else if (flag == "--restart-quarantine") {
         const auto v = args.value();
@@ -43,8 +43,8 @@ client_config deployment_flags::to_config(bool validate) const {
         return cfg;
     }
     for (const auto& uri : cfg.nodes) {
-        redis::node_address address;
-        if (redis::parse_node_uri(uri, address, why)) throw usage_error(source + why);
+        redis::node_spec spec;
+        if (redis::parse_node_spec(uri, spec, why)) throw usage_error(source + why);
     }
     return cfg;
 }

@@ -1,6 +1,8 @@
 #include "node_connections.hpp"
 
+#include "cli_args.hpp"
 #include <redlock/redis/node_address.hpp>
+#include <redlock/redis/node_spec.hpp>
 
 #include <boost/system/system_error.hpp>
 
@@ -12,7 +14,14 @@ std::vector<std::unique_ptr<redis::connection>> open_node_connections(const boos
     for (const auto& uri : cfg.nodes) {
         redis::connection_config cc;
         std::string why;
-        if (auto ec = redis::parse_node_uri(uri, cc.address, why)) throw boost::system::system_error(ec, why);
+        redis::node_spec spec;
+        if (auto ec = redis::parse_node_spec(uri, spec, why)) throw boost::system::system_error(ec, why);
+        // What it reads (INFO, CONFIG, TIME, a resource's keys) is one server's.
+        if (spec.kind != redis::node_spec::topology::server)
+            throw usage_error(spec.to_string() +
+                              ": this command reads single servers; a cluster or Sentinel "
+                              "node is not supported by it yet");
+        cc.address = spec.addresses.front();
         cc.client_name = cfg.client_name.empty() ? std::string() : cfg.client_name + ":cli";
         cc.connect_timeout = cfg.connect_timeout;
         out.push_back(std::make_unique<redis::connection>(ex, std::move(cc)));

@@ -11,6 +11,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -124,7 +125,12 @@ public:
           grace_timer_(ioc),
           validity_timer_(ioc),
           drain_timer_(ioc) {
-        if (!s_.quiet && ::isatty(STDERR_FILENO) == 1 && s_.wait > milliseconds::zero()) {
+        // The status line reads each server's keys: single servers only.
+        const bool servers_only =
+            std::none_of(cfg.nodes.begin(), cfg.nodes.end(), [](const std::string& uri) {
+                return uri.find("-cluster://") != std::string::npos || uri.starts_with("redis-sentinel://");
+            });
+        if (!s_.quiet && ::isatty(STDERR_FILENO) == 1 && s_.wait > milliseconds::zero() && servers_only) {
             status_.emplace(ioc.get_executor(), cfg, s_.resource);
         }
     }

@@ -33,8 +33,10 @@ struct retry_config {
 ///           "verify": true} }
 /// ```
 struct client_config {
-    /// One URI per independent master (see redis::parse_node_uri). N = nodes.size(); N = 1 is
-    /// the single-instance lock. The same node twice is an error: it would vote twice.
+    /// One URI per voter: an independent master (`redis://`, `rediss://`, `unix://`) or a Redis
+    /// Cluster (`redis-cluster://seed,seed,...`; see redis::parse_node_spec and
+    /// docs/deployments.md). N = nodes.size(); N = 1 is the lock on one deployment. The same
+    /// server in two nodes is an error: it would vote twice.
     std::vector<std::string> nodes;
     /// Keys of resource R are "{<key_prefix>R}:lock" (and :fence, :queue, channel :released).
     std::string key_prefix = "redlock:";

@@ -36,6 +36,13 @@ struct node_metrics {
     std::int64_t quarantine_left_ms = 0;
     std::string run_id;      ///< of the server process last seen (empty with quarantine off)
     std::string last_error;  ///< the connection's last error, or why the node does not vote
+    /// A cluster node (redis-cluster://): the masters in its slot map, and the redirects and
+    /// retries its requests followed: MOVED (the map was out of date), ASK (a slot being
+    /// migrated), TRYAGAIN (a multi-key script during a migration).
+    std::size_t cluster_masters = 0;
+    std::uint64_t cluster_moved = 0;
+    std::uint64_t cluster_asked = 0;
+    std::uint64_t cluster_tryagain = 0;
 };
 
 /// A snapshot of a client's counters since it was constructed.

@@ -194,7 +194,7 @@ void acquire_op::count_grant(std::size_t node) {
         return;
     }
     client_->replicas().confirm(
-        node, options_.replicas, options_.replica_timeout, node_timeout_, "",
+        node, keys().lock, options_.replicas, options_.replica_timeout, node_timeout_, "",
         [self = shared_from_this(), r = round_.number(), node](replication_verdict v) {
             if (!self->counting(r)) return;
             self->count(node, v.ec ? vote::failed : vote::granted, v.ec, std::move(v.detail));
@@ -203,7 +203,7 @@ void acquire_op::count_grant(std::size_t node) {
 
 void acquire_op::count(std::size_t node, vote v, error_code ec, std::string detail) {
     if (ec == error::not_replicated) replication_short_ = true;
-    client_->admit(node, v, ec, detail);
+    client_->admit(node, keys().lock, v, ec, detail);
     report_.record(node, v, ec, std::move(detail));
     std::uint64_t outer_fence = 0;  // the fence of this client's live hold that the round may enter
     if (options_.fenced && options_.reentrant)

@@ -86,7 +86,7 @@ void acquire_op::on_handoff(std::size_t node, std::string_view round_token) {
         on_released();
         return;
     }
-    if (!client_->votes(node)) return;
+    if (!client_->votes(node, keys().lock)) return;
     const auto handed = round_.hand_over(node);
     if (handed == 0) return;
     const auto now = clock::now();

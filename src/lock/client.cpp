@@ -33,18 +33,24 @@ std::size_t client::node_count() const noexcept {
 }
 metrics_snapshot client::metrics() const {
     auto s = state_->metrics().snapshot();
-    const auto now = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < s.nodes.size() && i < state_->node_count(); ++i) {
         auto& n = s.nodes[i];
-        if (const auto& health = state_->health()) {
-            auto view = health->describe(i, now);
+        if (const auto* cluster = state_->link(i).cluster()) {
+            const auto stats = cluster->stats();
+            n.cluster_masters = stats.masters;
+            n.cluster_moved = stats.moved;
+            n.cluster_asked = stats.asked;
+            n.cluster_tryagain = stats.tryagain;
+        }
+        if (state_->health()) {
+            auto view = state_->health_of(i);
             n.voting = view.voting;
             n.quarantine_left_ms = view.quarantine_left.count();
             n.run_id = std::move(view.run_id);
             n.last_error = std::move(view.problem);
         }
         if (n.last_error.empty()) {
-            const auto last = state_->node(i).last_error();
+            const auto last = state_->link(i).last_error();
             if (last.code) n.last_error = last.message.empty() ? last.code.message() : last.message;
         }
     }

@@ -2,6 +2,7 @@
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 #include <redlock/redis/node_address.hpp>
+#include <redlock/redis/node_spec.hpp>
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/system/errc.hpp>
@@ -159,22 +160,31 @@ client_config client_config::from_file(const std::string& path, error_code& ec, 
 
 error_code client_config::validate(std::string& why) const {
     if (nodes.empty()) return fail(why, "nodes: at least one node is required");
-    std::vector<node_identity> seen;
-    seen.reserve(nodes.size());
+    // Every server (or seed) any node names, with the node that names it.
+    std::vector<std::pair<node_identity, std::size_t>> seen;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        redis::node_address address;
+        redis::node_spec spec;
         std::string uri_why;
-        if (redis::parse_node_uri(nodes[i], address, uri_why)) {
+        if (redis::parse_node_spec(nodes[i], spec, uri_why)) {
             return fail(why, "nodes[" + std::to_string(i) + "]: " + uri_why, error::invalid_uri);
         }
-        node_identity id = identity_of(address);
-        for (std::size_t j = 0; j < seen.size(); ++j) {
-            if (seen[j] == id) {
-                return fail(why, "nodes[" + std::to_string(i) + "] is the same node as nodes[" +
-                                     std::to_string(j) + "]: it would vote twice");
-            }
+        if (spec.kind == redis::node_spec::topology::sentinel) {
+            return fail(why, "nodes[" + std::to_string(i) + "]: Sentinel deployments are not supported yet",
+                        error::invalid_uri);
         }
-        seen.push_back(std::move(id));
+        for (const auto& address : spec.addresses) {
+            node_identity id = identity_of(address);
+            for (const auto& [other, j] : seen) {
+                if (other != id) continue;
+                if (j == i) break;  // a cluster URI refuses its own repeated seeds
+                const auto shared = spec.kind == redis::node_spec::topology::server
+                                        ? std::string()
+                                        : " (both name " + address.to_string() + ")";
+                return fail(why, "nodes[" + std::to_string(i) + "] is the same node as nodes[" +
+                                     std::to_string(j) + "]" + shared + ": it would vote twice");
+            }
+            seen.emplace_back(std::move(id), i);
+        }
     }
     if (auto ec = check_millis(max_ttl, "max_ttl_ms", false, why)) return ec;
     // Written so that NaN fails too.

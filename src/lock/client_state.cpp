@@ -13,45 +13,27 @@ namespace redlock::detail {
 
 namespace {
 
-std::vector<std::unique_ptr<redis::connection>> connections_for(
-    const boost::asio::any_io_executor& ex, const client_config& cfg,
-    const std::shared_ptr<node_health_board>& health) {
-    std::vector<std::unique_ptr<redis::connection>> nodes;
+std::string key_of(const redis::node_address& a) {
+    return a.host + ":" + std::to_string(a.port);
+}
+
+std::vector<redis::node_spec> specs_of(const client_config& cfg) {
+    std::vector<redis::node_spec> specs;
     for (const auto& uri : cfg.nodes) {
-        redis::connection_config cc;
+        redis::node_spec spec;
         std::string why;
         // The client validated the config: a URI that does not parse here is a library bug.
-        if (auto ec = redis::parse_node_uri(uri, cc.address, why)) throw boost::system::system_error(ec, why);
-        cc.client_name = cfg.client_name;
-        cc.connect_timeout = cfg.connect_timeout;
-        cc.health_check_interval = cfg.health_check_interval;
-        cc.tls = cfg.tls;
-        cc.max_queued_requests = cfg.max_queued_requests;
-        cc.scripts.assign(scripts::all.begin(), scripts::all.end());
-        cc.min_server_version = redis::lock_min_server_version;
-        if (health) {
-            cc.on_server_info = [health, i = nodes.size()](std::string_view text) {
-                health->on_server_info(i, text);
-            };
-            // The largest max_ttl any client of these nodes records (record_max_ttl.lua).
-            cc.setup_commands.push_back({"EVAL", std::string(scripts::record_max_ttl.source), "1",
-                                         "{" + cfg.key_prefix + "}:max_ttl",
-                                         std::to_string(cfg.max_ttl.count())});
-            cc.on_setup_replies = [health](const std::vector<resp::value>& replies) {
-                if (!replies.empty() && replies.front().kind == resp::type::integer)
-                    health->on_recorded_max_ttl(std::chrono::milliseconds(replies.front().integer));
-            };
-        }
-        nodes.push_back(std::make_unique<redis::connection>(ex, std::move(cc)));
+        if (auto ec = redis::parse_node_spec(uri, spec, why)) throw boost::system::system_error(ec, why);
+        specs.push_back(std::move(spec));
     }
-    return nodes;
+    return specs;
 }
 
 // Node names for messages and metrics: the URIs without their passwords.
-std::vector<std::string> names_of(const std::vector<std::unique_ptr<redis::connection>>& nodes) {
+std::vector<std::string> names_of(const client_config& cfg) {
     std::vector<std::string> names;
-    for (const auto& n : nodes)
-        names.push_back(n->config().address.to_string());
+    for (const auto& spec : specs_of(cfg))
+        names.push_back(spec.to_string());
     return names;
 }
 
@@ -71,17 +53,39 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
       health_(cfg_.restart_quarantine
                   ? std::make_shared<node_health_board>(cfg_.nodes.size(), cfg_.max_ttl, cfg_.drift_factor)
                   : nullptr),
-      nodes_(connections_for(strand_, cfg_, health_)),
-      node_names_(names_of(nodes_)),
+      members_(std::make_shared<cluster_members>()),
+      node_names_(names_of(cfg_)),
       metrics_(node_names_),
       rng_(seed_from_os()),
-      extends_(*this, nodes_.size()),
-      replicas_(*this, nodes_.size()),
+      extends_(*this, cfg_.nodes.size()),
+      replicas_(*this, cfg_.nodes.size()),
       listener_(*this) {
+    const auto specs = specs_of(cfg_);
+    members_->entries.resize(specs.size());
+    // What the connections' configurations need, shared: a cluster link may make one after the
+    // client state is gone, while its last handlers run.
+    auto shared_cfg = std::make_shared<const client_config>(cfg_);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        const bool cluster = specs[i].kind == redis::node_spec::topology::cluster;
+        // A failover's promoted replica may lack grants its master made: quarantined as a
+        // restarted server is.
+        redis::detail::cluster_link::new_master_fn on_new_master;
+        if (health_) {
+            on_new_master = [health = health_, members = members_, i](const redis::node_address& a) {
+                health->on_promoted(member_entry_made(*health, *members, i, a));
+            };
+        }
+        nodes_.push_back(std::make_unique<redis::detail::node_link>(
+            strand_, specs[i],
+            [shared_cfg, health = health_, members = members_, i, cluster](const redis::node_address& a) {
+                return config_for(*shared_cfg, health, *members, i, cluster, a);
+            },
+            std::move(on_new_master)));
+    }
     // Connect now, so the first acquire does not pay for N handshakes; a node that is down keeps
     // being retried in the background.
     for (auto& n : nodes_)
-        n->async_connect([](boost::system::error_code) {});
+        n->start();
 }
 
 client_state::~client_state() {
@@ -95,8 +99,62 @@ std::chrono::milliseconds client_state::node_timeout_for(std::chrono::millisecon
     return std::max(std::chrono::milliseconds(1), std::min(cfg_.node_timeout, ttl / 10));
 }
 
-bool client_state::votes(std::size_t node) const {
-    return !health_ || health_->votes(node, clock::now());
+redis::connection_config client_state::config_for(const client_config& cfg,
+                                                  const std::shared_ptr<node_health_board>& health,
+                                                  cluster_members& members, std::size_t node, bool cluster,
+                                                  const redis::node_address& address) {
+    redis::connection_config cc;
+    cc.address = address;
+    cc.client_name = cfg.client_name;
+    cc.connect_timeout = cfg.connect_timeout;
+    cc.health_check_interval = cfg.health_check_interval;
+    cc.tls = cfg.tls;
+    cc.max_queued_requests = cfg.max_queued_requests;
+    cc.scripts.assign(scripts::all.begin(), scripts::all.end());
+    cc.min_server_version = redis::lock_min_server_version;
+    if (!health) return cc;
+    const auto entry = cluster ? member_entry_made(*health, members, node, address) : node;
+    cc.on_server_info = [health, entry](std::string_view text) { health->on_server_info(entry, text); };
+    // The largest max_ttl any client of these nodes records (record_max_ttl.lua). In a cluster
+    // only the master of the key's slot records it; the others' refusals are ignored.
+    cc.setup_commands.push_back({"EVAL", std::string(scripts::record_max_ttl.source), "1",
+                                 "{" + cfg.key_prefix + "}:max_ttl", std::to_string(cfg.max_ttl.count())});
+    cc.on_setup_replies = [health](const std::vector<resp::value>& replies) {
+        if (!replies.empty() && replies.front().kind == resp::type::integer)
+            health->on_recorded_max_ttl(std::chrono::milliseconds(replies.front().integer));
+    };
+    return cc;
+}
+
+std::size_t client_state::member_entry_made(node_health_board& health, cluster_members& members,
+                                            std::size_t node, const redis::node_address& address) {
+    std::lock_guard lock(members.mutex);
+    auto& mine = members.entries[node];
+    const auto name = key_of(address);
+    const auto known = std::find_if(mine.begin(), mine.end(), [&](const auto& m) { return m.first == name; });
+    if (known != mine.end()) return known->second;
+    mine.emplace_back(name, health.add_node(node));
+    return mine.back().second;
+}
+
+std::optional<std::size_t> client_state::member_entry(std::size_t node,
+                                                      const redis::node_address& address) const {
+    std::lock_guard lock(members_->mutex);
+    const auto name = key_of(address);
+    for (const auto& [member, entry] : members_->entries[node])
+        if (member == name) return entry;
+    return std::nullopt;
+}
+
+bool client_state::votes(std::size_t node, std::string_view key) const {
+    if (!health_) return true;
+    const auto* cluster = nodes_[node]->cluster();
+    if (!cluster) return health_->votes(node, clock::now());
+    const auto* master = cluster->master_address(redis::detail::key_slot(key));
+    // No master known: the call failed anyway. A master never connected to cannot have granted.
+    if (!master) return true;
+    const auto entry = member_entry(node, *master);
+    return entry && health_->votes(*entry, clock::now());
 }
 
 std::string client_state::same_server_nodes() const {
@@ -112,24 +170,50 @@ std::string client_state::same_server_nodes() const {
     return {};
 }
 
-std::string client_state::why_not_voting(std::size_t node) const {
-    return health_ ? health_->describe(node, clock::now()).problem : std::string();
+std::string client_state::why_not_voting(std::size_t node, std::string_view key) const {
+    if (!health_) return {};
+    const auto* cluster = nodes_[node]->cluster();
+    if (!cluster) return health_->describe(node, clock::now()).problem;
+    const auto slot = redis::detail::key_slot(key);
+    const auto* master = cluster->master_address(slot);
+    if (!master) return {};
+    const auto entry = member_entry(node, *master);
+    const auto problem = entry ? health_->describe(*entry, clock::now()).problem : "not connected";
+    return problem.empty()
+               ? problem
+               : "the master of slot " + std::to_string(slot) + ", " + key_of(*master) + ": " + problem;
+}
+
+node_health_board::view client_state::health_of(std::size_t node) const {
+    node_health_board::view all;
+    if (!health_) return all;
+    if (!nodes_[node]->routes_by_slot()) return health_->describe(node, clock::now());
+    std::lock_guard lock(members_->mutex);
+    all.voting = !members_->entries[node].empty();
+    for (const auto& [member, entry] : members_->entries[node]) {
+        auto v = health_->describe(entry, clock::now());
+        all.quarantine_left = std::max(all.quarantine_left, v.quarantine_left);
+        if (!v.voting) all.voting = false;
+        if (all.problem.empty() && !v.problem.empty()) all.problem = member + ": " + v.problem;
+    }
+    return all;
 }
 
 std::chrono::milliseconds client_state::background_timeout() const noexcept {
     return std::max(cfg_.node_timeout, cfg_.connect_timeout);
 }
 
-void client_state::admit(std::size_t node, vote& v, boost::system::error_code& ec, std::string& detail) {
-    if (v == vote::granted && !votes(node)) {
+void client_state::admit(std::size_t node, std::string_view key, vote& v, boost::system::error_code& ec,
+                         std::string& detail) {
+    if (v == vote::granted && !votes(node, key)) {
         v = vote::failed;
         ec = error::node_quarantined;
-        detail = why_not_voting(node);
+        detail = why_not_voting(node, key);
     }
     if (v == vote::failed && ec == error::request_timeout && detail.empty()) {
-        auto& connection = *nodes_[node];
-        if (!connection.is_connected()) {
-            const auto last = connection.last_error();
+        auto& link = *nodes_[node];
+        if (!link.is_connected()) {
+            const auto last = link.last_error();
             if (last.code) detail = "not connected: " + last.message;
         }
     }
@@ -179,21 +263,20 @@ void client_state::send_extend(const lock_kind& kind, const std::string& token, 
 void client_state::eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
                            std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                            std::function<void(boost::system::error_code, resp::value)> on_reply) {
-    nodes_[node]->async_eval(
-        s, keys, args, timeout,
-        boost::asio::bind_executor(
-            strand_, [self = shared_from_this(), node, name = s.name, on_reply = std::move(on_reply)](
-                         boost::system::error_code ec, resp::value v) {
-                if (!ec && v.is_error()) {
-                    ec = error::server_error;
-                    // Redis names a script by its SHA-1 and line ("@user_script:13"), not by the
-                    // command it refused: say which of our scripts it is.
-                    if (v.str.find("@user_script") != std::string::npos)
-                        v.str += " [" + std::string(name) + ".lua]";
-                }
-                if (ec) self->metrics_.node_failure(node, ec);
-                if (on_reply) on_reply(ec, std::move(v));
-            }));
+    nodes_[node]->eval(s, keys, args, timeout,
+                       boost::asio::bind_executor(strand_, [self = shared_from_this(), node, name = s.name,
+                                                            on_reply = std::move(on_reply)](
+                                                               boost::system::error_code ec, resp::value v) {
+                           if (!ec && v.is_error()) {
+                               ec = error::server_error;
+                               // Redis names a script by its SHA-1 and line ("@user_script:13"), not by the
+                               // command it refused: say which of our scripts it is.
+                               if (v.str.find("@user_script") != std::string::npos)
+                                   v.str += " [" + std::string(name) + ".lua]";
+                           }
+                           if (ec) self->metrics_.node_failure(node, ec);
+                           if (on_reply) on_reply(ec, std::move(v));
+                       }));
 }
 
 }  // namespace redlock::detail

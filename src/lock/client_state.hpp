@@ -9,6 +9,7 @@
 #include "lock/release_listener.hpp"
 #include "lock/replica_waits.hpp"
 #include "lock/resource_keys.hpp"
+#include "redis/node_link.hpp"
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 #include <redlock/redis/connection.hpp>
@@ -23,6 +24,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -47,7 +50,8 @@ public:
 
     [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
     [[nodiscard]] const std::string& node_name(std::size_t i) const { return node_names_[i]; }
-    [[nodiscard]] redis::connection& node(std::size_t i) { return *nodes_[i]; }
+    /// Node `i`'s way to its data: one server, or a cluster routed by the key's slot.
+    [[nodiscard]] redis::detail::node_link& link(std::size_t i) { return *nodes_[i]; }
     [[nodiscard]] const client_config& config() const noexcept { return cfg_; }
     [[nodiscard]] const boost::asio::any_io_executor& executor() const noexcept { return ex_; }
     [[nodiscard]] const boost::asio::strand<boost::asio::any_io_executor>& strand() const noexcept {
@@ -85,8 +89,8 @@ public:
                     });
             return;
         }
-        nodes_[node]->async_exec(
-            call.pipeline, timeout,
+        nodes_[node]->exec(
+            call.route_key(), call.pipeline, timeout,
             boost::asio::bind_executor(
                 strand_,
                 [self = shared_from_this(), node, owed = call.replies(), on_reply = std::move(on_reply)](
@@ -110,18 +114,22 @@ public:
     /// until its ttl runs out.
     [[nodiscard]] std::chrono::milliseconds background_timeout() const noexcept;
 
-    /// Whether node `node`'s grants count now (restart quarantine, see client_config); any thread.
-    [[nodiscard]] bool votes(std::size_t node) const;
+    /// Whether node `node`'s grants on `key` count now (restart quarantine, see client_config):
+    /// a cluster's, whether those of the master serving the key's slot do; strand only.
+    [[nodiscard]] bool votes(std::size_t node, std::string_view key) const;
     /// Empty, or why the configuration is unusable: two nodes' INFO reported one run_id (two
     /// addresses of one server, which would vote twice). Known once both have connected, with
     /// the restart quarantine on (it reads INFO).
     [[nodiscard]] std::string same_server_nodes() const;
-    /// Why it does not vote, for messages; empty if it does.
-    [[nodiscard]] std::string why_not_voting(std::size_t node) const;
-    /// Node `node`'s vote `v` as it counts: a grant of a node in restart quarantine fails; a
+    /// Why it does not vote on `key`, for messages; empty if it does. Strand only.
+    [[nodiscard]] std::string why_not_voting(std::size_t node, std::string_view key) const;
+    /// Node `node`'s quarantine state, for metrics (a cluster: all its masters'); any thread.
+    [[nodiscard]] node_health_board::view health_of(std::size_t node) const;
+    /// Node `node`'s vote `v` on `key` as it counts: a grant of a node in restart quarantine fails; a
     /// request that timed out waiting for a connection says the connection's own error (a
     /// refused password, a certificate that did not verify).
-    void admit(std::size_t node, vote& v, boost::system::error_code& ec, std::string& detail);
+    void admit(std::size_t node, std::string_view key, vote& v, boost::system::error_code& ec,
+               std::string& detail);
     /// The quarantine state of every node; null with client_config::restart_quarantine off.
     [[nodiscard]] const std::shared_ptr<node_health_board>& health() const noexcept { return health_; }
 
@@ -132,11 +140,31 @@ public:
                  std::function<void(boost::system::error_code, resp::value)> on_reply);
 
 private:
+    /// Per node: the masters a cluster node connected to ("host:port") and their board entries.
+    /// Shared with the cluster links, which may outlive the client state by a moment.
+    struct cluster_members {
+        std::mutex mutex;
+        std::vector<std::vector<std::pair<std::string, std::size_t>>> entries;
+    };
+    static redis::connection_config config_for(const client_config& cfg,
+                                               const std::shared_ptr<node_health_board>& health,
+                                               cluster_members& members, std::size_t node, bool cluster,
+                                               const redis::node_address& address);
+    /// The board entry of the cluster master at `address` of node `node`, made if new.
+    static std::size_t member_entry_made(node_health_board& health, cluster_members& members,
+                                         std::size_t node, const redis::node_address& address);
+    /// The board entry of the cluster master at `address` of node `node`, if it has one.
+    [[nodiscard]] std::optional<std::size_t> member_entry(std::size_t node,
+                                                          const redis::node_address& address) const;
+
     boost::asio::any_io_executor ex_;
     boost::asio::strand<boost::asio::any_io_executor> strand_;
     client_config cfg_;
     std::shared_ptr<node_health_board> health_;  // before nodes_: their handshakes report to it
-    std::vector<std::unique_ptr<redis::connection>> nodes_;
+    // A cluster node's masters each have a board entry of their own (after the N nodes' own):
+    // a restarted master quarantines the slots it serves, not the cluster.
+    std::shared_ptr<cluster_members> members_;
+    std::vector<std::unique_ptr<redis::detail::node_link>> nodes_;
     std::vector<std::string> node_names_;
     metrics_recorder metrics_;
     std::mt19937_64 rng_;

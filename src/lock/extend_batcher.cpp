@@ -1,6 +1,7 @@
 #include "lock/extend_batcher.hpp"
 
 #include "lock/client_state.hpp"
+#include "redis/cluster_slot.hpp"
 #include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
 
@@ -29,18 +30,36 @@ void extend_batcher::flush() {
     for (std::size_t node = 0; node < queues_.size(); ++node) {
         auto queue = std::move(queues_[node]);
         queues_[node].clear();
-        if (queue.size() == 1) {
-            auto& e = queue.front();
-            std::string_view keys[] = {e.key};
-            std::string_view args[] = {e.token, e.ttl_text};
-            client_.eval_on(node, scripts::extend, keys, args, e.timeout, std::move(e.on_reply));
-            continue;
+        if (queue.empty()) continue;
+        // A cluster runs a script on keys of one slot only (else CROSSSLOT): a batch per slot.
+        if (client_.link(node).routes_by_slot()) {
+            std::stable_sort(queue.begin(), queue.end(), [](const entry& a, const entry& b) {
+                return redis::detail::key_slot(a.key) < redis::detail::key_slot(b.key);
+            });
         }
-        for (std::size_t first = 0; first < queue.size(); first += max_batch) {
-            const auto count = std::min(max_batch, queue.size() - first);
-            send_batch(node, std::span<entry>(queue).subspan(first, count));
+        std::size_t first = 0;
+        while (first < queue.size()) {
+            auto last = first + 1;
+            const auto slot =
+                client_.link(node).routes_by_slot() ? redis::detail::key_slot(queue[first].key) : 0;
+            while (last < queue.size() && last - first < max_batch &&
+                   (!client_.link(node).routes_by_slot() || redis::detail::key_slot(queue[last].key) == slot))
+                ++last;
+            send(node, std::span<entry>(queue).subspan(first, last - first));
+            first = last;
         }
     }
+}
+
+void extend_batcher::send(std::size_t node, std::span<entry> batch) {
+    if (batch.size() == 1) {
+        auto& e = batch.front();
+        std::string_view keys[] = {e.key};
+        std::string_view args[] = {e.token, e.ttl_text};
+        client_.eval_on(node, scripts::extend, keys, args, e.timeout, std::move(e.on_reply));
+        return;
+    }
+    send_batch(node, batch);
 }
 
 void extend_batcher::send_batch(std::size_t node, std::span<entry> batch) {

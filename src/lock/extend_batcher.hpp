@@ -22,7 +22,8 @@ class client_state;
 /// that a client renewing thousands of leases sends a few script calls per node, not one per
 /// lease. Extends queued within `window` of each other leave together, at most `max_batch` per
 /// call; a lone extend goes out as the plain extend.lua. Each lease still gets its own reply
-/// (1 extended, 0 not ours), so callers cannot tell a batched extend from a single one.
+/// (1 extended, 0 not ours), so callers cannot tell a batched extend from a single one. A
+/// cluster node's batches hold the keys of one slot each.
 /// Strand only.
 class extend_batcher {
 public:
@@ -47,6 +48,7 @@ private:
     };
 
     void flush();
+    void send(std::size_t node, std::span<entry> batch);
     void send_batch(std::size_t node, std::span<entry> batch);
 
     client_state& client_;

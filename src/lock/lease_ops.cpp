@@ -129,16 +129,17 @@ private:
             count(node, vote::granted, {}, {});
             return;
         }
-        client_->replicas().confirm(
-            node, state_->replicas, state_->replica_timeout, state_->node_timeout, "the extend",
-            [self = std::static_pointer_cast<extend_op>(shared_from_this()),
-             node](replication_verdict verdict) {
-                if (verdict.ec) {
-                    self->count(node, vote::failed, verdict.ec, std::move(verdict.detail));
-                } else {
-                    self->count(node, vote::granted, {}, {});
-                }
-            });
+        client_->replicas().confirm(node, state_->kind->keys().lock, state_->replicas,
+                                    state_->replica_timeout, state_->node_timeout, "the extend",
+                                    [self = std::static_pointer_cast<extend_op>(shared_from_this()),
+                                     node](replication_verdict verdict) {
+                                        if (verdict.ec) {
+                                            self->count(node, vote::failed, verdict.ec,
+                                                        std::move(verdict.detail));
+                                        } else {
+                                            self->count(node, vote::granted, {}, {});
+                                        }
+                                    });
     }
 
     void decided(clock::time_point now) override {

@@ -45,12 +45,22 @@ void node_health::on_server_info(const server_info& info, clock::time_point now,
     if (run_id_changed_at_) {
         quarantined_until_ = std::max(quarantined_until_, *run_id_changed_at_ + wait);
     }
+    if (promoted_at_) {
+        promotion_ends_ = *promoted_at_ + wait;
+        quarantined_until_ = std::max(quarantined_until_, promotion_ends_);
+    }
     if (info.uptime < max_ttl + std::chrono::seconds(1)) {
         const auto started = now - info.uptime;
         quarantined_until_ = std::max(quarantined_until_, started + std::chrono::seconds(1) + wait);
     }
     run_id_ = info.run_id;
     known_ = true;
+}
+
+void node_health::on_promoted(clock::time_point now, std::chrono::milliseconds max_ttl, double drift_factor) {
+    promoted_at_ = now;
+    promotion_ends_ = now + max_ttl + drift_allowance(max_ttl, drift_factor);
+    quarantined_until_ = std::max(quarantined_until_, promotion_ends_);
 }
 
 node_health_board::node_health_board(std::size_t nodes, std::chrono::milliseconds max_ttl,
@@ -60,7 +70,20 @@ node_health_board::node_health_board(std::size_t nodes, std::chrono::millisecond
       same_server_(nodes),
       last_seen_(nodes),
       max_ttl_(max_ttl),
-      drift_factor_(drift_factor) {}
+      drift_factor_(drift_factor) {
+    for (std::size_t i = 0; i < nodes; ++i)
+        owner_.push_back(i);
+}
+
+std::size_t node_health_board::add_node(std::size_t owner) {
+    std::lock_guard lock(mutex_);
+    nodes_.emplace_back();
+    unparsable_.push_back(false);
+    same_server_.emplace_back();
+    last_seen_.emplace_back();
+    owner_.push_back(owner);
+    return nodes_.size() - 1;
+}
 
 void node_health_board::on_server_info(std::size_t node, std::string_view text) {
     server_info info;
@@ -78,12 +101,18 @@ void node_health_board::on_server_info(std::size_t node, std::string_view text) 
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         same_server_[i].reset();
         for (std::size_t j = 0; j < nodes_.size() && !same_server_[i]; ++j) {
-            if (j != i && !nodes_[i].run_id().empty() && nodes_[i].run_id() == nodes_[j].run_id())
-                same_server_[i] = j;
+            if (owner_[j] != owner_[i] && !nodes_[i].run_id().empty() &&
+                nodes_[i].run_id() == nodes_[j].run_id())
+                same_server_[i] = owner_[j];
         }
         any = any || same_server_[i].has_value();
     }
     any_same_server_.store(any, std::memory_order_release);
+}
+
+void node_health_board::on_promoted(std::size_t node) {
+    std::lock_guard lock(mutex_);
+    nodes_[node].on_promoted(clock::now(), std::max(max_ttl_, recorded_max_ttl_), drift_factor_);
 }
 
 void node_health_board::on_recorded_max_ttl(std::chrono::milliseconds recorded) {
@@ -127,7 +156,9 @@ node_health_board::view node_health_board::describe(std::size_t node, clock::tim
         v.problem = "not connected since its last (re)connect";
     } else if (!v.voting) {
         v.quarantine_left = std::chrono::ceil<std::chrono::milliseconds>(h.quarantined_until() - now);
-        v.problem = "restart quarantine: it (re)started less than max_ttl ago; it votes in " +
+        v.problem = (h.quarantined_by_promotion()
+                         ? "failover quarantine: it became a master less than max_ttl ago; it votes in "
+                         : "restart quarantine: it (re)started less than max_ttl ago; it votes in ") +
                     std::to_string(v.quarantine_left.count()) + " ms";
     }
     return v;

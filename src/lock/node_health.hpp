@@ -30,6 +30,8 @@ struct server_info {
 ///   second: the second is added).
 /// - A run_id other than the one seen before (a restart, or a failover to another process that
 ///   may lack keys): no vote until max_ttl + drift from now, whatever its uptime.
+/// - Promoted (a cluster's replica that took over slots from its master, which may not have
+///   passed it every grant): no vote until max_ttl + drift from the promotion.
 class node_health {
 public:
     using clock = std::chrono::steady_clock;
@@ -38,6 +40,9 @@ public:
     void on_reconnect() noexcept { known_ = false; }
     void on_server_info(const server_info& info, clock::time_point now, std::chrono::milliseconds max_ttl,
                         double drift_factor);
+
+    /// It became a master of slots another master served: it may lack that master's grants.
+    void on_promoted(clock::time_point now, std::chrono::milliseconds max_ttl, double drift_factor);
 
     [[nodiscard]] bool votes(clock::time_point now) const noexcept {
         return known_ && now >= quarantined_until_;
@@ -48,11 +53,17 @@ public:
     /// the quarantine as if that max_ttl had been known then.
     [[nodiscard]] clock::time_point quarantined_until() const noexcept { return quarantined_until_; }
     [[nodiscard]] const std::string& run_id() const noexcept { return run_id_; }
+    /// Whether the quarantine is a promotion's (not a restart's).
+    [[nodiscard]] bool quarantined_by_promotion() const noexcept {
+        return promoted_at_ && promotion_ends_ >= quarantined_until_;
+    }
 
 private:
     bool known_ = false;
     std::string run_id_;
     std::optional<clock::time_point> run_id_changed_at_;  // the last change seen
+    std::optional<clock::time_point> promoted_at_;        // the last promotion seen
+    clock::time_point promotion_ends_{};                  // its quarantine's end
     clock::time_point quarantined_until_{};
 };
 
@@ -64,6 +75,12 @@ public:
 
     node_health_board(std::size_t nodes, std::chrono::milliseconds max_ttl, double drift_factor);
 
+    /// A new entry, for one more server of node `owner` (a master of a cluster node); returns
+    /// its index. Entries of one owner may be one server (a seed and a master by two names).
+    std::size_t add_node(std::size_t owner);
+
+    /// Entry `node`'s server was promoted to master (node_health::on_promoted).
+    void on_promoted(std::size_t node);
     /// The text of INFO server from a new connection to `node`; unparsable text: no vote.
     void on_server_info(std::size_t node, std::string_view text);
     /// The largest max_ttl that a node says any client of it has recorded (record_max_ttl.lua):
@@ -74,7 +91,8 @@ public:
     /// Also false for a node that another node's INFO shows to be the same server (one run_id):
     /// two addresses of one server (`localhost`, `127.0.0.1`) must not vote twice.
     [[nodiscard]] bool votes(std::size_t node, clock::time_point now) const;
-    /// Another node whose server reported the same run_id as `node`'s, if any.
+    /// The node (owner, see add_node()) of another entry whose server reported the same run_id
+    /// as entry `node`'s, if any.
     [[nodiscard]] std::optional<std::size_t> same_server_as(std::size_t node) const;
     /// Whether any two nodes are one server: what every acquire asks, without the lock.
     [[nodiscard]] bool any_same_server() const noexcept {
@@ -93,6 +111,7 @@ private:
     mutable std::mutex mutex_;
     std::vector<node_health> nodes_;
     std::vector<bool> unparsable_;
+    std::vector<std::size_t> owner_;                       // per entry: its node
     std::vector<std::optional<std::size_t>> same_server_;  // see same_server_as()
     std::atomic<bool> any_same_server_{false};
     struct seen {

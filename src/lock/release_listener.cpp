@@ -29,7 +29,7 @@ release_listener::~release_listener() {
 void release_listener::open() {
     std::weak_ptr<client_state> weak = client_.weak_from_this();
     for (std::size_t i = 0; i < client_.node_count(); ++i) {
-        redis::connection_config cc = client_.node(i).config();
+        redis::connection_config cc = client_.link(i).subscriber_config();
         cc.scripts.clear();
         if (!cc.client_name.empty()) cc.client_name += ":sub";
         cc.on_push = [weak, i](const resp::value& v) {

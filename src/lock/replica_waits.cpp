@@ -27,26 +27,31 @@ replication_verdict judge_replication(const resp::value& acks, int replicas,
 
 replica_waits::replica_waits(client_state& client, std::size_t nodes) : client_(client), pending_(nodes) {}
 
-void replica_waits::wait(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,
-                         std::chrono::milliseconds node_timeout, done_fn done) {
+void replica_waits::wait(std::size_t node, std::string_view key, int replicas,
+                         std::chrono::milliseconds replica_timeout, std::chrono::milliseconds node_timeout,
+                         done_fn done) {
     auto& groups = pending_[node];
     if (groups.empty()) {
         asio::post(client_.strand(), [self = client_.shared_from_this(), this, node] { send(node); });
     }
+    // A cluster's masters each WAIT for their own writes: one WAIT per slot there. (Slots of
+    // one master could share one; renewals are batched per slot already.)
+    const std::uint16_t slot = client_.link(node).routes_by_slot() ? redis::detail::key_slot(key) : 0;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const group& g) {
-        return g.replicas == replicas && g.replica_timeout == replica_timeout;
+        return g.slot == slot && g.replicas == replicas && g.replica_timeout == replica_timeout;
     });
     if (it == groups.end()) {
-        groups.push_back({replicas, replica_timeout, node_timeout, {}});
+        groups.push_back({slot, std::string(key), replicas, replica_timeout, node_timeout, {}});
         it = std::prev(groups.end());
     }
     it->node_timeout = std::max(it->node_timeout, node_timeout);
     it->waiters.push_back(std::move(done));
 }
 
-void replica_waits::confirm(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,
-                            std::chrono::milliseconds node_timeout, std::string_view what, verdict_fn done) {
-    wait(node, replicas, replica_timeout, node_timeout,
+void replica_waits::confirm(std::size_t node, std::string_view key, int replicas,
+                            std::chrono::milliseconds replica_timeout, std::chrono::milliseconds node_timeout,
+                            std::string_view what, verdict_fn done) {
+    wait(node, key, replicas, replica_timeout, node_timeout,
          [client = client_.shared_from_this(), node, replicas, replica_timeout, what = std::string(what),
           done = std::move(done)](error_code ec, const resp::value& acks) {
              auto verdict = ec ? replication_verdict{ec, "WAIT: " + ec.message()}
@@ -61,8 +66,8 @@ void replica_waits::send(std::size_t node) {
     for (auto& g : std::exchange(pending_[node], {})) {
         resp::request req;
         req.push("WAIT", g.replicas, g.replica_timeout.count());
-        client_.node(node).async_exec(
-            req, g.node_timeout + g.replica_timeout,
+        client_.link(node).exec(
+            g.key, req, g.node_timeout + g.replica_timeout,
             asio::bind_executor(client_.strand(), [waiters = std::move(g.waiters)](
                                                       error_code ec, std::vector<resp::value> replies) {
                 if (!ec && replies.size() != 1) ec = error::unexpected_reply;

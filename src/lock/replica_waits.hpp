@@ -40,18 +40,22 @@ public:
 
     replica_waits(client_state& client, std::size_t nodes);
 
-    /// Sends `WAIT replicas replica_timeout` on node `node` once the current turn of the strand
-    /// is over (with every other wait for the same node and numbers), and calls `done` with its
-    /// reply; the request's timeout is `node_timeout` + `replica_timeout`.
-    void wait(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,
+    /// Sends `WAIT replicas replica_timeout` on node `node` (a cluster: to the master of `key`'s
+    /// slot, which took the write) once the current turn of the strand is over (with every other
+    /// wait for the same server and numbers), and calls `done` with its reply; the request's
+    /// timeout is `node_timeout` + `replica_timeout`.
+    void wait(std::size_t node, std::string_view key, int replicas, std::chrono::milliseconds replica_timeout,
               std::chrono::milliseconds node_timeout, done_fn done);
     /// wait(), then judge_replication() on its reply (`what` names the write): `done` gets no
     /// error once enough replicas have the write. A failed WAIT counts against the node.
-    void confirm(std::size_t node, int replicas, std::chrono::milliseconds replica_timeout,
-                 std::chrono::milliseconds node_timeout, std::string_view what, verdict_fn done);
+    void confirm(std::size_t node, std::string_view key, int replicas,
+                 std::chrono::milliseconds replica_timeout, std::chrono::milliseconds node_timeout,
+                 std::string_view what, verdict_fn done);
 
 private:
     struct group {
+        std::uint16_t slot;  // a cluster: the slot of `key`; 0 for a single server
+        std::string key;     // routes the WAIT
         int replicas;
         std::chrono::milliseconds replica_timeout;
         std::chrono::milliseconds node_timeout;

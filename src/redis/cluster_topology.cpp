@@ -40,6 +40,16 @@ std::size_t slot_map::unserved() const noexcept {
     return n;
 }
 
+bool slot_map::has_master(const node_address& address) const noexcept {
+    for (std::size_t i = 0; i < masters_.size(); ++i) {
+        if (masters_[i].host != address.host || masters_[i].port != address.port) continue;
+        for (const auto o : owner_)
+            if (o == static_cast<std::int32_t>(i)) return true;
+        return false;
+    }
+    return false;
+}
+
 std::size_t slot_map::master_at(const node_address& address) {
     for (std::size_t i = 0; i < masters_.size(); ++i)
         if (masters_[i].host == address.host && masters_[i].port == address.port) return i;

@@ -28,6 +28,8 @@ public:
     /// Slots no master serves.
     [[nodiscard]] std::size_t unserved() const noexcept;
     [[nodiscard]] bool empty() const noexcept { return masters_.empty(); }
+    /// Whether a master at `address`'s host and port serves any slot.
+    [[nodiscard]] bool has_master(const node_address& address) const noexcept;
     /// Index of the master at `address`'s host and port, added if new.
     std::size_t master_at(const node_address& address);
     /// Serves slots [first, last] from the master at `address`.

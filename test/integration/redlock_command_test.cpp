@@ -3,6 +3,7 @@
 // check` reports deliberately unsafe set-ups.
 #include "support/child_process.hpp"
 #include "support/lock_helpers.hpp"
+#include "support/redis_cluster.hpp"
 #include "support/redis_server.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/tcp_proxy.hpp"
@@ -396,6 +397,23 @@ BOOST_AUTO_TEST_CASE(bench_reports_both_node_counts_as_json) {
     BOOST_TEST(clean_runs == 2u, text);
     BOOST_TEST(text.find("\"pairs\":0,") == std::string::npos, text);
     BOOST_TEST(run_redlock("bench --concurrency 0", out) == 2);
+}
+
+// A cluster node on the command line: its seeds follow its URI; the lock lives on the master of
+// the resource's slot. `check` refuses it with a message instead of reading one server of it.
+BOOST_AUTO_TEST_CASE(run_takes_a_cluster_node) {
+    redlock::test::redis_cluster cluster;
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    const auto env = dir.file("env");
+    const auto nodes = "--nodes " + cluster.uri() + " --restart-quarantine off";
+    BOOST_TEST(
+        run_redlock("run " + nodes + " job -- /bin/sh -c 'echo $REDLOCK_TOKEN > " + env + "'", out) == 0,
+        read_file(out));
+    BOOST_TEST(read_file(env).size() == 33u, read_file(env));
+    BOOST_TEST(run_redlock("check " + nodes, out) == 2);
+    BOOST_TEST(read_file(out).find("a cluster or Sentinel node is not supported") != std::string::npos,
+               read_file(out));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

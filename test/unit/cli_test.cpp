@@ -104,6 +104,15 @@ BOOST_AUTO_TEST_CASE(usage_errors_name_the_flag) {
     BOOST_TEST(message_of({"--n", "7"}, [](auto& a) { a.number_value(1, 5); }).find("--n: \"7\"") == 0u);
     BOOST_TEST(message_of({"--fenced=yes"}, [](auto& a) { a.next_flag(); }) == "--fenced takes no value");
     BOOST_TEST((redlock::cli::split_list("a,,b,") == std::vector<std::string>{"a", "b"}));
+    // A cluster's seeds stay with their URI; every node URI has a scheme.
+    BOOST_TEST(
+        (redlock::cli::split_node_list("redis-cluster://a:1,b:2,redis://c:3,rediss-cluster://:p@d:4,e:5,"
+                                       "redis-sentinel://s:1,s:2#m") ==
+         std::vector<std::string>{"redis-cluster://a:1,b:2", "redis://c:3", "rediss-cluster://:p@d:4,e:5",
+                                  "redis-sentinel://s:1,s:2#m"}));
+    // A piece without a scheme after a one-server URI stays a piece of its own (and fails to parse).
+    BOOST_TEST(
+        (redlock::cli::split_node_list("redis://a:1,b:2") == std::vector<std::string>{"redis://a:1", "b:2"}));
 }
 
 BOOST_AUTO_TEST_CASE(a_healthy_deployment_is_safe) {

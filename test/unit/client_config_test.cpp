@@ -302,6 +302,27 @@ BOOST_AUTO_TEST_CASE(a_bad_node_uri_names_its_index) {
     BOOST_TEST(!contains(masked, "secret"));
 }
 
+BOOST_AUTO_TEST_CASE(cluster_nodes_are_taken_and_share_no_server) {
+    std::string why;
+    boost::system::error_code ec;
+    auto c = client_config::from_json(
+        R"({"nodes": ["redis-cluster://h1:7000,h2:7001", "rediss-cluster://:pw@h3:7000", "redis://h4:1"]})",
+        ec, why);
+    BOOST_TEST(!ec, why);
+    BOOST_TEST(c.nodes.size() == 3u);
+    // Redlock over two clusters that share a server would let that server vote twice.
+    BOOST_TEST(contains(
+        parse_fail(R"({"nodes": ["redis-cluster://h1:7000,h2:7001", "redis-cluster://h3:1,h2:7001"]})"),
+        "nodes[1] is the same node as nodes[0] (both name redis://h2:7001): it would vote twice"));
+    BOOST_TEST(contains(parse_fail(R"({"nodes": ["redis://h2:7001", "redis-cluster://h3:1,h2:7001"]})"),
+                        "nodes[1] is the same node as nodes[0]"));
+    BOOST_TEST(
+        contains(parse_fail(R"({"nodes": ["redis-cluster://h1:7000/1"]})", error::invalid_uri),
+                 "nodes[0]: invalid node URI 'redis-cluster://h1:7000/1': a cluster has only database 0"));
+    BOOST_TEST(contains(parse_fail(R"({"nodes": ["redis-sentinel://h1:26379#m"]})", error::invalid_uri),
+                        "nodes[0]: Sentinel deployments are not supported yet"));
+}
+
 BOOST_AUTO_TEST_CASE(the_same_node_twice_would_vote_twice) {
     auto why = parse_fail(
         R"({"nodes": ["redis://a:7001", "redis://b:7001", "redis://a:7002", "redis://:pw@a:7002"]})");

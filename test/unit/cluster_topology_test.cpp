@@ -88,6 +88,12 @@ BOOST_AUTO_TEST_CASE(a_partial_map_leaves_slots_unserved_and_a_moved_slot_moves)
     BOOST_TEST(*map.master_of(100) == 1u);
     BOOST_TEST(map.master_at(other) == 1u);
     BOOST_TEST(map.masters().size() == 2u);
+    BOOST_TEST(map.has_master(other));
+    // A master that no longer serves a slot is not one.
+    map.assign(0, 299, other);
+    BOOST_TEST(!map.has_master(asked_node()));
+    other.port = 7006;
+    BOOST_TEST(!map.has_master(other));
 }
 
 BOOST_AUTO_TEST_CASE(malformed_cluster_slots_replies_are_unexpected) {

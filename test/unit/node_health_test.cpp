@@ -130,4 +130,46 @@ BOOST_AUTO_TEST_CASE(a_larger_recorded_max_ttl_extends_running_quarantines) {
     BOOST_TEST(board.votes(1, now + 32s));
 }
 
+// A cluster replica promoted by a failover is an old process (long uptime, its own run_id): only
+// the promotion says it may lack its master's grants.
+BOOST_AUTO_TEST_CASE(a_promoted_replica_waits_max_ttl_from_its_promotion) {
+    node_health h;
+    h.on_server_info(info("replica", 3600s), t0, max_ttl, drift);
+    BOOST_TEST(h.votes(t0));
+    h.on_promoted(t0 + 5s, max_ttl, drift);
+    BOOST_TEST(!h.votes(t0 + 5s));
+    BOOST_TEST(h.quarantined_by_promotion());
+    BOOST_TEST(!h.votes(t0 + 5s + 10101ms));
+    BOOST_TEST(h.votes(t0 + 5s + 10102ms));
+    // A reconnect's INFO does not shorten it.
+    h.on_reconnect();
+    h.on_server_info(info("replica", 3606s), t0 + 6s, max_ttl, drift);
+    BOOST_TEST(!h.votes(t0 + 5s + 10101ms));
+    BOOST_TEST(h.votes(t0 + 5s + 10102ms));
+}
+
+// The entries of one node (the masters of one cluster) may be one server under two names; those
+// of two nodes may not.
+BOOST_AUTO_TEST_CASE(a_clusters_masters_have_entries_of_their_own) {
+    node_health_board board(2, 1000ms, drift);
+    const auto later = clock_type::now() + 10s;
+    const auto seed = board.add_node(1);
+    const auto master = board.add_node(1);
+    BOOST_TEST(seed == 2u);
+    BOOST_TEST(master == 3u);
+    board.on_server_info(seed, "run_id:m1\r\nuptime_in_seconds:100\r\n");
+    board.on_server_info(master, "run_id:m1\r\nuptime_in_seconds:100\r\n");
+    BOOST_TEST(board.votes(master, later));
+    BOOST_TEST(!board.any_same_server());
+    board.on_promoted(master);
+    BOOST_TEST(!board.votes(master, clock_type::now()));
+    BOOST_TEST(board.describe(master, clock_type::now()).problem.find("failover quarantine") == 0u);
+    BOOST_TEST(board.votes(master, later));
+    BOOST_TEST(board.votes(seed, clock_type::now()));
+    board.on_server_info(0, "run_id:m1\r\nuptime_in_seconds:100\r\n");
+    BOOST_TEST(!board.votes(0, later));
+    BOOST_TEST(!board.votes(master, later));
+    BOOST_TEST(board.same_server_as(0).value() == 1u);  // the node, not the entry
+}
+
 BOOST_AUTO_TEST_SUITE_END()

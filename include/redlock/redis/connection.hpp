@@ -168,6 +168,22 @@ public:
             eval_initiation{this}, token, s, make_evalsha(s, keys, args), timeout);
     }
 
+    /// async_exec() and async_eval() with the request already encoded, for a router that may
+    /// send one request again elsewhere (a cluster's MOVED): `commands` commands in `payload`;
+    /// an EVALSHA of `s` in `evalsha_payload`.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_exec_encoded(std::string payload, std::size_t commands, std::chrono::milliseconds timeout,
+                            CompletionToken&& token = {}) {
+        return asio::async_initiate<CompletionToken, void(error_code, std::vector<resp::value>)>(
+            exec_initiation{this}, token, std::move(payload), commands, timeout);
+    }
+    template <class CompletionToken = asio::deferred_t>
+    auto async_eval_encoded(const script& s, std::string evalsha_payload, std::chrono::milliseconds timeout,
+                            CompletionToken&& token = {}) {
+        return asio::async_initiate<CompletionToken, void(error_code, resp::value)>(
+            eval_initiation{this}, token, s, std::move(evalsha_payload), timeout);
+    }
+
     /// Queues one SUBSCRIBE or UNSUBSCRIBE of `channels` channels, whose answers arrive as pushes
     /// of kind `push_kind` ("subscribe", "unsubscribe") and go to connection_config::on_push;
     /// nothing waits for them. It keeps its place among the requests: a server that refuses it

@@ -31,8 +31,8 @@ struct node_call {
     node_call(const node_call&) = delete;
     node_call& operator=(const node_call&) = delete;
 
-    const redis::script* script = nullptr;  ///< null: `pipeline`
-    std::array<std::string_view, 6> keys{};
+    const redis::script* script = nullptr;   ///< null: `pipeline`
+    std::array<std::string_view, 6> keys{};  ///< a script's KEYS; a pipeline's first key
     std::size_t key_count = 0;
     std::array<std::string_view, 9> args{};
     std::size_t arg_count = 0;
@@ -54,6 +54,9 @@ struct node_call {
     void key(std::string_view k) { keys[key_count++] = k; }
     void arg(std::string_view a) { args[arg_count++] = a; }
     [[nodiscard]] std::span<const std::string_view> key_span() const { return {keys.data(), key_count}; }
+    /// The key that routes the call in a cluster (all of a resource's keys share its slot): a
+    /// script's first key; a pipeline names it with key() too.
+    [[nodiscard]] std::string_view route_key() const { return key_count == 0 ? std::string_view() : keys[0]; }
     [[nodiscard]] std::span<const std::string_view> arg_span() const { return {args.data(), arg_count}; }
     /// How many replies the node owes: one per pipelined command, one for a script.
     [[nodiscard]] std::size_t replies() const { return script ? 1 : pipeline.size(); }

@@ -27,6 +27,7 @@ public:
         }
         // GET makes the reply say who holds the key: nil when we just took it, the token of an
         // earlier round of ours when that round's cleanup has not arrived, else someone else's.
+        out.key(keys().lock);
         out.pipeline.push("SET", keys().lock, r.token, "NX", "PX", ttl_text(), "GET");
         if (r.ask_holder_pttl) {
             out.pttl_reply = out.pipeline.size();

@@ -1,0 +1,384 @@
+#include "redis/cluster_link.hpp"
+
+#include "redis/script_call.hpp"
+#include <redlock/error.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <optional>
+
+namespace redlock::redis::detail {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// A pause before a TRYAGAIN is sent again: the keys of a migrating slot move in batches.
+constexpr std::chrono::milliseconds tryagain_pause{10};
+// Without a timeout, how often a TRYAGAIN is retried before its reply is handed back.
+constexpr int max_tryagain_without_timeout = 100;
+// How soon a map that could not be read is asked for again.
+constexpr std::chrono::milliseconds unknown_map_retry{250};
+
+std::string key_of(const node_address& a) {
+    return a.host + ":" + std::to_string(a.port);
+}
+
+resp::value error_value(std::string text) {
+    resp::value v;
+    v.kind = resp::type::error;
+    v.str = std::move(text);
+    return v;
+}
+
+}  // namespace
+
+struct cluster_link::request {
+    // Boost 1.81's any_completion_handler move-assignment recurses without end (it copies the
+    // source through its own converting constructor): handlers are only ever move-constructed.
+    explicit request(exec_handler h) : on_exec(std::move(h)) {}
+    explicit request(eval_handler h) : on_eval(std::move(h)) {}
+
+    std::uint16_t slot = 0;
+    std::optional<script> lua;  // set: an EVALSHA in `payload`; else `commands` commands
+    std::string payload;
+    std::size_t commands = 1;
+    std::optional<clock::time_point> deadline;
+    int redirects = 0;
+    int tryagains = 0;
+    bool done = false;
+    bool parked = false;
+    exec_handler on_exec;
+    eval_handler on_eval;
+    std::unique_ptr<boost::asio::steady_timer> timer;  // parked, or pausing after TRYAGAIN
+};
+
+cluster_link::cluster_link(strand_type strand, std::vector<node_address> seeds, config_for make_config,
+                           new_master_fn on_new_master)
+    : strand_(std::move(strand)),
+      seeds_(std::move(seeds)),
+      make_config_(std::move(make_config)),
+      on_new_master_(std::move(on_new_master)),
+      refresh_timer_(strand_) {}
+
+cluster_link::~cluster_link() {
+    for (auto& [name, c] : connections_)
+        c->close();
+}
+
+void cluster_link::start() {
+    for (const auto& seed : seeds_)
+        connection_to(seed);
+    refresh();
+}
+
+void cluster_link::close() {
+    if (closed_) return;
+    closed_ = true;
+    refresh_timer_.cancel();
+    for (auto& [name, c] : connections_)
+        c->close();
+    for (auto& r : std::exchange(parked_, {}))
+        finish(r, error::connection_closed, {});
+}
+
+void cluster_link::exec(std::uint16_t slot, std::string payload, std::size_t commands,
+                        std::chrono::milliseconds timeout, exec_handler handler) {
+    auto r = std::make_shared<request>(std::move(handler));
+    r->slot = slot;
+    r->payload = std::move(payload);
+    r->commands = commands;
+    if (timeout > timeout.zero()) r->deadline = clock::now() + timeout;
+    route(r);
+}
+
+void cluster_link::eval(std::uint16_t slot, const script& s, std::string evalsha,
+                        std::chrono::milliseconds timeout, eval_handler handler) {
+    auto r = std::make_shared<request>(std::move(handler));
+    r->slot = slot;
+    r->lua = s;
+    r->payload = std::move(evalsha);
+    if (timeout > timeout.zero()) r->deadline = clock::now() + timeout;
+    route(r);
+}
+
+std::chrono::milliseconds cluster_link::time_left(const request& r) const {
+    if (!r.deadline) return std::chrono::milliseconds::zero();
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*r.deadline - clock::now());
+    return std::max(left, std::chrono::milliseconds(1));
+}
+
+void cluster_link::route(const std::shared_ptr<request>& r) {
+    if (closed_) return finish(r, error::connection_closed, {});
+    if (r->deadline && clock::now() >= *r->deadline) return finish(r, error::request_timeout, {});
+    if (!map_known_) return park(r);
+    const auto master = map_.master_of(r->slot);
+    if (!master) {
+        refresh();
+        // What the cluster itself answers for a slot nobody serves: the caller reads it as the
+        // node's reply, one per command.
+        const auto text = "CLUSTERDOWN Hash slot " + std::to_string(r->slot) +
+                          " is not served by any master in the cluster's slot map";
+        return finish(r, {}, std::vector<resp::value>(r->lua ? 1 : r->commands, error_value(text)));
+    }
+    send(r, connection_to(map_.masters()[*master]), false);
+}
+
+void cluster_link::send(const std::shared_ptr<request>& r, connection& c, bool asking) {
+    auto on_replies = boost::asio::bind_executor(
+        strand_,
+        [self = shared_from_this(), r, from = &c, asking](error_code ec, std::vector<resp::value> replies) {
+            if (asking && !ec) {
+                // Drop ASKING's OKs: each command's reply follows its ASKING.
+                std::vector<resp::value> own;
+                for (std::size_t i = 1; i < replies.size(); i += 2)
+                    own.push_back(std::move(replies[i]));
+                replies = std::move(own);
+            }
+            self->on_replies(r, *from, ec, std::move(replies));
+        });
+    if (r->lua && !asking) {
+        c.async_eval_encoded(*r->lua, r->payload, time_left(*r),
+                             [on_replies = std::move(on_replies)](error_code ec, resp::value v) mutable {
+                                 std::vector<resp::value> replies;
+                                 replies.push_back(std::move(v));
+                                 on_replies(ec, std::move(replies));
+                             });
+        return;
+    }
+    if (!asking) {
+        c.async_exec_encoded(r->payload, r->commands, time_left(*r), std::move(on_replies));
+        return;
+    }
+    // ASKING holds for one command only: it goes before each. A script goes as EVAL, since
+    // EVALSHA's NOSCRIPT fallback would need an ASKING of its own.
+    if (r->lua) {
+        resp::request asking_one;
+        asking_one.push("ASKING");
+        c.async_exec_encoded(asking_one.payload() + eval_payload(*r->lua, r->payload), 2, time_left(*r),
+                             std::move(on_replies));
+        return;
+    }
+    auto rewritten = asking_before_each(r->payload);
+    if (!rewritten) return finish(r, error::unexpected_reply, {});
+    c.async_exec_encoded(rewritten->payload(), rewritten->size(), time_left(*r), std::move(on_replies));
+}
+
+void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& from, error_code ec,
+                              std::vector<resp::value> replies) {
+    if (closed_) return finish(r, error::connection_closed, {});
+    if (ec) {
+        // A master that stopped answering may have been failed over: read the map again.
+        if (ec != error::connection_closed && ec != boost::asio::error::operation_aborted) refresh();
+        return finish(r, ec, {});
+    }
+    for (const auto& reply : replies) {
+        if (!reply.is_error()) continue;
+        if (auto to = read_redirect(reply); to && r->redirects < max_redirects) {
+            ++r->redirects;
+            node_address target = from.config().address;
+            if (!to->host.empty()) target.host = to->host;
+            target.port = to->port;
+            if (to->ask) {
+                count(stats_.asked);
+                return send(r, connection_to(target), true);
+            }
+            if (on_new_master_ && !map_.has_master(target)) on_new_master_(target);
+            {
+                std::lock_guard lock(status_mutex_);
+                ++stats_.moved;
+                map_.assign(r->slot, r->slot, target);
+            }
+            refresh();
+            return send(r, connection_to(target), false);
+        }
+        if (reply.error_code() == "TRYAGAIN" && (r->deadline ? clock::now() + tryagain_pause < *r->deadline
+                                                             : r->tryagains < max_tryagain_without_timeout)) {
+            count(stats_.tryagain);
+            ++r->tryagains;
+            if (!r->timer) r->timer = std::make_unique<boost::asio::steady_timer>(strand_);
+            r->timer->expires_after(tryagain_pause);
+            r->timer->async_wait([self = shared_from_this(), r](error_code) { self->route(r); });
+            return;
+        }
+        break;
+    }
+    finish(r, {}, std::move(replies));
+}
+
+void cluster_link::finish(const std::shared_ptr<request>& r, error_code ec,
+                          std::vector<resp::value> replies) {
+    if (r->done) return;
+    r->done = true;
+    if (r->timer) r->timer->cancel();
+    // Posted: a request may end inside exec() or eval(), before its caller's initiation returned.
+    if (r->lua) {
+        resp::value v = replies.empty() ? resp::value{} : std::move(replies.front());
+        boost::asio::post(strand_, [h = std::move(r->on_eval), ec, v = std::move(v)]() mutable {
+            std::move(h)(ec, std::move(v));
+        });
+        return;
+    }
+    boost::asio::post(strand_, [h = std::move(r->on_exec), ec, replies = std::move(replies)]() mutable {
+        std::move(h)(ec, std::move(replies));
+    });
+}
+
+void cluster_link::park(const std::shared_ptr<request>& r) {
+    r->parked = true;
+    parked_.push_back(r);
+    if (r->deadline) {
+        r->timer = std::make_unique<boost::asio::steady_timer>(strand_);
+        r->timer->expires_at(*r->deadline);
+        r->timer->async_wait([self = shared_from_this(), r](error_code) {
+            if (!r->parked || r->done) return;
+            r->parked = false;
+            std::erase(self->parked_, r);
+            self->finish(r, error::request_timeout, {});
+        });
+    }
+    refresh();
+}
+
+void cluster_link::refresh() {
+    if (closed_) return;
+    if (refreshing_) {
+        refresh_again_ = true;
+        return;
+    }
+    refreshing_ = true;
+    // The masters first (they know the latest map), then the seeds.
+    std::vector<node_address> candidates = map_.masters();
+    for (const auto& seed : seeds_) {
+        const bool known = std::any_of(candidates.begin(), candidates.end(), [&](const node_address& a) {
+            return a.host == seed.host && a.port == seed.port;
+        });
+        if (!known) candidates.push_back(seed);
+    }
+    read_map_from(0, std::move(candidates));
+}
+
+void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address> candidates) {
+    if (closed_) return;
+    if (candidate >= candidates.size()) {
+        refreshing_ = false;
+        arm_refresh_timer();
+        return;
+    }
+    auto& c = connection_to(candidates[candidate]);
+    resp::request req;
+    req.push("CLUSTER", "SLOTS");
+    c.async_exec(req, c.config().connect_timeout,
+                 boost::asio::bind_executor(
+                     strand_, [self = shared_from_this(), candidate, candidates = std::move(candidates),
+                               from = &c](error_code ec, std::vector<resp::value> replies) mutable {
+                         std::string why;
+                         slot_map map;
+                         if (!ec && replies.size() != 1) ec = error::unexpected_reply;
+                         if (!ec) ec = read_cluster_slots(replies.front(), from->config().address, map, why);
+                         if (ec) {
+                             const auto last = from->last_error();
+                             auto text = "reading the slot map from " + key_of(from->config().address) +
+                                         ": " + (why.empty() ? ec.message() : why);
+                             if (last.code && !from->is_connected()) text += " (" + last.message + ")";
+                             self->set_last_error({ec, std::move(text)});
+                             return self->read_map_from(candidate + 1, std::move(candidates));
+                         }
+                         self->map_read(std::move(map));
+                     }));
+}
+
+void cluster_link::map_read(slot_map map) {
+    if (map_known_ && on_new_master_) {
+        for (const auto& m : map.masters())
+            if (map.has_master(m) && !map_.has_master(m)) on_new_master_(m);
+    }
+    {
+        std::lock_guard lock(status_mutex_);
+        map_ = std::move(map);
+        map_known_ = true;
+        last_error_ = {};
+        ++stats_.refreshes;
+        stats_.masters = map_.masters().size();
+    }
+    refreshing_ = false;
+    for (const auto& m : map_.masters())
+        connection_to(m);
+    for (auto& r : std::exchange(parked_, {})) {
+        r->parked = false;
+        if (r->timer) r->timer->cancel();
+        route(r);
+    }
+    if (std::exchange(refresh_again_, false)) return refresh();
+    arm_refresh_timer();
+}
+
+void cluster_link::arm_refresh_timer() {
+    if (closed_) return;
+    refresh_timer_.expires_after(map_known_ ? refresh_interval : unknown_map_retry);
+    refresh_timer_.async_wait([weak = weak_from_this()](error_code ec) {
+        if (ec) return;
+        if (auto self = weak.lock()) self->refresh();
+    });
+}
+
+connection& cluster_link::connection_to(const node_address& address) {
+    const auto name = key_of(address);
+    if (auto it = connections_.find(name); it != connections_.end()) return *it->second;
+    auto fresh = std::make_unique<connection>(strand_, make_config_(address));
+    fresh->async_connect([](error_code) {});
+    std::lock_guard lock(status_mutex_);
+    return *connections_.emplace(name, std::move(fresh)).first->second;
+}
+
+void cluster_link::set_last_error(connection_error e) {
+    std::lock_guard lock(status_mutex_);
+    last_error_ = std::move(e);
+}
+
+void cluster_link::count(std::uint64_t& counter) {
+    std::lock_guard lock(status_mutex_);
+    ++counter;
+}
+
+connection* cluster_link::master_for(std::uint16_t slot) {
+    const auto master = map_known_ ? map_.master_of(slot) : std::nullopt;
+    return master ? &connection_to(map_.masters()[*master]) : nullptr;
+}
+
+const node_address* cluster_link::master_address(std::uint16_t slot) const {
+    const auto master = map_known_ ? map_.master_of(slot) : std::nullopt;
+    return master ? &map_.masters()[*master] : nullptr;
+}
+
+bool cluster_link::is_connected() const {
+    std::lock_guard lock(status_mutex_);
+    if (!map_known_) return false;
+    for (const auto& m : map_.masters()) {
+        const auto it = connections_.find(key_of(m));
+        if (it == connections_.end() || !it->second->is_connected()) return false;
+    }
+    return true;
+}
+
+connection_error cluster_link::last_error() const {
+    std::lock_guard lock(status_mutex_);
+    if (last_error_.code) return last_error_;
+    for (const auto& m : map_.masters()) {
+        const auto it = connections_.find(key_of(m));
+        if (it != connections_.end() && !it->second->is_connected()) {
+            auto e = it->second->last_error();
+            if (e.code) return e;
+        }
+    }
+    return {};
+}
+
+cluster_stats cluster_link::stats() const {
+    std::lock_guard lock(status_mutex_);
+    return stats_;
+}
+
+}  // namespace redlock::redis::detail

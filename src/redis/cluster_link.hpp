@@ -1,0 +1,132 @@
+#ifndef REDLOCK_REDIS_CLUSTER_LINK_HPP
+#define REDLOCK_REDIS_CLUSTER_LINK_HPP
+
+#include "redis/cluster_topology.hpp"
+#include <redlock/redis/connection.hpp>
+#include <redlock/redis/node_address.hpp>
+#include <redlock/redis/script.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace redlock::redis::detail {
+
+/// Redirects and retries one cluster link has followed, for metrics and tests.
+struct cluster_stats {
+    std::uint64_t moved = 0;      ///< MOVED replies followed (the slot map was out of date)
+    std::uint64_t asked = 0;      ///< ASK replies followed (a slot being migrated)
+    std::uint64_t tryagain = 0;   ///< TRYAGAIN replies retried
+    std::uint64_t refreshes = 0;  ///< CLUSTER SLOTS read
+    std::size_t masters = 0;      ///< masters in the current slot map
+};
+
+/// One Redis Cluster as one voter of a quorum sees it: a pipelined connection per master, the
+/// slot map, and each request routed by its slot. MOVED: the map learns the slot's new master,
+/// the request goes there, and the whole map is read again; ASK: the request goes once, after
+/// ASKING, to the node importing the slot; TRYAGAIN: sent again after a short pause, within the
+/// request's timeout. A slot no master serves, or too many redirects, is answered with the
+/// cluster's own kind of error reply (CLUSTERDOWN ...), never a hang.
+///
+/// A server that starts serving slots after the first map without having been a master in it
+/// (a replica promoted by a failover, which may lack grants its master made) is reported to
+/// `on_new_master`, so that the lock layer can keep its grants from counting for a while.
+///
+/// The map is read (CLUSTER SLOTS) from the seeds or the known masters at start(), after each
+/// MOVED, and every `refresh_interval`. Requests made before the first map wait for it, within
+/// their timeout. Strand only (but is_connected(), last_error() and stats(): any thread): every
+/// member runs on the strand given to the constructor, which the connections share.
+class cluster_link : public std::enable_shared_from_this<cluster_link> {
+public:
+    using exec_handler = boost::asio::any_completion_handler<void(error_code, std::vector<resp::value>)>;
+    using eval_handler = boost::asio::any_completion_handler<void(error_code, resp::value)>;
+    /// The configuration of the connection to the cluster node at `address`.
+    using config_for = std::function<connection_config(const node_address&)>;
+    using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+
+    static constexpr std::chrono::milliseconds refresh_interval{5000};
+    static constexpr int max_redirects = 5;
+
+    /// Called on the strand with a server that starts serving slots without having been a
+    /// master in the map before: a promoted replica (a failover), or a new master.
+    using new_master_fn = std::function<void(const node_address&)>;
+
+    cluster_link(strand_type strand, std::vector<node_address> seeds, config_for make_config,
+                 new_master_fn on_new_master = {});
+    ~cluster_link();
+    cluster_link(const cluster_link&) = delete;
+    cluster_link& operator=(const cluster_link&) = delete;
+
+    /// Connects to the seeds and reads the slot map; then keeps it current.
+    void start();
+    /// Closes every connection; pending requests complete with connection_closed.
+    void close();
+
+    /// Sends `commands` encoded commands, all on keys of `slot`. Zero timeout: none.
+    void exec(std::uint16_t slot, std::string payload, std::size_t commands,
+              std::chrono::milliseconds timeout, exec_handler handler);
+    /// Runs `s` (its EVALSHA encoded in `evalsha`) on the master of `slot`.
+    void eval(std::uint16_t slot, const script& s, std::string evalsha, std::chrono::milliseconds timeout,
+              eval_handler handler);
+
+    /// The connection to the master of `slot` as the map says now; null if none is known.
+    [[nodiscard]] connection* master_for(std::uint16_t slot);
+    /// The address of the master of `slot`; null if none is known.
+    [[nodiscard]] const node_address* master_address(std::uint16_t slot) const;
+    /// Whether the slot map is known and every master in it is connected.
+    [[nodiscard]] bool is_connected() const;
+    /// The last failure to read the map, or of a master's connection.
+    [[nodiscard]] connection_error last_error() const;
+    [[nodiscard]] cluster_stats stats() const;
+    [[nodiscard]] const std::vector<node_address>& seeds() const noexcept { return seeds_; }
+
+private:
+    struct request;
+
+    void route(const std::shared_ptr<request>& r);
+    void send(const std::shared_ptr<request>& r, connection& c, bool asking);
+    void on_replies(const std::shared_ptr<request>& r, connection& from, error_code ec,
+                    std::vector<resp::value> replies);
+    void finish(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);
+    void park(const std::shared_ptr<request>& r);
+    void refresh();
+    void read_map_from(std::size_t candidate, std::vector<node_address> candidates);
+    void map_read(slot_map map);
+    void arm_refresh_timer();
+    connection& connection_to(const node_address& address);
+    void set_last_error(connection_error e);
+    void count(std::uint64_t& counter);
+    [[nodiscard]] std::chrono::milliseconds time_left(const request& r) const;
+
+    strand_type strand_;
+    std::vector<node_address> seeds_;
+    config_for make_config_;
+    new_master_fn on_new_master_;
+    std::map<std::string, std::unique_ptr<connection>> connections_;  // by "host:port"
+    slot_map map_;
+    bool map_known_ = false;
+    bool refreshing_ = false;
+    bool refresh_again_ = false;
+    bool closed_ = false;
+    std::vector<std::shared_ptr<request>> parked_;  // waiting for the first map
+    boost::asio::steady_timer refresh_timer_;
+    // is_connected(), last_error() and stats() may be asked from any thread (a client's
+    // metrics): what they read changes under this lock, on the strand.
+    mutable std::mutex status_mutex_;
+    connection_error last_error_;
+    cluster_stats stats_;
+};
+
+}  // namespace redlock::redis::detail
+
+#endif

@@ -1,0 +1,93 @@
+#ifndef REDLOCK_REDIS_NODE_LINK_HPP
+#define REDLOCK_REDIS_NODE_LINK_HPP
+
+#include "redis/cluster_link.hpp"
+#include "redis/cluster_slot.hpp"
+#include <redlock/redis/connection.hpp>
+#include <redlock/redis/node_spec.hpp>
+#include <redlock/redis/script.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace redlock::redis::detail {
+
+/// One voter's way to its data: one connection to a server, or a cluster whose requests go to
+/// the master of their key's slot. Every request names a key of the resource it is about (all
+/// of one resource's keys share a slot); a single server ignores it. Cluster requests run on
+/// the strand; a single server's connection may be used from any thread.
+class node_link {
+public:
+    using strand_type = cluster_link::strand_type;
+    using config_for = cluster_link::config_for;
+
+    /// `make_config` gives the configuration of the connection to each server: the one server,
+    /// or each cluster node the link connects to.
+    node_link(strand_type strand, const node_spec& spec, const config_for& make_config,
+              cluster_link::new_master_fn on_new_master = {});
+    ~node_link();
+    node_link(const node_link&) = delete;
+    node_link& operator=(const node_link&) = delete;
+
+    /// Starts connecting (a cluster: and reading its slot map).
+    void start();
+    void close();
+
+    [[nodiscard]] bool routes_by_slot() const noexcept { return cluster_ != nullptr; }
+    /// The cluster, or null for a single server.
+    [[nodiscard]] cluster_link* cluster() noexcept { return cluster_.get(); }
+    [[nodiscard]] const cluster_link* cluster() const noexcept { return cluster_.get(); }
+
+    /// async_exec() of `req`, all of whose commands are on keys in `key`'s slot.
+    template <class Handler>
+    void exec(std::string_view key, const resp::request& req, std::chrono::milliseconds timeout,
+              Handler&& h) {
+        if (server_) {
+            server_->async_exec(req, timeout, std::forward<Handler>(h));
+            return;
+        }
+        exec_routed(key_slot(key), req.payload(), req.size(), timeout, std::forward<Handler>(h));
+    }
+    /// async_eval() of `s` on `keys`, the first of which routes it.
+    template <class Handler>
+    void eval(const script& s, std::span<const std::string_view> keys, std::span<const std::string_view> args,
+              std::chrono::milliseconds timeout, Handler&& h) {
+        if (server_) {
+            server_->async_eval(s, keys, args, timeout, std::forward<Handler>(h));
+            return;
+        }
+        eval_routed(keys.empty() ? 0 : key_slot(keys.front()), s, keys, args, timeout,
+                    std::forward<Handler>(h));
+    }
+
+    [[nodiscard]] bool is_connected() const;
+    [[nodiscard]] connection_error last_error() const;
+    /// What a subscriber connection of this voter copies: the server's configuration, or that
+    /// of the cluster's first seed (a PUBLISH reaches every node of a cluster).
+    [[nodiscard]] const connection_config& subscriber_config() const noexcept { return subscriber_config_; }
+
+private:
+    void exec_routed(std::uint16_t slot, std::string payload, std::size_t commands,
+                     std::chrono::milliseconds timeout, cluster_link::exec_handler h);
+    void eval_routed(std::uint16_t slot, const script& s, std::span<const std::string_view> keys,
+                     std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+                     cluster_link::eval_handler h);
+
+    strand_type strand_;
+    std::unique_ptr<connection> server_;
+    std::shared_ptr<cluster_link> cluster_;
+    connection_config subscriber_config_;
+};
+
+}  // namespace redlock::redis::detail
+
+#endif

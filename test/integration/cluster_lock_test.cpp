@@ -1,0 +1,288 @@
+// Locks on a Redis Cluster (redis-cluster://) of real cluster-mode redis-servers: routed to the
+// master of each resource's slot, through a slot migration (ASK, then MOVED), and Redlock over
+// several one-master clusters.
+#include "redis/cluster_slot.hpp"
+#include "support/lock_helpers.hpp"
+#include "support/printing.hpp"
+#include "support/redis_cluster.hpp"
+#include "support/run_coro.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using redlock::client_config;
+using redlock::redis::detail::key_slot;
+using redlock::test::eventually;
+using redlock::test::holder_on;
+using redlock::test::lock_key;
+using redlock::test::options;
+using redlock::test::redis_cluster;
+using redlock::test::redis_cluster_options;
+using redlock::test::run_coro;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+client_config cluster_config(std::vector<std::string> uris) {
+    client_config cfg;
+    cfg.nodes = std::move(uris);
+    cfg.node_timeout = 500ms;
+    cfg.connect_timeout = 2000ms;
+    cfg.retry = {5ms, 20ms};
+    // The fixture's servers start empty a moment before the test (see lock_config).
+    cfg.restart_quarantine = false;
+    return cfg;
+}
+
+std::uint16_t slot_of(const std::string& resource) {
+    return key_slot(lock_key(resource));
+}
+
+// Another resource whose keys live in `slot`.
+std::string resource_in_slot(std::uint16_t slot, const std::string& not_this) {
+    for (int i = 0;; ++i) {
+        auto r = "peer-" + std::to_string(i);
+        if (r != not_this && slot_of(r) == slot) return r;
+    }
+}
+
+// Whether `server` has `resource`'s lock key, read without ASKING: an importing node answers
+// MOVED to a plain GET of a slot it does not own yet.
+bool has_lock_key(redlock::test::redis_server& server, const std::string& resource) {
+    const auto keys = server.command({"CLUSTER", "GETKEYSINSLOT", std::to_string(slot_of(resource)), "100"});
+    for (const auto& k : keys.elements)
+        if (k.str == lock_key(resource)) return true;
+    return false;
+}
+
+// The metrics of the client's one node.
+redlock::node_metrics node_stats(const redlock::client& c, std::size_t i = 0) {
+    return c.metrics().nodes.at(i);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cluster_lock_suite)
+
+BOOST_AUTO_TEST_CASE(locks_live_on_the_master_of_their_slot) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cluster_config({cluster.uri()}));
+    redlock::client other(ioc.get_executor(), cluster_config({cluster.uri()}));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // Resources until every master holds some.
+        std::set<unsigned short> masters_used;
+        for (int i = 0; i < 40; ++i) {
+            const auto resource = "orders:" + std::to_string(i);
+            auto lease = co_await client.async_acquire(resource, options(10s), asio::use_awaitable);
+            auto& master = cluster.master_of_slot(slot_of(resource));
+            masters_used.insert(master.port());
+            BOOST_TEST(holder_on(master, resource) == lease.token(), resource);
+            // Held: another client is refused.
+            auto [ec, none] = co_await other.async_acquire(resource, options(10s), tuple_awaitable);
+            BOOST_TEST((ec == redlock::error::not_acquired), resource << ": " << ec.message());
+            co_await lease.async_extend(20s, asio::use_awaitable);
+            BOOST_TEST(master.command({"PTTL", lock_key(resource)}).integer > 15000, resource);
+            co_await lease.async_release(asio::use_awaitable);
+            BOOST_TEST(holder_on(master, resource).empty(), resource);
+        }
+        BOOST_TEST(masters_used.size() == 3u);
+        BOOST_TEST(node_stats(client).cluster_masters == 3u);
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(every_kind_of_lock_and_waiting_work_on_a_cluster) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cluster_config({cluster.uri()}));
+    redlock::client waiter(ioc.get_executor(), cluster_config({cluster.uri()}));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // Reentrant and fenced: the hash, the counter and the fence key share the slot.
+        auto o = options(10s);
+        o.reentrant = true;
+        o.fenced = true;
+        o.owner = redlock::owner_id("worker-1");
+        auto outer = co_await client.async_acquire("jobs:7", o, asio::use_awaitable);
+        auto inner = co_await client.async_acquire("jobs:7", o, asio::use_awaitable);
+        BOOST_TEST(outer.fence() > 0u);
+        co_await inner.async_release(asio::use_awaitable);
+        co_await outer.async_release(asio::use_awaitable);
+
+        // A waiter is woken by the holder's release (pub/sub across the cluster), fair or not.
+        for (const bool fair : {false, true}) {
+            const std::string resource = fair ? "fair:1" : "plain:1";
+            auto wo = options(10s, 10s);
+            wo.fair = fair;
+            auto held = co_await client.async_acquire(resource, wo, asio::use_awaitable);
+            redlock::test::background_acquire next;
+            next.start(waiter, resource, wo);
+            co_await redlock::test::sleep_for(200ms);
+            BOOST_TEST(!next.result.has_value());
+            co_await held.async_release(asio::use_awaitable);
+            BOOST_TEST(co_await eventually([&] { return next.result.has_value(); }), resource);
+            BOOST_TEST(!next.result.value_or(redlock::error::wait_timeout), resource);
+            if (next.lease) co_await next.lease->async_release(asio::use_awaitable);
+        }
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_slot_migrates_while_its_locks_are_held_and_taken) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cluster_config({cluster.uri()}));
+    redlock::client rival(ioc.get_executor(), cluster_config({cluster.uri()}));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        const std::string held_resource = "migrating";
+        const auto slot = slot_of(held_resource);
+        const std::string taken_resource = resource_in_slot(slot, held_resource);
+        auto& from = cluster.master_of_slot(slot);
+        redlock::test::redis_server* to = nullptr;
+        for (auto* m : cluster.masters())
+            if (m != &from) to = m;
+        BOOST_REQUIRE(to != nullptr);
+
+        auto held = co_await client.async_acquire(held_resource, options(10s), asio::use_awaitable);
+        cluster.begin_slot_migration(slot, *to);
+        // The slot is migrating: a key the source lacks is served by the target after ASKING.
+        auto taken = co_await client.async_acquire(taken_resource, options(10s), asio::use_awaitable);
+        BOOST_TEST(has_lock_key(*to, taken_resource));
+        BOOST_TEST(!has_lock_key(from, taken_resource));
+        BOOST_TEST(node_stats(client).cluster_asked >= 1u);
+        // The held key is still on the source: its extend is served there.
+        co_await held.async_extend(10s, asio::use_awaitable);
+
+        cluster.migrate_slot_keys(slot);
+        BOOST_TEST(has_lock_key(*to, held_resource));
+        BOOST_TEST(!has_lock_key(from, held_resource));
+        // Its keys have moved: the source answers ASK for them, and the rival is still refused.
+        co_await held.async_extend(10s, asio::use_awaitable);
+        auto [refused, none] = co_await rival.async_acquire(held_resource, options(10s), tuple_awaitable);
+        BOOST_TEST((refused == redlock::error::not_acquired), refused.message());
+
+        cluster.finish_slot_migration(slot);
+        // The target owns the slot: the source answers MOVED, and the client follows.
+        co_await held.async_extend(10s, asio::use_awaitable);
+        BOOST_TEST(node_stats(client).cluster_moved >= 1u);
+        auto [again, none2] = co_await rival.async_acquire(taken_resource, options(10s), tuple_awaitable);
+        BOOST_TEST((again == redlock::error::not_acquired), again.message());
+        BOOST_TEST(holder_on(*to, held_resource) == held.token());
+        BOOST_TEST(holder_on(*to, taken_resource) == taken.token());
+        co_await taken.async_release(asio::use_awaitable);
+        co_await held.async_release(asio::use_awaitable);
+        BOOST_TEST(holder_on(*to, held_resource).empty());
+        BOOST_TEST(holder_on(*to, taken_resource).empty());
+        // Free again: the rival takes both.
+        auto after = co_await rival.async_acquire(held_resource, options(10s), asio::use_awaitable);
+        BOOST_TEST(holder_on(*to, held_resource) == after.token());
+        co_await after.async_release(asio::use_awaitable);
+        const auto stats = node_stats(client);
+        BOOST_TEST_MESSAGE("moved " << stats.cluster_moved << ", asked " << stats.cluster_asked
+                                    << ", tryagain " << stats.cluster_tryagain);
+    }());
+}
+
+// A coordinated failover (CLUSTER FAILOVER) while a lease is held with replicas = 1: the
+// replica has the grant, so the watchdog keeps the lease on the promoted master. The promoted
+// master does not grant anything for max_ttl (failover quarantine): it may lack grants of its
+// old master that no WAIT covered.
+BOOST_AUTO_TEST_CASE(a_failover_keeps_replicated_leases_and_quarantines_the_promoted_master) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    auto cfg = cluster_config({cluster.uri()});
+    cfg.restart_quarantine = true;
+    cfg.max_ttl = 2000ms;
+    redlock::client client(ioc.get_executor(), cfg);
+    redlock::client rival(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        const std::string resource = "failing-over";
+        const std::string neighbour = resource_in_slot(slot_of(resource), resource);
+        auto o = options(1500ms, 5s);  // waits out the servers' own restart quarantine
+        o.watchdog = true;
+        o.replicas = 1;
+        o.replica_timeout = 500ms;
+        auto lease = co_await client.async_acquire(resource, o, asio::use_awaitable);
+        auto& old_master = cluster.master_of_slot(slot_of(resource));
+
+        auto& promoted = cluster.failover(old_master);
+        BOOST_TEST(&promoted != &old_master);
+        BOOST_TEST(holder_on(promoted, resource) == lease.token());
+        // The lease's next extends are sent to the old master, which answers MOVED.
+        BOOST_TEST(co_await eventually([&] { return node_stats(client).cluster_moved >= 1u; }));
+        // The promoted master is quarantined: a grant there does not count yet.
+        redlock::diagnostics diag;
+        auto [refused, none] =
+            co_await client.async_acquire(neighbour, options(1500ms), diag, tuple_awaitable);
+        BOOST_TEST((refused == redlock::error::quorum_unreachable), refused.message());
+        BOOST_TEST(diag.message.find("failover quarantine") != std::string::npos, diag.message);
+        // The rival never gets the held resource, during the quarantine or after it.
+        auto [denied, none2] = co_await rival.async_acquire(resource, options(1500ms), tuple_awaitable);
+        BOOST_TEST(!!denied);
+        co_await redlock::test::sleep_for(2500ms);
+        BOOST_TEST(lease.held());
+        BOOST_TEST(holder_on(promoted, resource) == lease.token());
+        auto [still_denied, none3] = co_await rival.async_acquire(resource, options(1500ms), tuple_awaitable);
+        BOOST_TEST((still_denied == redlock::error::not_acquired), still_denied.message());
+        // Past max_ttl the promoted master grants again.
+        auto neighbour_lease = co_await client.async_acquire(neighbour, options(1500ms), asio::use_awaitable);
+        BOOST_TEST(holder_on(promoted, neighbour) == neighbour_lease.token());
+        co_await neighbour_lease.async_release(asio::use_awaitable);
+        co_await lease.async_release(asio::use_awaitable);
+        BOOST_TEST(holder_on(promoted, resource).empty());
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(redlock_over_three_one_master_clusters) {
+    redis_cluster_options one;
+    one.masters = 1;
+    one.replicas_per_master = 0;
+    redis_cluster a(one), b(one), c(one);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cluster_config({a.uri(), b.uri(), c.uri()}));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto lease = co_await client.async_acquire("shared", options(10s), asio::use_awaitable);
+        BOOST_TEST(lease.nodes_granted() >= 2u);
+        // The third may answer after the quorum decided: it still takes the token.
+        BOOST_TEST(co_await eventually([&] {
+            for (auto* cluster : {&a, &b, &c})
+                if (holder_on(cluster->server(0), "shared") != lease.token()) return false;
+            return true;
+        }));
+        co_await lease.async_release(asio::use_awaitable);
+
+        // One cluster down: two of three still make a quorum.
+        c.server(0).stop();
+        auto again = co_await client.async_acquire("shared", options(10s), asio::use_awaitable);
+        BOOST_TEST(again.nodes_granted() == 2u);
+        for (auto* cluster : {&a, &b})
+            BOOST_TEST(holder_on(cluster->server(0), "shared") == again.token());
+        co_await again.async_release(asio::use_awaitable);
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_seed_that_is_not_a_cluster_fails_votes_with_its_reason) {
+    redlock::test::redis_server plain;
+    asio::io_context ioc;
+    auto cfg = cluster_config({"redis-cluster://127.0.0.1:" + std::to_string(plain.port())});
+    cfg.node_timeout = 200ms;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        redlock::diagnostics diag;
+        auto [ec, none] = co_await client.async_acquire("x", options(2s), diag, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::quorum_unreachable), ec.message());
+        BOOST_TEST(diag.message.find("cluster support disabled") != std::string::npos, diag.message);
+    }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
