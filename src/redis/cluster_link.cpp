@@ -4,7 +4,9 @@
 #include <redlock/error.hpp>
 
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/execution/context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/query.hpp>
 
 #include <algorithm>
 #include <optional>
@@ -69,9 +71,14 @@ cluster_link::~cluster_link() {
 }
 
 void cluster_link::start() {
+    call_on_shutdown(boost::asio::query(strand_, boost::asio::execution::context), weak_from_this());
     for (const auto& seed : seeds_)
         connection_to(seed);
     refresh();
+}
+
+void cluster_link::on_context_shutdown() noexcept {
+    parked_.clear();
 }
 
 void cluster_link::close() {
@@ -129,7 +136,10 @@ void cluster_link::route(const std::shared_ptr<request>& r) {
 void cluster_link::send(const std::shared_ptr<request>& r, connection& c, bool asking) {
     auto on_replies = boost::asio::bind_executor(
         strand_,
-        [self = shared_from_this(), r, from = &c, asking](error_code ec, std::vector<resp::value> replies) {
+        [weak = weak_from_this(), r, from = &c, asking](error_code ec, std::vector<resp::value> replies) {
+            // Weak: the connections hold this handler, and the link holds the connections.
+            const auto self = weak.lock();
+            if (!self) return abandon(r);
             if (asking && !ec) {
                 // Drop ASKING's OKs: each command's reply follows its ASKING.
                 std::vector<resp::value> own;
@@ -200,12 +210,26 @@ void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& fro
             ++r->tryagains;
             if (!r->timer) r->timer = std::make_unique<boost::asio::steady_timer>(strand_);
             r->timer->expires_after(tryagain_pause);
-            r->timer->async_wait([self = shared_from_this(), r](error_code) { self->route(r); });
+            r->timer->async_wait([weak = weak_from_this(), r](error_code) {
+                if (const auto self = weak.lock()) return self->route(r);
+                abandon(r);
+            });
             return;
         }
         break;
     }
     finish(r, {}, std::move(replies));
+}
+
+void cluster_link::abandon(const std::shared_ptr<request>& r) {
+    if (r->done) return;
+    r->done = true;
+    // The link is gone: this runs in a completion on its strand, not inside exec() or eval().
+    if (r->lua) {
+        std::move(r->on_eval)(error::connection_closed, resp::value{});
+    } else {
+        std::move(r->on_exec)(error::connection_closed, std::vector<resp::value>{});
+    }
 }
 
 void cluster_link::finish(const std::shared_ptr<request>& r, error_code ec,
@@ -232,7 +256,9 @@ void cluster_link::park(const std::shared_ptr<request>& r) {
     if (r->deadline) {
         r->timer = std::make_unique<boost::asio::steady_timer>(strand_);
         r->timer->expires_at(*r->deadline);
-        r->timer->async_wait([self = shared_from_this(), r](error_code) {
+        r->timer->async_wait([weak = weak_from_this(), r](error_code) {
+            const auto self = weak.lock();
+            if (!self) return abandon(r);
             if (!r->parked || r->done) return;
             r->parked = false;
             std::erase(self->parked_, r);
@@ -257,6 +283,12 @@ void cluster_link::refresh() {
         });
         if (!known) candidates.push_back(seed);
     }
+    // Those connected first: a master that died (the likely reason for this refresh) would hold
+    // the map up for a connect timeout.
+    std::stable_partition(candidates.begin(), candidates.end(), [this](const node_address& a) {
+        const auto it = connections_.find(key_of(a));
+        return it != connections_.end() && it->second->is_connected();
+    });
     read_map_from(0, std::move(candidates));
 }
 
@@ -272,8 +304,10 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
     req.push("CLUSTER", "SLOTS");
     c.async_exec(req, c.config().connect_timeout,
                  boost::asio::bind_executor(
-                     strand_, [self = shared_from_this(), candidate, candidates = std::move(candidates),
+                     strand_, [weak = weak_from_this(), candidate, candidates = std::move(candidates),
                                from = &c](error_code ec, std::vector<resp::value> replies) mutable {
+                         const auto self = weak.lock();
+                         if (!self) return;
                          std::string why;
                          slot_map map;
                          if (!ec && replies.size() != 1) ec = error::unexpected_reply;

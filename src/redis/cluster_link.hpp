@@ -2,6 +2,7 @@
 #define REDLOCK_REDIS_CLUSTER_LINK_HPP
 
 #include "redis/cluster_topology.hpp"
+#include "redis/context_shutdown.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/redis/node_address.hpp>
 #include <redlock/redis/script.hpp>
@@ -46,7 +47,7 @@ struct cluster_stats {
 /// MOVED, and every `refresh_interval`. Requests made before the first map wait for it, within
 /// their timeout. Strand only (but is_connected(), last_error() and stats(): any thread): every
 /// member runs on the strand given to the constructor, which the connections share.
-class cluster_link : public std::enable_shared_from_this<cluster_link> {
+class cluster_link : public std::enable_shared_from_this<cluster_link>, public context_shutdown_listener {
 public:
     using exec_handler = boost::asio::any_completion_handler<void(error_code, std::vector<resp::value>)>;
     using eval_handler = boost::asio::any_completion_handler<void(error_code, resp::value)>;
@@ -69,6 +70,9 @@ public:
 
     /// Connects to the seeds and reads the slot map; then keeps it current.
     void start();
+    /// Drops the requests waiting for the first map: their handlers can never run, and they
+    /// may own what owns this link.
+    void on_context_shutdown() noexcept override;
     /// Closes every connection; pending requests complete with connection_closed.
     void close();
 
@@ -98,6 +102,8 @@ private:
     void on_replies(const std::shared_ptr<request>& r, connection& from, error_code ec,
                     std::vector<resp::value> replies);
     void finish(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);
+    /// Completes `r` with connection_closed once the link is gone.
+    static void abandon(const std::shared_ptr<request>& r);
     void park(const std::shared_ptr<request>& r);
     void refresh();
     void read_map_from(std::size_t candidate, std::vector<node_address> candidates);

@@ -243,6 +243,76 @@ BOOST_AUTO_TEST_CASE(a_failover_keeps_replicated_leases_and_quarantines_the_prom
     }());
 }
 
+// A master SIGKILLed while a lease is held with replicas = 1 and a rival keeps trying. The
+// cluster promotes the replica after cluster-node-timeout (5 s in the fixture); the watchdog's
+// renewals fail meanwhile and are retried. The promoted master has the key (WAIT) but no
+// replica of its own: its renewals reach it and are not confirmed (not_replicated) until the
+// killed server is back as its replica; then they count again and the lease, whose ttl outlasts
+// all of it, is kept. The rival never holds it.
+BOOST_AUTO_TEST_CASE(a_killed_master_fails_over_and_the_watchdog_keeps_the_lease) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    auto cfg = cluster_config({cluster.uri()});
+    cfg.max_ttl = 60s;
+    redlock::client client(ioc.get_executor(), cfg);
+    redlock::client rival(ioc.get_executor(), cfg);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            const std::string resource = "killed";
+            const auto slot = slot_of(resource);
+            auto o = options(30s);
+            o.watchdog = true;
+            o.replicas = 1;
+            o.replica_timeout = 500ms;
+            auto lease = co_await client.async_acquire(resource, o, asio::use_awaitable);
+            auto* old_master = &cluster.master_of_slot(slot);
+            old_master->kill9();
+            const auto killed_at = std::chrono::steady_clock::now();
+            int rival_grants = 0;
+            redlock::test::redis_server* promoted = nullptr;
+            while (!promoted && std::chrono::steady_clock::now() - killed_at < 40s) {
+                auto [ec, none] = co_await rival.async_acquire(resource, options(2s), tuple_awaitable);
+                if (!ec) ++rival_grants;
+                try {
+                    auto* now_master = &cluster.master_of_slot(slot);
+                    if (now_master != old_master) promoted = now_master;
+                } catch (const std::exception&) {
+                    // No live server names a master for the slot yet.
+                }
+                co_await redlock::test::sleep_for(100ms);
+            }
+            BOOST_REQUIRE(promoted != nullptr);
+            BOOST_TEST_MESSAGE("promoted " << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  std::chrono::steady_clock::now() - killed_at)
+                                                  .count()
+                                           << " ms after the kill");
+            // The killed server comes back as the promoted master's replica.
+            old_master->restart();
+            // A renewal reached the promoted master: its key lives for the full ttl again.
+            BOOST_TEST(co_await eventually(
+                [&] {
+                    return promoted->command({"PTTL", lock_key(resource)}).integer > 27000;
+                },
+                15s));
+            BOOST_TEST(lease.held());
+            BOOST_TEST(holder_on(*promoted, resource) == lease.token());
+            auto [denied, none] = co_await rival.async_acquire(resource, options(2s), tuple_awaitable);
+            BOOST_TEST((denied == redlock::error::not_acquired), denied.message());
+            BOOST_TEST(rival_grants == 0);
+            // Its renewals count again once the replica acknowledges them: past the validity the
+            // lease had at the kill, it is still held.
+            co_await redlock::test::sleep_for(std::max(std::chrono::steady_clock::duration(1s),
+                                                       killed_at + 31s - std::chrono::steady_clock::now()));
+            BOOST_TEST(lease.held());
+            redlock::diagnostics diag;
+            auto [released] = co_await lease.async_release(diag, tuple_awaitable);
+            BOOST_TEST(!released, released.message() << ": " << diag.message);
+            BOOST_TEST(holder_on(*promoted, resource).empty());
+        }(),
+        120s);
+}
+
 BOOST_AUTO_TEST_CASE(redlock_over_three_one_master_clusters) {
     redis_cluster_options one;
     one.masters = 1;

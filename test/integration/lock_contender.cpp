@@ -52,7 +52,7 @@ bool parse(int argc, char** argv, args& a) {
     for (int i = 1; i + 1 < argc; i += 2)
         kv[argv[i]] = argv[i + 1];
     if (!kv.count("--nodes") || !kv.count("--checker")) return false;
-    a.nodes = redlock::test::split_commas(kv["--nodes"]);
+    a.nodes = redlock::test::split_node_uris(kv["--nodes"]);
     a.checker = kv["--checker"];
     if (kv.count("--resource")) a.resource = kv["--resource"];
     if (kv.count("--coroutines")) a.coroutines = std::atoi(kv["--coroutines"].c_str());

@@ -2,8 +2,10 @@
 // resource, N = 1 and N = 5; and 200 waiters in 4 processes woken by release messages. Inside the critical
 // section each updates a counter on a separate checker server by read-sleep-write and counts holders; a lost
 // update or a second holder shows.
+#include "redis/cluster_slot.hpp"
 #include "support/child_process.hpp"
 #include "support/lock_helpers.hpp"
+#include "support/redis_cluster.hpp"
 #include "support/redis_server.hpp"
 #include "support/sanitizer.hpp"
 
@@ -55,6 +57,39 @@ BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::ma
     BOOST_TEST(checker.command({"GET", "holders"}).str == "0");
     for (const auto& s : nodes)
         BOOST_TEST(s->command({"EXISTS", "{redlock:contended}:lock"}).integer == 0);
+}
+
+// The same on a 3-master cluster (N = 1) and over 3 one-master clusters (N = 3): the lock of the
+// resource lives on the master of its slot.
+BOOST_DATA_TEST_CASE(three_processes_on_clusters_never_overlap, data::make({1, 3}), n) {
+    redlock::test::redis_cluster_options o;
+    o.masters = n == 1 ? 3 : 1;
+    o.replicas_per_master = 0;
+    std::vector<std::unique_ptr<redlock::test::redis_cluster>> clusters;
+    std::string uris;
+    for (int i = 0; i < n; ++i) {
+        clusters.push_back(std::make_unique<redlock::test::redis_cluster>(o));
+        uris += (uris.empty() ? "" : ",") + clusters.back()->uri();
+    }
+    redis_server checker;
+    constexpr int processes = 3, coroutines = 20, rounds = redlock::test::under_sanitizer ? 10 : 30;
+    std::vector<pid_t> pids;
+    for (int p = 0; p < processes; ++p) {
+        pids.push_back(spawn_contender({"--nodes", uris, "--checker", checker.uri(), "--resource",
+                                        "contended", "--coroutines", std::to_string(coroutines), "--rounds",
+                                        std::to_string(rounds)}));
+    }
+    for (auto pid : pids)
+        BOOST_TEST(wait_child(pid, 280s) == 0);
+    BOOST_TEST(checker.command({"GET", "counter"}).str == std::to_string(processes * coroutines * rounds));
+    BOOST_TEST(checker.command({"GET", "overlaps"}).is_null());
+    BOOST_TEST(checker.command({"GET", "holders"}).str == "0");
+    const std::string key = "{redlock:contended}:lock";
+    for (const auto& cluster : clusters) {
+        const auto exists =
+            cluster->master_of_slot(redlock::redis::detail::key_slot(key)).command({"EXISTS", key});
+        BOOST_TEST((exists.kind == redlock::resp::type::integer && exists.integer == 0));
+    }
 }
 
 // The fair lock across processes: 3 processes x 10 coroutines x 20 acquisitions through the queue.

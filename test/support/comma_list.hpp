@@ -19,6 +19,20 @@ inline std::vector<std::string> split_commas(const std::string& s) {
     return out;
 }
 
+/// A node list split into URIs: a piece without "://" is one more seed of the cluster URI
+/// before it ("redis-cluster://a:1,b:2,redis://c:3" is two nodes), as the redlock command does.
+inline std::vector<std::string> split_node_uris(const std::string& s) {
+    std::vector<std::string> out;
+    for (auto& piece : split_commas(s)) {
+        if (piece.find("://") == std::string::npos && !out.empty()) {
+            out.back() += "," + piece;
+        } else {
+            out.push_back(std::move(piece));
+        }
+    }
+    return out;
+}
+
 }  // namespace redlock::test
 
 #endif
