@@ -23,6 +23,8 @@ constexpr std::chrono::milliseconds tryagain_pause{10};
 constexpr int max_tryagain_without_timeout = 100;
 // How soon a map that could not be read is asked for again.
 constexpr std::chrono::milliseconds unknown_map_retry{250};
+// The shortest time between two reads of the map.
+constexpr std::chrono::milliseconds min_refresh_gap{100};
 
 std::string key_of(const node_address& a) {
     return a.host + ":" + std::to_string(a.port);
@@ -274,7 +276,16 @@ void cluster_link::refresh() {
         refresh_again_ = true;
         return;
     }
+    // Every failed request asks for a refresh: while a master is down, one read per
+    // min_refresh_gap at most, not one per request.
+    const auto now = clock::now();
+    if (now < last_refresh_ + min_refresh_gap) {
+        if (!refresh_soon_) arm_refresh_timer(last_refresh_ + min_refresh_gap - now);
+        return;
+    }
     refreshing_ = true;
+    refresh_soon_ = false;
+    last_refresh_ = now;
     // The masters first (they know the latest map), then the seeds.
     std::vector<node_address> candidates = map_.masters();
     for (const auto& seed : seeds_) {
@@ -349,9 +360,10 @@ void cluster_link::map_read(slot_map map) {
     arm_refresh_timer();
 }
 
-void cluster_link::arm_refresh_timer() {
+void cluster_link::arm_refresh_timer(std::optional<clock::duration> after) {
     if (closed_) return;
-    refresh_timer_.expires_after(map_known_ ? refresh_interval : unknown_map_retry);
+    refresh_soon_ = after.has_value();
+    refresh_timer_.expires_after(after ? *after : map_known_ ? refresh_interval : unknown_map_retry);
     refresh_timer_.async_wait([weak = weak_from_this()](error_code ec) {
         if (ec) return;
         if (auto self = weak.lock()) self->refresh();

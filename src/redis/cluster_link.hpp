@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,7 +109,8 @@ private:
     void refresh();
     void read_map_from(std::size_t candidate, std::vector<node_address> candidates);
     void map_read(slot_map map);
-    void arm_refresh_timer();
+    /// The next read of the map: `after` from now, or the usual interval.
+    void arm_refresh_timer(std::optional<std::chrono::steady_clock::duration> after = std::nullopt);
     connection& connection_to(const node_address& address);
     void set_last_error(connection_error e);
     void count(std::uint64_t& counter);
@@ -123,6 +125,8 @@ private:
     bool map_known_ = false;
     bool refreshing_ = false;
     bool refresh_again_ = false;
+    bool refresh_soon_ = false;  // the timer is set for a read held back by min_refresh_gap
+    std::chrono::steady_clock::time_point last_refresh_{};
     bool closed_ = false;
     std::vector<std::shared_ptr<request>> parked_;  // waiting for the first map
     boost::asio::steady_timer refresh_timer_;

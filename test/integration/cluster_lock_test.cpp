@@ -218,8 +218,8 @@ BOOST_AUTO_TEST_CASE(a_failover_keeps_replicated_leases_and_quarantines_the_prom
         auto& promoted = cluster.failover(old_master);
         BOOST_TEST(&promoted != &old_master);
         BOOST_TEST(holder_on(promoted, resource) == lease.token());
-        // The lease's next extends are sent to the old master, which answers MOVED.
-        BOOST_TEST(co_await eventually([&] { return node_stats(client).cluster_moved >= 1u; }));
+        // The client learns of the promotion from the old master's MOVED or from its next read of
+        // the slot map, whichever comes first (failover() blocked this thread a while).
         // The promoted master is quarantined: a grant there does not count yet.
         redlock::diagnostics diag;
         auto [refused, none] =
