@@ -4,7 +4,7 @@
 #include "commands.hpp"
 #include "local_servers.hpp"
 #include "lock_pairs.hpp"
-#include <redlock/redis/node_address.hpp>
+#include <redlock/redis/node_spec.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -32,12 +32,12 @@ constexpr const char* bench_help =
 // redis-benchmark -c 1 PING's p50 in microseconds on `uri`; nullopt without redis-benchmark or
 // for a node it cannot reach the same way (unix socket, TLS, a password).
 std::optional<double> ping_p50_us(const std::string& uri) {
-    redis::node_address a;
+    // A cluster's first seed: one of its servers, one round trip away as its masters are.
+    redis::node_spec spec;
     std::string why;
-    if (redis::parse_node_uri(uri, a, why) || a.kind != redis::node_address::transport::tcp ||
-        !a.password.empty()) {
-        return std::nullopt;
-    }
+    if (redis::parse_node_spec(uri, spec, why)) return std::nullopt;
+    const auto& a = spec.addresses.front();
+    if (a.kind != redis::node_address::transport::tcp || !a.password.empty()) return std::nullopt;
     const std::string command = "timeout 60 redis-benchmark -h " + a.host + " -p " + std::to_string(a.port) +
                                 " -c 1 -n 20000 -t ping --csv 2>/dev/null";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
@@ -76,7 +76,7 @@ int bench_command(int argc, char** argv, int first) {
     arg_reader args(argc, argv, first);
     while (auto flag = args.next_flag()) {
         if (*flag == "--nodes") {
-            nodes = split_list(args.value());
+            nodes = split_node_list(args.value());
         } else if (*flag == "--seconds") {
             seconds = static_cast<double>(args.number_value(1, 3600));
         } else if (*flag == "--concurrency") {
@@ -100,9 +100,9 @@ int bench_command(int argc, char** argv, int first) {
     if (!args.rest().empty())
         throw usage_error("redlock bench takes no arguments (see redlock bench --help)");
     for (const auto& uri : nodes) {
-        redis::node_address a;
+        redis::node_spec spec;
         std::string why;
-        if (redis::parse_node_uri(uri, a, why)) throw usage_error("--nodes: " + why);
+        if (redis::parse_node_spec(uri, spec, why)) throw usage_error("--nodes: " + why);
     }
 
     std::optional<local_servers> servers;
