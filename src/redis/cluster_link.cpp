@@ -132,7 +132,7 @@ void cluster_link::route(const std::shared_ptr<request>& r) {
                           " is not served by any master in the cluster's slot map";
         return finish(r, {}, std::vector<resp::value>(r->lua ? 1 : r->commands, error_value(text)));
     }
-    send(r, connection_to(map_.masters()[*master]), false);
+    send(r, master_connection(*master), false);
 }
 
 void cluster_link::send(const std::shared_ptr<request>& r, connection& c, bool asking) {
@@ -180,11 +180,11 @@ void cluster_link::send(const std::shared_ptr<request>& r, connection& c, bool a
 
 void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& from, error_code ec,
                               std::vector<resp::value> replies) {
-    if (closed_) return finish(r, error::connection_closed, {});
+    if (closed_) return complete(r, error::connection_closed, {});
     if (ec) {
         // A master that stopped answering may have been failed over: read the map again.
         if (ec != error::connection_closed && ec != boost::asio::error::operation_aborted) refresh();
-        return finish(r, ec, {});
+        return complete(r, ec, {});
     }
     for (const auto& reply : replies) {
         if (!reply.is_error()) continue;
@@ -220,7 +220,19 @@ void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& fro
         }
         break;
     }
-    finish(r, {}, std::move(replies));
+    complete(r, {}, std::move(replies));
+}
+
+void cluster_link::complete(const std::shared_ptr<request>& r, error_code ec,
+                            std::vector<resp::value> replies) {
+    if (r->done) return;
+    r->done = true;
+    if (r->timer) r->timer->cancel();
+    if (r->lua) {
+        std::move(r->on_eval)(ec, replies.empty() ? resp::value{} : std::move(replies.front()));
+    } else {
+        std::move(r->on_exec)(ec, std::move(replies));
+    }
 }
 
 void cluster_link::abandon(const std::shared_ptr<request>& r) {
@@ -343,6 +355,7 @@ void cluster_link::map_read(slot_map map) {
     {
         std::lock_guard lock(status_mutex_);
         map_ = std::move(map);
+        master_connections_.clear();
         map_known_ = true;
         last_error_ = {};
         ++stats_.refreshes;
@@ -370,6 +383,13 @@ void cluster_link::arm_refresh_timer(std::optional<clock::duration> after) {
     });
 }
 
+connection& cluster_link::master_connection(std::size_t master) {
+    if (master >= master_connections_.size()) master_connections_.resize(map_.masters().size(), nullptr);
+    auto& cached = master_connections_[master];
+    if (!cached) cached = &connection_to(map_.masters()[master]);
+    return *cached;
+}
+
 connection& cluster_link::connection_to(const node_address& address) {
     const auto name = key_of(address);
     if (auto it = connections_.find(name); it != connections_.end()) return *it->second;
@@ -391,7 +411,7 @@ void cluster_link::count(std::uint64_t& counter) {
 
 connection* cluster_link::master_for(std::uint16_t slot) {
     const auto master = map_known_ ? map_.master_of(slot) : std::nullopt;
-    return master ? &connection_to(map_.masters()[*master]) : nullptr;
+    return master ? &master_connection(*master) : nullptr;
 }
 
 const node_address* cluster_link::master_address(std::uint16_t slot) const {

@@ -103,6 +103,8 @@ private:
     void on_replies(const std::shared_ptr<request>& r, connection& from, error_code ec,
                     std::vector<resp::value> replies);
     void finish(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);
+    /// finish() from a completion on the strand: the handler runs now, without a post.
+    void complete(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);
     /// Completes `r` with connection_closed once the link is gone.
     static void abandon(const std::shared_ptr<request>& r);
     void park(const std::shared_ptr<request>& r);
@@ -112,6 +114,8 @@ private:
     /// The next read of the map: `after` from now, or the usual interval.
     void arm_refresh_timer(std::optional<std::chrono::steady_clock::duration> after = std::nullopt);
     connection& connection_to(const node_address& address);
+    /// The connection to map_.masters()[master], cached by index until the map is read again.
+    connection& master_connection(std::size_t master);
     void set_last_error(connection_error e);
     void count(std::uint64_t& counter);
     [[nodiscard]] std::chrono::milliseconds time_left(const request& r) const;
@@ -122,6 +126,7 @@ private:
     new_master_fn on_new_master_;
     std::map<std::string, std::unique_ptr<connection>> connections_;  // by "host:port"
     slot_map map_;
+    std::vector<connection*> master_connections_;  // by index into map_.masters(); null: not looked up
     bool map_known_ = false;
     bool refreshing_ = false;
     bool refresh_again_ = false;
