@@ -236,14 +236,8 @@ void cluster_link::complete(const std::shared_ptr<request>& r, error_code ec,
 }
 
 void cluster_link::abandon(const std::shared_ptr<request>& r) {
-    if (r->done) return;
-    r->done = true;
     // The link is gone: this runs in a completion on its strand, not inside exec() or eval().
-    if (r->lua) {
-        std::move(r->on_eval)(error::connection_closed, resp::value{});
-    } else {
-        std::move(r->on_exec)(error::connection_closed, std::vector<resp::value>{});
-    }
+    complete(r, error::connection_closed, {});
 }
 
 void cluster_link::finish(const std::shared_ptr<request>& r, error_code ec,

@@ -104,7 +104,7 @@ private:
                     std::vector<resp::value> replies);
     void finish(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);
     /// finish() from a completion on the strand: the handler runs now, without a post.
-    void complete(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);
+    static void complete(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);
     /// Completes `r` with connection_closed once the link is gone.
     static void abandon(const std::shared_ptr<request>& r);
     void park(const std::shared_ptr<request>& r);

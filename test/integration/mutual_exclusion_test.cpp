@@ -1,5 +1,5 @@
 // Mutual exclusion across processes: 3 processes x 50 coroutines x 50 acquisitions of one
-// resource, N = 1 and N = 5; and 200 waiters in 4 processes woken by release messages. Inside the critical
+// resource, N = 1 and N = 5, on a cluster and over 3 clusters; and 200 waiters in 4 processes woken by release messages. Inside the critical
 // section each updates a counter on a separate checker server by read-sleep-write and counts holders; a lost
 // update or a second holder shows.
 #include "redis/cluster_slot.hpp"
@@ -29,15 +29,10 @@ pid_t spawn_contender(const std::vector<std::string>& args) {
     return redlock::test::spawn_child(REDLOCK_CONTENDER_PATH, args);
 }
 
-}  // namespace
-
-BOOST_AUTO_TEST_SUITE(mutual_exclusion_test)
-
-BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::make({1, 5}), n) {
-    auto nodes = start_redis_servers(static_cast<std::size_t>(n));
-    redis_server checker;
-    const auto uris = redlock::test::node_uris(nodes);
-    constexpr int processes = 3, coroutines = 50, rounds = redlock::test::under_sanitizer ? 20 : 50;
+// `processes` contenders for "contended" on `uris`, each with `coroutines` x `rounds` critical
+// sections: all of them counted on the checker, none overlapping another, nobody inside at the end.
+void contend(const std::string& uris, const redis_server& checker, int processes, int coroutines,
+             int rounds) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<pid_t> pids;
     for (int p = 0; p < processes; ++p) {
@@ -47,14 +42,25 @@ BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::ma
     }
     for (auto pid : pids)
         BOOST_TEST(wait_child(pid, 280s) == 0);
-    BOOST_TEST_MESSAGE("N = " << n << ": " << processes * coroutines * rounds << " critical sections in "
-                              << std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::steady_clock::now() - start)
-                                     .count()
-                              << " ms");
+    BOOST_TEST_MESSAGE(uris << ": " << processes * coroutines * rounds << " critical sections in "
+                            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count()
+                            << " ms");
     BOOST_TEST(checker.command({"GET", "counter"}).str == std::to_string(processes * coroutines * rounds));
     BOOST_TEST(checker.command({"GET", "overlaps"}).is_null());
     BOOST_TEST(checker.command({"GET", "holders"}).str == "0");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(mutual_exclusion_test)
+
+BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::make({1, 5}), n) {
+    auto nodes = start_redis_servers(static_cast<std::size_t>(n));
+    redis_server checker;
+    const auto uris = redlock::test::node_uris(nodes);
+    contend(uris, checker, 3, 50, redlock::test::under_sanitizer ? 20 : 50);
     for (const auto& s : nodes)
         BOOST_TEST(s->command({"EXISTS", "{redlock:contended}:lock"}).integer == 0);
 }
@@ -72,18 +78,7 @@ BOOST_DATA_TEST_CASE(three_processes_on_clusters_never_overlap, data::make({1, 3
         uris += (uris.empty() ? "" : ",") + clusters.back()->uri();
     }
     redis_server checker;
-    constexpr int processes = 3, coroutines = 20, rounds = redlock::test::under_sanitizer ? 10 : 30;
-    std::vector<pid_t> pids;
-    for (int p = 0; p < processes; ++p) {
-        pids.push_back(spawn_contender({"--nodes", uris, "--checker", checker.uri(), "--resource",
-                                        "contended", "--coroutines", std::to_string(coroutines), "--rounds",
-                                        std::to_string(rounds)}));
-    }
-    for (auto pid : pids)
-        BOOST_TEST(wait_child(pid, 280s) == 0);
-    BOOST_TEST(checker.command({"GET", "counter"}).str == std::to_string(processes * coroutines * rounds));
-    BOOST_TEST(checker.command({"GET", "overlaps"}).is_null());
-    BOOST_TEST(checker.command({"GET", "holders"}).str == "0");
+    contend(uris, checker, 3, 20, redlock::test::under_sanitizer ? 10 : 30);
     const std::string key = "{redlock:contended}:lock";
     for (const auto& cluster : clusters) {
         const auto exists =

@@ -1,5 +1,6 @@
 #include "redis_cluster.hpp"
 
+#include "support/unique_fd.hpp"
 #include <redlock/resp/value.hpp>
 
 #include <algorithm>
@@ -185,30 +186,6 @@ bool sees_as_replica(const redis_server& observer, const std::string& replica_id
 
 // ---------------------------------------------------------------------------------------------
 // redis-cli as a child process, its stdout and stderr captured, killed by PID when it overruns.
-
-class unique_fd {
-public:
-    explicit unique_fd(int fd = -1) noexcept : fd_(fd) {}
-    unique_fd(const unique_fd&) = delete;
-    unique_fd& operator=(const unique_fd&) = delete;
-    ~unique_fd() { reset(); }
-    [[nodiscard]] int get() const noexcept { return fd_; }
-    void reset(int fd = -1) noexcept {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = fd;
-    }
-
-private:
-    int fd_;
-};
-
-// The child dup2()s onto 0, 1 and 2: a descriptor it still needs must not be one of those.
-int above_stdio(int fd) {
-    if (fd < 0 || fd > 2) return fd;
-    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    ::close(fd);
-    return moved;
-}
 
 // Kills and reaps the child unless it was reaped: no path out of run_captured leaves it running.
 class child_guard {

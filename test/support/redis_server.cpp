@@ -1,6 +1,7 @@
 #include "redis_server.hpp"
 
 #include "resp/reply_parser.hpp"
+#include "support/unique_fd.hpp"
 #include <redlock/resp/request.hpp>
 
 #include <algorithm>
@@ -156,34 +157,7 @@ void install_cleanup_hooks() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Small POSIX helpers.
-
-class unique_fd {
-public:
-    explicit unique_fd(int fd = -1) noexcept : fd_(fd) {}
-    unique_fd(const unique_fd&) = delete;
-    unique_fd& operator=(const unique_fd&) = delete;
-    ~unique_fd() { reset(); }
-    [[nodiscard]] int get() const noexcept { return fd_; }
-    void reset(int fd = -1) noexcept {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = fd;
-    }
-
-private:
-    int fd_;
-};
-
-// The child dup2()s onto 0, 1 and 2: a descriptor it still needs must not be one of those
-// (possible when the test process runs with stdin or stdout closed).
-int above_stdio(int fd) {
-    if (fd < 0 || fd > 2) return fd;
-    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    return moved;
-}
+// Small POSIX helpers (and unique_fd.hpp).
 
 std::string make_temp_dir() {
     const char* env = std::getenv("TMPDIR");
