@@ -48,7 +48,8 @@ struct cluster_stats {
 /// MOVED, and every `refresh_interval`. Requests made before the first map wait for it, within
 /// their timeout. Strand only (but is_connected(), last_error() and stats(): any thread): every
 /// member runs on the strand given to the constructor, which the connections share.
-class cluster_link : public std::enable_shared_from_this<cluster_link>, public context_shutdown_listener {
+class cluster_link final : public std::enable_shared_from_this<cluster_link>,
+                           public context_shutdown_listener {
 public:
     using exec_handler = boost::asio::any_completion_handler<void(error_code, std::vector<resp::value>)>;
     using eval_handler = boost::asio::any_completion_handler<void(error_code, resp::value)>;
