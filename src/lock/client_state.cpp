@@ -13,10 +13,6 @@ namespace redlock::detail {
 
 namespace {
 
-std::string key_of(const redis::node_address& a) {
-    return a.host + ":" + std::to_string(a.port);
-}
-
 std::vector<redis::node_spec> specs_of(const client_config& cfg) {
     std::vector<redis::node_spec> specs;
     for (const auto& uri : cfg.nodes) {
@@ -130,7 +126,7 @@ std::size_t client_state::member_entry_made(node_health_board& health, cluster_m
                                             std::size_t node, const redis::node_address& address) {
     std::lock_guard lock(members.mutex);
     auto& mine = members.entries[node];
-    const auto name = key_of(address);
+    const auto name = redis::detail::endpoint(address);
     const auto known = std::find_if(mine.begin(), mine.end(), [&](const auto& m) { return m.first == name; });
     if (known != mine.end()) return known->second;
     mine.emplace_back(name, health.add_node(node));
@@ -140,7 +136,7 @@ std::size_t client_state::member_entry_made(node_health_board& health, cluster_m
 std::optional<std::size_t> client_state::member_entry(std::size_t node,
                                                       const redis::node_address& address) const {
     std::lock_guard lock(members_->mutex);
-    const auto name = key_of(address);
+    const auto name = redis::detail::endpoint(address);
     for (const auto& [member, entry] : members_->entries[node])
         if (member == name) return entry;
     return std::nullopt;
@@ -179,9 +175,9 @@ std::string client_state::why_not_voting(std::size_t node, std::string_view key)
     if (!master) return {};
     const auto entry = member_entry(node, *master);
     const auto problem = entry ? health_->describe(*entry, clock::now()).problem : "not connected";
-    return problem.empty()
-               ? problem
-               : "the master of slot " + std::to_string(slot) + ", " + key_of(*master) + ": " + problem;
+    return problem.empty() ? problem
+                           : "the master of slot " + std::to_string(slot) + ", " +
+                                 redis::detail::endpoint(*master) + ": " + problem;
 }
 
 node_health_board::view client_state::health_of(std::size_t node) const {

@@ -26,10 +26,6 @@ constexpr std::chrono::milliseconds unknown_map_retry{250};
 // The shortest time between two reads of the map.
 constexpr std::chrono::milliseconds min_refresh_gap{100};
 
-std::string key_of(const node_address& a) {
-    return a.host + ":" + std::to_string(a.port);
-}
-
 resp::value error_value(std::string text) {
     resp::value v;
     v.kind = resp::type::error;
@@ -223,16 +219,24 @@ void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& fro
     complete(r, {}, std::move(replies));
 }
 
+bool cluster_link::settle(request& r) {
+    if (r.done) return false;
+    r.done = true;
+    if (r.timer) r.timer->cancel();
+    return true;
+}
+
+void cluster_link::call_handler(request& r, error_code ec, std::vector<resp::value> replies) {
+    if (r.lua) {
+        std::move(r.on_eval)(ec, replies.empty() ? resp::value{} : std::move(replies.front()));
+    } else {
+        std::move(r.on_exec)(ec, std::move(replies));
+    }
+}
+
 void cluster_link::complete(const std::shared_ptr<request>& r, error_code ec,
                             std::vector<resp::value> replies) {
-    if (r->done) return;
-    r->done = true;
-    if (r->timer) r->timer->cancel();
-    if (r->lua) {
-        std::move(r->on_eval)(ec, replies.empty() ? resp::value{} : std::move(replies.front()));
-    } else {
-        std::move(r->on_exec)(ec, std::move(replies));
-    }
+    if (settle(*r)) call_handler(*r, ec, std::move(replies));
 }
 
 void cluster_link::abandon(const std::shared_ptr<request>& r) {
@@ -242,19 +246,10 @@ void cluster_link::abandon(const std::shared_ptr<request>& r) {
 
 void cluster_link::finish(const std::shared_ptr<request>& r, error_code ec,
                           std::vector<resp::value> replies) {
-    if (r->done) return;
-    r->done = true;
-    if (r->timer) r->timer->cancel();
+    if (!settle(*r)) return;
     // Posted: a request may end inside exec() or eval(), before its caller's initiation returned.
-    if (r->lua) {
-        resp::value v = replies.empty() ? resp::value{} : std::move(replies.front());
-        boost::asio::post(strand_, [h = std::move(r->on_eval), ec, v = std::move(v)]() mutable {
-            std::move(h)(ec, std::move(v));
-        });
-        return;
-    }
-    boost::asio::post(strand_, [h = std::move(r->on_exec), ec, replies = std::move(replies)]() mutable {
-        std::move(h)(ec, std::move(replies));
+    boost::asio::post(strand_, [r, ec, replies = std::move(replies)]() mutable {
+        call_handler(*r, ec, std::move(replies));
     });
 }
 
@@ -303,7 +298,7 @@ void cluster_link::refresh() {
     // Those connected first: a master that died (the likely reason for this refresh) would hold
     // the map up for a connect timeout.
     std::stable_partition(candidates.begin(), candidates.end(), [this](const node_address& a) {
-        const auto it = connections_.find(key_of(a));
+        const auto it = connections_.find(endpoint(a));
         return it != connections_.end() && it->second->is_connected();
     });
     read_map_from(0, std::move(candidates));
@@ -331,7 +326,7 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
                          if (!ec) ec = read_cluster_slots(replies.front(), from->config().address, map, why);
                          if (ec) {
                              const auto last = from->last_error();
-                             auto text = "reading the slot map from " + key_of(from->config().address) +
+                             auto text = "reading the slot map from " + endpoint(from->config().address) +
                                          ": " + (why.empty() ? ec.message() : why);
                              if (last.code && !from->is_connected()) text += " (" + last.message + ")";
                              self->set_last_error({ec, std::move(text)});
@@ -385,7 +380,7 @@ connection& cluster_link::master_connection(std::size_t master) {
 }
 
 connection& cluster_link::connection_to(const node_address& address) {
-    const auto name = key_of(address);
+    const auto name = endpoint(address);
     if (auto it = connections_.find(name); it != connections_.end()) return *it->second;
     auto fresh = std::make_unique<connection>(strand_, make_config_(address));
     fresh->async_connect([](error_code) {});
@@ -417,7 +412,7 @@ bool cluster_link::is_connected() const {
     std::lock_guard lock(status_mutex_);
     if (!map_known_) return false;
     for (const auto& m : map_.masters()) {
-        const auto it = connections_.find(key_of(m));
+        const auto it = connections_.find(endpoint(m));
         if (it == connections_.end() || !it->second->is_connected()) return false;
     }
     return true;
@@ -427,7 +422,7 @@ connection_error cluster_link::last_error() const {
     std::lock_guard lock(status_mutex_);
     if (last_error_.code) return last_error_;
     for (const auto& m : map_.masters()) {
-        const auto it = connections_.find(key_of(m));
+        const auto it = connections_.find(endpoint(m));
         if (it != connections_.end() && !it->second->is_connected()) {
             auto e = it->second->last_error();
             if (e.code) return e;

@@ -106,6 +106,10 @@ private:
     void finish(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);
     /// finish() from a completion on the strand: the handler runs now, without a post.
     static void complete(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);
+    /// Marks `r` done and stops its timer; false if it was done already.
+    static bool settle(request& r);
+    /// Hands `r`'s handler its result; once, after settle().
+    static void call_handler(request& r, error_code ec, std::vector<resp::value> replies);
     /// Completes `r` with connection_closed once the link is gone.
     static void abandon(const std::shared_ptr<request>& r);
     void park(const std::shared_ptr<request>& r);

@@ -16,6 +16,12 @@
 
 namespace redlock::redis::detail {
 
+/// "host:port" of a cluster node: how the cluster names it, and the key its connection and its
+/// health are kept under.
+[[nodiscard]] inline std::string endpoint(const node_address& a) {
+    return a.host + ":" + std::to_string(a.port);
+}
+
 /// Which master serves each slot of a cluster, as a CLUSTER SLOTS reply and the MOVED replies
 /// since said. No I/O: the cluster link asks and follows.
 class slot_map {

@@ -1,7 +1,7 @@
 // Mutual exclusion across processes: 3 processes x 50 coroutines x 50 acquisitions of one
-// resource, N = 1 and N = 5, on a cluster and over 3 clusters; and 200 waiters in 4 processes woken by release messages. Inside the critical
-// section each updates a counter on a separate checker server by read-sleep-write and counts holders; a lost
-// update or a second holder shows.
+// resource, N = 1 and N = 5, on a cluster and over 3 clusters; and 200 waiters in 4 processes woken by
+// release messages. Inside the critical section each updates a counter on a separate checker server by
+// read-sleep-write and counts holders; a lost update or a second holder shows.
 #include "redis/cluster_slot.hpp"
 #include "support/child_process.hpp"
 #include "support/lock_helpers.hpp"
