@@ -51,12 +51,12 @@ std::string read_reply(int fd) {
 // The holder's release: token-checked, publishes on the resource's channel.
 const char* release_script =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) "
-    "redis.call('PUBLISH', KEYS[2], ARGV[1]) return 1 end return 0";
+    "redis.call('SPUBLISH', KEYS[2], ARGV[1]) return 1 end return 0";
 // The release of a lock that hands itself over (our fair lock's way): the key gets the next
 // waiter's token, and the message tells the waiter it holds it.
 const char* hand_over_script =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', 10000) "
-    "redis.call('PUBLISH', KEYS[2], ARGV[2]) return 1 end return 0";
+    "redis.call('SPUBLISH', KEYS[2], ARGV[2]) return 1 end return 0";
 
 // Three sockets per node.
 struct node_sockets {
@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
     const std::string release_sha = load(nodes, release_script);
     const std::string hand_over_sha = load(nodes, hand_over_script);
     for (const auto& s : nodes) {
-        send_all(s.subscriber, command({"SUBSCRIBE", "floor:released"}));
+        send_all(s.subscriber, command({"SSUBSCRIBE", "floor:released"}));
         read_reply(s.subscriber);
     }
 

@@ -68,6 +68,8 @@ private:
                 return "the connection was closed";
             case error::queue_full:
                 return "the connection's request queue is full (max_queued_requests): back off and retry";
+            case error::master_not_found:
+                return "no master found: no sentinel named one, or the server named is not a master";
             case error::tls_failed:
                 return "TLS could not be set up with the server (certificates, handshake or verification)";
             case error::unexpected_reply:
@@ -147,6 +149,8 @@ const char* error_name(error e) noexcept {
             return "tls_failed";
         case error::queue_full:
             return "queue_full";
+        case error::master_not_found:
+            return "master_not_found";
         case error::connection_closed:
             return "connection_closed";
         case error::unexpected_reply:

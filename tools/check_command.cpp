@@ -71,7 +71,7 @@ resp::request probe_request(const client_config& cfg) {
     req.push("TIME");
     req.push("EVAL", "return 1", "0");
     req.push("SET", key, "1", "NX", "PX", "1000");
-    req.push("PUBLISH", key, "check");
+    req.push("SPUBLISH", key, "check");
     req.push("DEL", key);
     req.push("CLIENT", "INFO");
     req.push("GET", "{" + cfg.key_prefix + "}:max_ttl");
@@ -146,7 +146,8 @@ void read_replies(const std::vector<resp::value>& replies, clock_type::time_poin
         }
     }
     if (replies[eval].is_error()) r.script_error = replies[eval].str;
-    for (auto [index, name] : {std::pair{set, "SET"}, std::pair{publish, "PUBLISH"}, std::pair{del, "DEL"}}) {
+    for (auto [index, name] :
+         {std::pair{set, "SET"}, std::pair{publish, "SPUBLISH"}, std::pair{del, "DEL"}}) {
         const auto& v = replies[index];
         if (v.is_error() && v.error_code() == "NOPERM")
             r.refused.push_back(std::string(name) + ": " + text_of(v));

@@ -39,6 +39,7 @@ enum class error {
     unexpected_reply,     ///< a well-formed reply of the wrong type or shape
     tls_failed,           ///< TLS could not be set up: certificate files, handshake or verification
     queue_full,           ///< the connection already has max_queued_requests requests waiting: back off
+    master_not_found,     ///< Sentinel: no sentinel named a master, or the server named is not one (ROLE)
 
     // RESP codec: hostile or broken input from the server.
     protocol_error,            ///< malformed RESP (a generic parse failure)

@@ -43,6 +43,10 @@ struct node_metrics {
     std::uint64_t cluster_moved = 0;
     std::uint64_t cluster_asked = 0;
     std::uint64_t cluster_tryagain = 0;
+    /// A Sentinel node (redis-sentinel://): the master the sentinels named last ("host:port";
+    /// empty before the first answer), and how many times it changed since (failovers seen).
+    std::string sentinel_master;
+    std::uint64_t sentinel_switches = 0;
 };
 
 /// A snapshot of a client's counters since it was constructed.

@@ -66,7 +66,7 @@ public:
     // wait after that very round (whose start bounds when the hand-off was registered) with
     // its cleanups done. Any other hand-off wakes us: the next round takes it over.
     void on_handoff(std::size_t node, std::string_view round_token) override;
-    // If we sleep, our last round may have run on a node before the SUBSCRIBE: try once more.
+    // If we sleep, our last round may have run on a node before the SSUBSCRIBE: try once more.
     // While a round is on its way, no: a node writes its replies in the order it runs the
     // commands, so that round most likely ran after it.
     void on_subscribed() override;

@@ -125,7 +125,7 @@ void acquire_op::listen_on(const std::string& channel) {
 
 void acquire_op::on_subscription_refused(std::string_view why) {
     if (done_ || !policy_->subscription_refused()) return;
-    subscription_refused_ = "; waited by polling: a node refused the SUBSCRIBE (" + std::string(why) + ")";
+    subscription_refused_ = "; waited by polling: a node refused the SSUBSCRIBE (" + std::string(why) + ")";
     if (sleep_.sleeping()) on_released();
 }
 

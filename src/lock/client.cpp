@@ -42,6 +42,11 @@ metrics_snapshot client::metrics() const {
             n.cluster_asked = stats.asked;
             n.cluster_tryagain = stats.tryagain;
         }
+        if (const auto* sentinels = state_->link(i).sentinels()) {
+            if (const auto master = sentinels->last_master())
+                n.sentinel_master = redis::detail::endpoint(*master);
+            n.sentinel_switches = sentinels->switches();
+        }
         if (state_->health()) {
             auto view = state_->health_of(i);
             n.voting = view.voting;

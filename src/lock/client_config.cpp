@@ -50,12 +50,14 @@ struct node_identity {
     bool is_unix = false;
     std::string host_or_path;
     unsigned short port = 0;
+    // Sentinel: one set of sentinels may watch several masters, each a voter of its own.
+    std::string master_name;
 
     friend bool operator==(const node_identity&, const node_identity&) = default;
 };
 
 node_identity identity_of(const redis::node_address& a) {
-    if (a.kind == redis::node_address::transport::unix_socket) return {true, a.path, 0};
+    if (a.kind == redis::node_address::transport::unix_socket) return {true, a.path, 0, {}};
     std::string host = a.host;
     for (char& c : host) {
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
@@ -63,7 +65,7 @@ node_identity identity_of(const redis::node_address& a) {
     error_code ec;
     auto ip = boost::asio::ip::make_address(host, ec);
     if (!ec) host = ip.to_string();
-    return {false, std::move(host), a.port};
+    return {false, std::move(host), a.port, {}};
 }
 
 error_code check_millis(milliseconds value, std::string_view path, bool allow_zero, std::string& why) {
@@ -168,12 +170,9 @@ error_code client_config::validate(std::string& why) const {
         if (redis::parse_node_spec(nodes[i], spec, uri_why)) {
             return fail(why, "nodes[" + std::to_string(i) + "]: " + uri_why, error::invalid_uri);
         }
-        if (spec.kind == redis::node_spec::topology::sentinel) {
-            return fail(why, "nodes[" + std::to_string(i) + "]: Sentinel deployments are not supported yet",
-                        error::invalid_uri);
-        }
         for (const auto& address : spec.addresses) {
             node_identity id = identity_of(address);
+            id.master_name = spec.master_name;
             for (const auto& [other, j] : seen) {
                 if (other != id) continue;
                 if (j == i) break;  // a cluster URI refuses its own repeated seeds

@@ -66,10 +66,13 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
         // A failover's promoted replica may lack grants its master made: quarantined as a
         // restarted server is.
         redis::detail::cluster_link::new_master_fn on_new_master;
-        if (health_) {
+        if (health_ && cluster) {
             on_new_master = [health = health_, members = members_, i](const redis::node_address& a) {
                 health->on_promoted(member_entry_made(*health, *members, i, a));
             };
+        } else if (health_) {
+            // Sentinel moved the master: the node is one voter whatever server it reaches.
+            on_new_master = [health = health_, i](const redis::node_address&) { health->on_promoted(i); };
         }
         nodes_.push_back(std::make_unique<redis::detail::node_link>(
             strand_, specs[i],

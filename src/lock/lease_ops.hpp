@@ -18,7 +18,7 @@ using lease_handler = boost::asio::any_completion_handler<void(boost::system::er
 void start_extend(std::shared_ptr<lease_state> state, std::chrono::milliseconds ttl, diagnostics* diag,
                   lease_handler handler);
 
-/// One async_release: token-checked DEL (+ PUBLISH) on all N nodes. The caller has already
+/// One async_release: token-checked DEL (+ SPUBLISH) on all N nodes. The caller has already
 /// moved the lease out of `held` (lease_event::release_called).
 void start_release(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler);
 

@@ -22,8 +22,8 @@ constexpr auto duplicate_window = std::chrono::seconds(1);
 release_listener::release_listener(client_state& client) : client_(client) {}
 
 release_listener::~release_listener() {
-    for (auto& c : connections_)
-        c->close();
+    for (auto& s : subscribers_)
+        s->close();
 }
 
 void release_listener::open() {
@@ -31,45 +31,32 @@ void release_listener::open() {
     for (std::size_t i = 0; i < client_.node_count(); ++i) {
         redis::connection_config cc = client_.link(i).subscriber_config();
         cc.scripts.clear();
+        // What a subscriber connection reaches is not the voter's health: a cluster's are the
+        // masters of the channels' slots, a Sentinel's may meet a failover at another moment.
+        cc.on_server_info = nullptr;
+        cc.setup_commands.clear();
+        cc.on_setup_replies = nullptr;
         if (!cc.client_name.empty()) cc.client_name += ":sub";
-        cc.on_push = [weak, i](const resp::value& v) {
+        redis::detail::subscriber_link::callbacks cb;
+        cb.on_push = [weak, i](const resp::value& v) {
             if (auto c = weak.lock()) c->listener().on_push(i, v);
         };
-        // After a reconnect the server has forgotten our subscriptions: make them again.
-        cc.on_connect = [weak, i] {
+        // Subscribed anew (a reconnect, a slot that moved): a release meanwhile went unheard.
+        cb.on_resubscribing = [weak, i](const std::vector<std::string>& channels) {
             auto c = weak.lock();
             if (!c) return;
-            auto& self = c->listener();
-            std::vector<std::string> all;
-            for (auto& [name, state] : self.channels_) {
-                all.push_back(name);
-                if (i < state.confirmed.size()) state.confirmed[i] = false;
+            for (const auto& name : channels) {
+                auto it = c->listener().channels_.find(name);
+                if (it != c->listener().channels_.end() && i < it->second.confirmed.size())
+                    it->second.confirmed[i] = false;
             }
-            if (all.empty() || i >= self.connections_.size()) return;
-            self.send(i, "SUBSCRIBE", all);
         };
-        connections_.push_back(std::make_unique<redis::connection>(client_.strand(), std::move(cc)));
-        connections_.back()->async_connect([](boost::system::error_code) {});
-    }
-}
-
-void release_listener::send(std::size_t node, const char* command, const std::vector<std::string>& channels) {
-    resp::request req;
-    req.push_range(command, channels);
-    const bool subscribe = std::string_view(command) == "SUBSCRIBE";
-    std::function<void(const resp::value&)> on_refused;
-    if (subscribe) {
-        on_refused = [weak = client_.weak_from_this(), channels](const resp::value& error) {
+        cb.on_refused = [weak](const std::vector<std::string>& channels, const resp::value& error) {
             if (auto c = weak.lock()) c->listener().on_refused(channels, error);
         };
+        subscribers_.push_back(std::make_shared<redis::detail::subscriber_link>(
+            client_.strand(), std::move(cc), client_.link(i).cluster(), std::move(cb)));
     }
-    connections_[node]->send_subscription(req, subscribe ? "subscribe" : "unsubscribe", channels.size(),
-                                          std::move(on_refused));
-}
-
-void release_listener::send_to_all(const char* command, const std::vector<std::string>& channels) {
-    for (std::size_t i = 0; i < connections_.size(); ++i)
-        send(i, command, channels);
 }
 
 std::vector<std::shared_ptr<release_waiter>> release_listener::targets(std::deque<waiter>& waiters,
@@ -102,7 +89,7 @@ release_listener::waiter_id release_listener::add(const std::string& channel,
         client_.metrics().waits_unsubscribed.fetch_add(1, std::memory_order_relaxed);
         return 0;
     }
-    if (connections_.empty()) open();
+    if (subscribers_.empty()) open();
     auto [it, inserted] = channels_.try_emplace(channel);
     const auto id = next_id_++;
     if (!inserted && !it->second.refusal.empty()) {
@@ -113,8 +100,9 @@ release_listener::waiter_id release_listener::add(const std::string& channel,
     }
     it->second.waiters.push_back({id, std::move(target)});
     if (inserted) {
-        it->second.confirmed.assign(connections_.size(), false);
-        send_to_all("SUBSCRIBE", {channel});
+        it->second.confirmed.assign(subscribers_.size(), false);
+        for (auto& s : subscribers_)
+            s->subscribe({channel});
     }
     return id;
 }
@@ -128,7 +116,8 @@ void release_listener::remove(const std::string& channel, waiter_id id) {
         waiters.end());
     if (waiters.empty()) {
         channels_.erase(it);
-        send_to_all("UNSUBSCRIBE", {channel});
+        for (auto& s : subscribers_)
+            s->unsubscribe({channel});
     }
 }
 
@@ -149,14 +138,14 @@ void release_listener::on_subscribed(std::size_t node, const std::string& channe
 }
 
 void release_listener::on_push(std::size_t node, const resp::value& v) {
-    // ["message", channel, payload] or ["subscribe", channel, count]; unsubscribe
+    // ["smessage", channel, payload] or ["ssubscribe", channel, count]; unsubscribe
     // confirmations are not for us.
     if (v.elements.size() != 3) return;
-    if (v.elements[0].str == "subscribe") {
+    if (v.elements[0].str == "ssubscribe") {
         on_subscribed(node, v.elements[1].str);
         return;
     }
-    if (v.elements[0].str != "message") return;
+    if (v.elements[0].str != "smessage") return;
     auto it = channels_.find(v.elements[1].str);
     if (it == channels_.end()) return;
     auto& state = it->second;

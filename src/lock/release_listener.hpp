@@ -1,6 +1,7 @@
 #ifndef REDLOCK_LOCK_RELEASE_LISTENER_HPP
 #define REDLOCK_LOCK_RELEASE_LISTENER_HPP
 
+#include "redis/subscriber_link.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/resp/value.hpp>
 
@@ -26,11 +27,11 @@ public:
     /// (its message "granted <round token>"). Every waiter of the channel hears it.
     virtual void on_handoff(std::size_t node, std::string_view round_token) = 0;
     /// Every node has confirmed the channel's subscription (again, after a reconnect); told to
-    /// the oldest waiter not woken yet. Its round may have run on a node before the SUBSCRIBE
+    /// the oldest waiter not woken yet. Its round may have run on a node before the SSUBSCRIBE
     /// did, which goes on another connection, and a release in between was not heard: if it
     /// sleeps, it tries once more.
     virtual void on_subscribed() = 0;
-    /// A node refused the channel's SUBSCRIBE (an ACL without `+subscribe` or the channel):
+    /// A node refused the channel's SSUBSCRIBE (an ACL without `+ssubscribe` or the channel):
     /// no release will be heard from that node, the waiter polls. Told once per refusal, with
     /// no reconnect (the connection goes on), and to a waiter that registers after it.
     virtual void on_subscription_refused(std::string_view why) = 0;
@@ -39,8 +40,10 @@ protected:
     ~release_waiter() = default;
 };
 
-/// The pub/sub side of waiting: one subscriber connection per node, opened on the first wait and
-/// shared by every waiter and channel of the client (no connection per waiter). A channel is
+/// The pub/sub side of waiting (sharded: SSUBSCRIBE, which the scripts' SPUBLISH reaches): per
+/// node one subscriber connection (a cluster: one per master, each channel on its slot's; see
+/// subscriber_link), opened on the first wait and shared by every waiter and channel of the
+/// client (no connection per waiter). A channel is
 /// subscribed while it has waiters and unsubscribed when the last one leaves. A release message
 /// wakes the oldest waiter of its channel, one per release: the same release published by
 /// several nodes of a Redlock (same payload, within a second) wakes nobody else. A hand-off
@@ -84,8 +87,6 @@ private:
     };
 
     void open();
-    void send(std::size_t node, const char* command, const std::vector<std::string>& channels);
-    void send_to_all(const char* command, const std::vector<std::string>& channels);
     void on_subscribed(std::size_t node, const std::string& channel);
     void on_refused(const std::vector<std::string>& channels, const resp::value& error);
     // The live waiters of a channel, copied out: told, a waiter may register again or leave.
@@ -93,7 +94,7 @@ private:
     std::vector<std::shared_ptr<release_waiter>> targets(std::deque<waiter>& waiters, bool wake);
 
     client_state& client_;
-    std::vector<std::unique_ptr<redis::connection>> connections_;
+    std::vector<std::shared_ptr<redis::detail::subscriber_link>> subscribers_;  // per node
     std::unordered_map<std::string, channel_state> channels_;
     waiter_id next_id_ = 1;
 };

@@ -55,7 +55,7 @@ public:
 
     /// Whether release messages wake us: a round then asks how long the holder's key lives.
     [[nodiscard]] bool notifies() const noexcept { return notify_; }
-    /// A node refused the channel's SUBSCRIBE: no message will wake us, poll from now on.
+    /// A node refused the channel's SSUBSCRIBE: no message will wake us, poll from now on.
     /// True if it changed anything.
     bool subscription_refused() noexcept;
 

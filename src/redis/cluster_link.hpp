@@ -85,6 +85,12 @@ public:
     void eval(std::uint16_t slot, const script& s, std::string evalsha, std::chrono::milliseconds timeout,
               eval_handler handler);
 
+    /// Reads the slot map again soon (at most once per 100 ms): someone met a sign that it
+    /// changed.
+    void refresh();
+    /// The masters of the map as it is now.
+    [[nodiscard]] const std::vector<node_address>& masters() const noexcept { return map_.masters(); }
+
     /// The connection to the master of `slot` as the map says now; null if none is known.
     [[nodiscard]] connection* master_for(std::uint16_t slot);
     /// The address of the master of `slot`; null if none is known.
@@ -113,7 +119,6 @@ private:
     /// Completes `r` with connection_closed once the link is gone.
     static void abandon(const std::shared_ptr<request>& r);
     void park(const std::shared_ptr<request>& r);
-    void refresh();
     void read_map_from(std::size_t candidate, std::vector<node_address> candidates);
     void map_read(slot_map map);
     /// The next read of the map: `after` from now, or the usual interval.

@@ -44,7 +44,8 @@ bool is_pubsub_array(const resp::value& v) {
     if (v.kind != resp::type::array || v.elements.empty()) return false;
     const auto& kind = v.elements.front().str;
     return kind == "message" || kind == "subscribe" || kind == "unsubscribe" || kind == "pmessage" ||
-           kind == "psubscribe" || kind == "punsubscribe";
+           kind == "psubscribe" || kind == "punsubscribe" || kind == "smessage" || kind == "ssubscribe" ||
+           kind == "sunsubscribe";
 }
 
 }  // namespace
@@ -109,7 +110,21 @@ asio::awaitable<void> connection::impl::run(std::shared_ptr<impl> self) {
     }
 }
 
+void connection::impl::reconnect() {
+    // An attempt under way asks where to go anew anyway.
+    if (closed_ || connecting_ || !running_) return;
+    if (connected_) {
+        // The connected phase ends as it does when the server goes away, and the attempt after
+        // it waits for no delay.
+        reconnect_now_ = true;
+        transport_.abort();
+    } else {
+        backoff_timer_.cancel();
+    }
+}
+
 asio::awaitable<void> connection::impl::backoff(unsigned failures) {
+    if (std::exchange(reconnect_now_, false)) co_return;
     backoff_timer_.expires_after(
         detail::reconnect_delay(cfg_.reconnect_min_delay, cfg_.reconnect_max_delay, failures, rng_));
     co_await backoff_timer_.async_wait(use_tuple);
@@ -129,8 +144,9 @@ asio::awaitable<error_code> connection::impl::connect_once() {
         s->connect_timed_out_ = true;
         s->transport_.abort();
     });
+    error_code ec = cfg_.locate ? co_await locate() : error_code{};
     std::string why;
-    error_code ec = co_await transport_.open(why);
+    if (!ec) ec = co_await transport_.open(why);
     if (ec && !why.empty()) set_last_error(ec, std::move(why));
     if (!ec) {
         ec = co_await handshake();
@@ -164,6 +180,20 @@ asio::awaitable<error_code> connection::impl::connect_once() {
     }
     if (ec) transport_.close();
     co_return ec;
+}
+
+asio::awaitable<error_code> connection::impl::locate() {
+    auto [ec, where, why] =
+        co_await asio::async_initiate<decltype(use_tuple), void(error_code, node_address, std::string)>(
+            [this](auto handler) { cfg_.locate(cfg_.connect_timeout, std::move(handler)); }, use_tuple);
+    if (closed_ || connect_timed_out_) co_return error::connection_closed;
+    if (ec) {
+        set_last_error(ec, std::move(why));
+        co_return ec;
+    }
+    target_ = where;
+    transport_.retarget(std::move(where));
+    co_return error_code{};
 }
 
 asio::awaitable<error_code> connection::impl::roundtrip(const resp::request& req,
@@ -212,7 +242,7 @@ error_code connection::impl::fail_handshake(detail::handshake_failure failure) {
 }
 
 asio::awaitable<error_code> connection::impl::handshake() {
-    const auto& a = cfg_.address;
+    const auto& a = target_;
     const auto name = node();
     std::vector<resp::value> replies;
     const auto hello = detail::hello_request(a);
@@ -379,6 +409,10 @@ connection::executor_type connection::get_executor() const noexcept {
 
 const connection_config& connection::config() const noexcept {
     return impl_->cfg_;
+}
+
+void connection::reconnect() {
+    asio::dispatch(impl_->strand_, [self = impl_] { self->reconnect(); });
 }
 
 void connection::close() {

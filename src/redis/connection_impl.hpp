@@ -101,6 +101,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         : ex_(ex),
           strand_(strand_for(ex)),
           cfg_(std::move(cfg)),
+          target_(cfg_.address),
           transport_(strand_, cfg_.address, cfg_.tls),
           writer_cv_(strand_),
           request_timer_(strand_),
@@ -121,6 +122,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     asio::any_io_executor ex_;
     asio::strand<asio::any_io_executor> strand_;
     connection_config cfg_;
+    node_address target_;  // cfg_.address, or where cfg_.locate said the server is
     detail::transport transport_;
     asio::steady_timer writer_cv_;      // expires at max: a condition variable woken by cancel()
     asio::steady_timer request_timer_;  // one timer for every request's timeout: see arm_request_timer()
@@ -143,7 +145,8 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     clock_type::time_point last_progress_{};
     std::vector<std::shared_ptr<connect_waiter>> connect_waiters_;
     bool first_attempt_done_ = false;
-    bool subscribed_ = false;  // this connection wrote a SUBSCRIBE (RESP2: see is_pubsub_array)
+    bool reconnect_now_ = false;  // reconnect() asked: the next attempt waits for no delay
+    bool subscribed_ = false;     // this connection wrote a SUBSCRIBE (RESP2: see is_pubsub_array)
     struct held_clock {
         std::weak_ptr<exec_op> op;
         clock_type::duration timeout;
@@ -168,7 +171,7 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
         f(stats_);
     }
 
-    std::string node() const { return cfg_.address.to_string(); }
+    std::string node() const { return target_.to_string(); }
 
     // --- requests --------------------------------------------------------------------------------
     // Queues a request from any thread; its handler completes on the handler's executor.
@@ -216,12 +219,17 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
 
     void close();
 
+    void reconnect();
+
     static asio::awaitable<void> run(std::shared_ptr<impl> self);
 
     asio::awaitable<void> backoff(unsigned failures);
 
     // --- connect + handshake ---------------------------------------------------------------------
     asio::awaitable<error_code> connect_once();
+
+    // cfg_.locate's answer becomes target_; false (last_error set) if it failed.
+    asio::awaitable<error_code> locate();
 
     // Sends `req` and reads exactly req.size() replies, before the reader/writer loops run.
     asio::awaitable<error_code> roundtrip(const resp::request& req, std::vector<resp::value>& replies);

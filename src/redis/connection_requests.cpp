@@ -203,7 +203,7 @@ void connection::send_subscription(const resp::request& req, std::string push_ki
             }
             if (on_refused) on_refused(v);
         };
-        self->subscribed_ = self->subscribed_ || kind == "subscribe";
+        self->subscribed_ = self->subscribed_ || kind == "subscribe" || kind == "ssubscribe";
         self->enqueue(std::make_shared<subscription_op>(std::move(payload), channels, std::move(kind),
                                                         std::move(refused)));
     });

@@ -93,6 +93,12 @@ setup_plan::setup_plan(const connection_config& cfg) : cfg_(cfg) {
         request_.push("CLIENT", "SETNAME", cfg.client_name);
         names_.push_back("CLIENT SETNAME");
     }
+    if (cfg.require_master) {
+        has_role_ = true;
+        role_index_ = request_.size();
+        request_.push("ROLE");
+        names_.push_back("ROLE");
+    }
     info_index_ = request_.size();
     if (cfg.on_server_info) {
         has_info_ = true;
@@ -120,6 +126,14 @@ handshake_failure setup_plan::check(const std::vector<resp::value>& replies, con
     for (std::size_t i = 0; i < replies.size(); ++i) {
         const bool callers = i >= first_extra_ && i < first_extra_ + extras_;
         if (replies[i].is_error() && !callers) return refused(names_[i], node, replies[i]);
+    }
+    if (has_role_) {
+        const auto& role = replies[role_index_];
+        const bool master =
+            role.kind == resp::type::array && !role.elements.empty() && role.elements.front().str == "master";
+        if (!master)
+            return {error::master_not_found,
+                    "ROLE on " + node + " says " + resp::to_string(role) + ": it is not a master (any more)"};
     }
     for (std::size_t i = 0; i < cfg_.scripts.size(); ++i) {
         const auto& got = replies[first_script_ + i];

@@ -52,6 +52,7 @@ public:
     /// A refused SELECT, CLIENT SETNAME, INFO or SCRIPT LOAD fails the handshake (auth_failed
     /// when the ACL refused it), and so does a SCRIPT LOAD whose SHA-1 is not the one embedded:
     /// every EVALSHA would miss. The caller's setup commands may fail: their replies are theirs.
+    /// With require_master, a ROLE that is not "master" fails it with master_not_found.
     [[nodiscard]] handshake_failure check(const std::vector<resp::value>& replies,
                                           const std::string& node) const;
     /// The replies of the caller's setup commands, in order.
@@ -65,6 +66,8 @@ private:
     std::vector<std::string> names_;  // each command's name, for messages
     std::size_t info_index_ = 0;
     bool has_info_ = false;
+    std::size_t role_index_ = 0;
+    bool has_role_ = false;
     std::size_t first_extra_ = 0;
     std::size_t extras_ = 0;
     std::size_t first_script_ = 0;

@@ -12,9 +12,23 @@ node_link::node_link(strand_type strand, const node_spec& spec, const config_for
     if (spec.kind == node_spec::topology::cluster) {
         cluster_ =
             std::make_shared<cluster_link>(strand_, spec.addresses, make_config, std::move(on_new_master));
-    } else {
-        server_ = std::make_unique<connection>(strand_, subscriber_config_);
+        return;
     }
+    if (spec.kind == node_spec::topology::sentinel) {
+        // The URI's credentials and database are the master's; the sentinels' own are not in it.
+        auto sentinels = spec.addresses;
+        for (auto& a : sentinels) {
+            a.username.clear();
+            a.password.clear();
+            a.db = 0;
+        }
+        sentinels_ = std::make_shared<sentinel_locator>(strand_, std::move(sentinels), spec.master_name,
+                                                        spec.addresses.front(), subscriber_config_);
+        subscriber_config_.locate = sentinels_->hook();
+        subscriber_config_.require_master = true;
+        on_new_master_ = std::move(on_new_master);
+    }
+    server_ = std::make_shared<connection>(strand_, subscriber_config_);
 }
 
 node_link::~node_link() {
@@ -22,6 +36,16 @@ node_link::~node_link() {
 }
 
 void node_link::start() {
+    if (sentinels_) {
+        // Started before the connection, whose first attempt asks it.
+        boost::asio::dispatch(strand_, [sentinels = sentinels_, server = std::weak_ptr<connection>(server_),
+                                        on_new_master = on_new_master_] {
+            sentinels->start([server, on_new_master](const node_address& master) {
+                if (on_new_master) on_new_master(master);
+                if (auto s = server.lock()) s->reconnect();
+            });
+        });
+    }
     if (server_) {
         server_->async_connect([](error_code) {});
         return;
@@ -30,6 +54,7 @@ void node_link::start() {
 }
 
 void node_link::close() {
+    if (sentinels_) boost::asio::dispatch(strand_, [sentinels = sentinels_] { sentinels->close(); });
     if (server_) {
         server_->close();
         return;

@@ -3,6 +3,7 @@
 
 #include "redis/cluster_link.hpp"
 #include "redis/cluster_slot.hpp"
+#include "redis/sentinel_locator.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/redis/node_spec.hpp>
 #include <redlock/redis/script.hpp>
@@ -21,17 +22,21 @@
 
 namespace redlock::redis::detail {
 
-/// One voter's way to its data: one connection to a server, or a cluster whose requests go to
-/// the master of their key's slot. Every request names a key of the resource it is about (all
-/// of one resource's keys share a slot); a single server ignores it. Cluster requests run on
-/// the strand; a single server's connection may be used from any thread.
+/// One voter's way to its data: one connection to a server, a cluster whose requests go to
+/// the master of their key's slot, or one connection to the master that Sentinel names (the
+/// connection asks the sentinels before each attempt, and is moved at once when they announce
+/// a failover). Every request names a key of the resource it is about (all of one resource's
+/// keys share a slot); a single server ignores it. Cluster requests run on the strand; a
+/// server's connection may be used from any thread.
 class node_link {
 public:
     using strand_type = cluster_link::strand_type;
     using config_for = cluster_link::config_for;
 
     /// `make_config` gives the configuration of the connection to each server: the one server,
-    /// or each cluster node the link connects to.
+    /// each cluster node the link connects to, or (given the first sentinel's address) the
+    /// master. `on_new_master` is told of a server that became a master after the first one
+    /// known: a cluster's promoted replica, or the master Sentinel moved to.
     node_link(strand_type strand, const node_spec& spec, const config_for& make_config,
               cluster_link::new_master_fn on_new_master = {});
     ~node_link();
@@ -46,6 +51,8 @@ public:
     /// The cluster, or null for a single server.
     [[nodiscard]] cluster_link* cluster() noexcept { return cluster_.get(); }
     [[nodiscard]] const cluster_link* cluster() const noexcept { return cluster_.get(); }
+    /// The sentinels, or null if the server is not found through them.
+    [[nodiscard]] const sentinel_locator* sentinels() const noexcept { return sentinels_.get(); }
 
     /// async_exec() of `req`, all of whose commands are on keys in `key`'s slot.
     template <class Handler>
@@ -71,8 +78,9 @@ public:
 
     [[nodiscard]] bool is_connected() const;
     [[nodiscard]] connection_error last_error() const;
-    /// What a subscriber connection of this voter copies: the server's configuration, or that
-    /// of the cluster's first seed (a PUBLISH reaches every node of a cluster).
+    /// What a subscriber connection of this voter copies: the server's configuration (with
+    /// Sentinel: located as the master is), or for a cluster that of its first seed, whose
+    /// address subscriber_link replaces with each master's.
     [[nodiscard]] const connection_config& subscriber_config() const noexcept { return subscriber_config_; }
 
 private:
@@ -83,8 +91,12 @@ private:
                      cluster_link::eval_handler h);
 
     strand_type strand_;
-    std::unique_ptr<connection> server_;
+    // Shared: a failover announced by the sentinels moves it, from a handler that may run
+    // after this link is gone.
+    std::shared_ptr<connection> server_;
     std::shared_ptr<cluster_link> cluster_;
+    std::shared_ptr<sentinel_locator> sentinels_;
+    cluster_link::new_master_fn on_new_master_;
     connection_config subscriber_config_;
 };
 

@@ -48,6 +48,8 @@ public:
     /// waiting for it, and its late answer connects nothing.
     void abort();
     void close();
+    /// The node the next open() connects to (a master that moved); not while open.
+    void retarget(node_address address) { address_ = std::move(address); }
 
     [[nodiscard]] bool is_tls() const noexcept { return tls_ != nullptr; }
     /// The last open() was in its TLS handshake when it ended (a plaintext port never answers).

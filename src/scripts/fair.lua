@@ -90,7 +90,7 @@ local function wake_head(payload, lock_free)
     end
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
     if head and head ~= token then
-        redis.call('PUBLISH', ARGV[4] .. head, payload)
+        redis.call('SPUBLISH', ARGV[4] .. head, payload)
     end
 end
 
@@ -105,7 +105,7 @@ local function hand_over(payload)
     end
     local handoff = redis.call('HGET', handoffs, head)
     if not handoff then
-        redis.call('PUBLISH', ARGV[4] .. head, payload)
+        redis.call('SPUBLISH', ARGV[4] .. head, payload)
         return
     end
     local space = string.find(handoff, ' ', 1, true)
@@ -117,7 +117,7 @@ local function hand_over(payload)
     redis.call('ZREM', deadlines, head)
     redis.call('HDEL', handoffs, head)
     changed = true
-    redis.call('PUBLISH', ARGV[4] .. head, 'granted ' .. round)
+    redis.call('SPUBLISH', ARGV[4] .. head, 'granted ' .. round)
 end
 
 -- A refusal's answer: a fenced lock's has a fifth element, 0.

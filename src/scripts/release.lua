@@ -10,7 +10,7 @@
 if redis.pcall('GET', KEYS[1]) == ARGV[1] then
     redis.call('DEL', KEYS[1])
     if ARGV[2] ~= 'quiet' then
-        redis.call('PUBLISH', KEYS[2], ARGV[1])
+        redis.call('SPUBLISH', KEYS[2], ARGV[1])
     end
     return 1
 end

@@ -19,7 +19,7 @@ if redis.call('HLEN', KEYS[1]) <= 1 + redis.call('HEXISTS', KEYS[1], 'f') then
     if ARGV[3] ~= 'quiet' then
         -- The acquisition's token, not the owner: listeners drop a payload they saw within a
         -- second, and one owner may release twice in that time.
-        redis.call('PUBLISH', KEYS[2], ARGV[2])
+        redis.call('SPUBLISH', KEYS[2], ARGV[2])
     end
 end
 return 1

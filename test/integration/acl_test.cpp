@@ -33,14 +33,47 @@ namespace {
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 // docs/acl.md's rule, word for word (a test that the document is right).
-const std::vector<std::string> lock_user_rule = {
-    "on",           ">secret",      "resetkeys", "resetchannels", "~{redlock:*",   "&{redlock:*",
-    "-@all",        "+hello",       "+auth",     "+ping",         "+select",       "+client|setname",
-    "+info",        "+script|load", "+evalsha",  "+eval",         "+set",          "+get",
-    "+del",         "+pttl",        "+pexpire",  "+pexpireat",    "+publish",      "+subscribe",
-    "+unsubscribe", "+wait",        "+type",     "+incr",         "+time",         "+hset",
-    "+hget",        "+hdel",        "+hlen",     "+hexists",      "+hsetnx",       "+zadd",
-    "+zrem",        "+zrank",       "+zscore",   "+zrange",       "+zrangebyscore"};
+const std::vector<std::string> lock_user_rule = {"on",
+                                                 ">secret",
+                                                 "resetkeys",
+                                                 "resetchannels",
+                                                 "~{redlock:*",
+                                                 "&{redlock:*",
+                                                 "-@all",
+                                                 "+hello",
+                                                 "+auth",
+                                                 "+ping",
+                                                 "+select",
+                                                 "+client|setname",
+                                                 "+info",
+                                                 "+script|load",
+                                                 "+evalsha",
+                                                 "+eval",
+                                                 "+set",
+                                                 "+get",
+                                                 "+del",
+                                                 "+pttl",
+                                                 "+pexpire",
+                                                 "+pexpireat",
+                                                 "+spublish",
+                                                 "+ssubscribe",
+                                                 "+sunsubscribe",
+                                                 "+wait",
+                                                 "+type",
+                                                 "+incr",
+                                                 "+time",
+                                                 "+hset",
+                                                 "+hget",
+                                                 "+hdel",
+                                                 "+hlen",
+                                                 "+hexists",
+                                                 "+hsetnx",
+                                                 "+zadd",
+                                                 "+zrem",
+                                                 "+zrank",
+                                                 "+zscore",
+                                                 "+zrange",
+                                                 "+zrangebyscore"};
 
 void add_user(const redis_server& s, const std::string& name, const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"ACL", "SETUSER", name};
@@ -74,7 +107,7 @@ BOOST_AUTO_TEST_CASE(the_minimal_acl_is_enough_for_every_kind_of_lock) {
     redlock::client client(ioc.get_executor(), cfg);
     redlock::client other(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        // Plain: acquire, extend, a waiter woken by the release (SUBSCRIBE, PUBLISH), release.
+        // Plain: acquire, extend, a waiter woken by the release (SSUBSCRIBE, SPUBLISH), release.
         redlock::diagnostics diag;
         auto [ec, held] = co_await client.async_acquire("acl", options(900ms), diag, tuple_awaitable);
         BOOST_TEST_REQUIRE(!ec, diag.message);
@@ -135,7 +168,7 @@ BOOST_AUTO_TEST_CASE(the_minimal_acl_is_enough_for_every_kind_of_lock) {
 BOOST_AUTO_TEST_CASE(a_missing_permission_is_a_server_error_that_names_it) {
     auto servers = start_redis_servers(3);
     for (const auto& s : servers) {
-        add_user(*s, "nopublish", {"-publish"});
+        add_user(*s, "nopublish", {"-spublish"});
         add_user(*s, "noset", {"-set"});
     }
     asio::io_context ioc;
@@ -153,7 +186,7 @@ BOOST_AUTO_TEST_CASE(a_missing_permission_is_a_server_error_that_names_it) {
         auto [rec] = co_await held.async_release(release_diag, tuple_awaitable);
         BOOST_TEST((rec == redlock::error::server_error), rec.message() << ": " << release_diag.message);
         // Inside a script Redis names the script and its line, not the command: release.lua line
-        // 13 is its PUBLISH.
+        // 13 is its SPUBLISH.
         BOOST_TEST(release_diag.message.find("can't run this command") != std::string::npos,
                    release_diag.message);
         BOOST_TEST(release_diag.message.find("@user_script:13. [release.lua]") != std::string::npos,
@@ -161,14 +194,14 @@ BOOST_AUTO_TEST_CASE(a_missing_permission_is_a_server_error_that_names_it) {
     }());
 }
 
-// A waiter whose SUBSCRIBE the ACL refuses (no +subscribe) hears no release: it is told once,
+// A waiter whose SSUBSCRIBE the ACL refuses (no +ssubscribe) hears no release: it is told once,
 // waits by polling, and gets the lock when the holder releases it (a plain and a fair lock).
-// The refusal is the SUBSCRIBE's answer: the subscriber connection stays up (it used to take
+// The refusal is the SSUBSCRIBE's answer: the subscriber connection stays up (it used to take
 // the -NOPERM for a reply nobody asked for, reconnect and subscribe again every 25-50 ms).
 BOOST_AUTO_TEST_CASE(a_refused_subscribe_makes_waiters_poll_without_a_reconnect_loop) {
     auto servers = start_redis_servers(3);
     for (const auto& s : servers)
-        add_user(*s, "nosubscribe", {"-subscribe"});
+        add_user(*s, "nosubscribe", {"-ssubscribe"});
     asio::io_context ioc;
     redlock::client holder(ioc.get_executor(), lock_config(servers));
     for (const bool fair : {false, true}) {
@@ -188,7 +221,7 @@ BOOST_AUTO_TEST_CASE(a_refused_subscribe_makes_waiters_poll_without_a_reconnect_
                 co_await held.async_release(asio::use_awaitable);
                 BOOST_TEST_REQUIRE(co_await eventually([&] { return waiting.result.has_value(); }));
                 BOOST_TEST(!*waiting.result, diag.message);
-                BOOST_TEST(diag.message.find("refused the SUBSCRIBE (NOPERM") != std::string::npos,
+                BOOST_TEST(diag.message.find("refused the SSUBSCRIBE (NOPERM") != std::string::npos,
                            diag.message);
                 BOOST_TEST(waiter.metrics().release_wakeups == 0u);
                 auto connections = [&](const std::string& stats) {

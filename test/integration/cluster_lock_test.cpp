@@ -193,6 +193,53 @@ BOOST_AUTO_TEST_CASE(a_slot_migrates_while_its_locks_are_held_and_taken) {
     }());
 }
 
+// Waiting by sharded pub/sub: a waiter's channel is subscribed on the master of its slot only
+// (where the release's SPUBLISH goes), and follows the slot when it migrates: the old master
+// drops the subscription (its sunsubscribe), the client subscribes on the new one, and the
+// release there wakes the waiter by its message.
+BOOST_AUTO_TEST_CASE(a_waiters_channel_lives_on_its_slots_master_and_follows_a_migration) {
+    redis_cluster_options co;
+    co.replicas_per_master = 0;
+    redis_cluster cluster(co);
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), cluster_config({cluster.uri()}));
+    redlock::client waiter(ioc.get_executor(), cluster_config({cluster.uri()}));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        const std::string resource = "waited";
+        const std::string channel = "{redlock:" + resource + "}:released";
+        const auto slot = slot_of(resource);
+        auto subscribers = [&](redlock::test::redis_server& s) {
+            return s.command({"PUBSUB", "SHARDNUMSUB", channel}).elements.at(1).integer;
+        };
+        auto subscribed_only_on = [&](redlock::test::redis_server& owner) {
+            for (auto* m : cluster.masters())
+                if (subscribers(*m) != (m == &owner ? 1 : 0)) return false;
+            return true;
+        };
+        auto& from = cluster.master_of_slot(slot);
+        redlock::test::redis_server* to = nullptr;
+        for (auto* m : cluster.masters())
+            if (m != &from) to = m;
+        BOOST_REQUIRE(to != nullptr);
+
+        auto held = co_await holder.async_acquire(resource, options(20s), asio::use_awaitable);
+        redlock::test::background_acquire next;
+        next.start(waiter, resource, options(20s, 30s));
+        BOOST_TEST(co_await eventually([&] { return subscribed_only_on(from); }));
+
+        cluster.move_slot(slot, *to);
+        BOOST_TEST(co_await eventually([&] { return subscribed_only_on(*to); }, 10s));
+        BOOST_TEST(!next.result.has_value());
+        co_await held.async_release(asio::use_awaitable);
+        // Woken by the message: without it the waiter would sleep until the holder's ttl ran out.
+        BOOST_TEST(co_await eventually([&] { return next.result.has_value(); }, 5s));
+        BOOST_TEST(!next.result.value_or(redlock::error::wait_timeout));
+        BOOST_TEST(waiter.metrics().release_wakeups >= 1u);
+        BOOST_TEST(holder_on(*to, resource) == (next.lease ? next.lease->token() : "none"));
+        if (next.lease) co_await next.lease->async_release(asio::use_awaitable);
+    }());
+}
+
 // A coordinated failover (CLUSTER FAILOVER) while a lease is held with replicas = 1: the
 // replica has the grant, so the watchdog keeps the lease on the promoted master. The promoted
 // master does not grant anything for max_ttl (failover quarantine): it may lack grants of its

@@ -78,7 +78,7 @@ bool nothing_left(const server_list& servers, const std::string& resource) {
                 .integer != 0) {
             return false;
         }
-        if (!s->command({"PUBSUB", "CHANNELS", t + ":wake:*"}).elements.empty()) return false;
+        if (!s->command({"PUBSUB", "SHARDCHANNELS", t + ":wake:*"}).elements.empty()) return false;
     }
     return true;
 }
@@ -474,7 +474,7 @@ BOOST_DATA_TEST_CASE(timeout_and_cancellation_leave_no_queue_entry_behind, node_
         BOOST_TEST(co_await eventually([&] { return queued_everywhere(servers, "t", 0); }));
         BOOST_TEST(co_await eventually([&] {
             for (const auto& s : servers)
-                if (!s->command({"PUBSUB", "CHANNELS", key_tag("t") + ":wake:*"}).elements.empty())
+                if (!s->command({"PUBSUB", "SHARDCHANNELS", key_tag("t") + ":wake:*"}).elements.empty())
                     return false;
             return true;
         }));

@@ -2,6 +2,7 @@
 // to simulate hangs and crashes faithfully, and never to leak a process.
 
 #include "support/redis_cluster.hpp"
+#include "support/redis_sentinel.hpp"
 #include "support/redis_server.hpp"
 #include <redlock/resp/value.hpp>
 
@@ -37,6 +38,8 @@ using namespace std::chrono_literals;
 using redlock::resp::type;
 using redlock::test::redis_cluster;
 using redlock::test::redis_cluster_options;
+using redlock::test::redis_sentinel_group;
+using redlock::test::redis_sentinel_options;
 using redlock::test::redis_server;
 using redlock::test::redis_server_options;
 using steady = std::chrono::steady_clock;
@@ -254,6 +257,29 @@ std::set<pid_t> child_pids() {
             pids.insert(pid);
     }
     return pids;
+}
+
+// ---- the redis_sentinel_group fixture ----
+
+// The port of the master a sentinel names (SENTINEL GET-MASTER-ADDR-BY-NAME), on 127.0.0.1.
+unsigned short named_master_port(const redis_server& sentinel, const std::string& name) {
+    const auto reply = sentinel.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", name});
+    BOOST_TEST_REQUIRE(reply.elements.size() == 2u, address(sentinel) << ": " << to_string(reply));
+    BOOST_TEST(reply.elements[0].str == "127.0.0.1");
+    return static_cast<unsigned short>(std::stoul(reply.elements[1].str));
+}
+
+// The value of `field` in one entry of SENTINEL MASTER / REPLICAS / SENTINELS (name, value, ...).
+std::string sentinel_field(const redlock::resp::value& entry, std::string_view field) {
+    for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+        if (entry.elements[i].str == field) return entry.elements[i + 1].str;
+    }
+    return {};
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace
@@ -718,6 +744,183 @@ BOOST_AUTO_TEST_CASE(test_cluster_constructor_failure_stops_every_server) {
         ::unsetenv("REDLOCK_TEST_REDIS_CLI");
     }
     BOOST_TEST(child_pids() == before, "servers or redis-cli left running");
+}
+
+BOOST_AUTO_TEST_CASE(test_sentinel_group_forms_around_the_first_server) {
+    const auto t0 = steady::now();
+    redis_sentinel_group g;
+    BOOST_TEST_MESSAGE("master + 2 replicas + 3 sentinels ready in " << elapsed_ms(t0) << " ms");
+    BOOST_REQUIRE(g.data_servers() == 3u);
+    BOOST_REQUIRE(g.sentinels() == 3u);
+    auto& m = g.data_server(0);
+    BOOST_TEST(&g.master() == &m);
+    BOOST_TEST(role(m) == "master");
+    BOOST_TEST(info_field(m.command({"INFO", "replication"}), "connected_slaves") == "2");
+    BOOST_TEST(g.sentinel_addresses() ==
+               address(g.sentinel(0)) + "," + address(g.sentinel(1)) + "," + address(g.sentinel(2)));
+    BOOST_TEST(g.uri() == "redis-sentinel://" + g.sentinel_addresses() + "#mymaster");
+
+    for (std::size_t i = 1; i < 3; ++i) {
+        auto& r = g.data_server(i);
+        const auto reply = r.command({"ROLE"});
+        BOOST_REQUIRE(reply.elements.size() >= 4u);
+        BOOST_TEST(reply.elements[0].str == "slave");
+        BOOST_TEST(reply.elements[2].integer == m.port());
+        BOOST_TEST(reply.elements[3].str == "connected");
+        BOOST_TEST(info_field(r.command({"INFO", "replication"}), "master_link_status") == "up");
+    }
+    for (std::size_t i = 0; i < 3; ++i) {
+        auto& s = g.sentinel(i);
+        BOOST_TEST(info_field(s.command({"INFO", "server"}), "redis_mode") == "sentinel");
+        BOOST_TEST(named_master_port(s, "mymaster") == m.port());
+        const auto master = s.command({"SENTINEL", "MASTER", "mymaster"});
+        BOOST_TEST(sentinel_field(master, "flags") == "master");
+        BOOST_TEST(sentinel_field(master, "num-slaves") == "2");
+        BOOST_TEST(sentinel_field(master, "num-other-sentinels") == "2");
+        BOOST_TEST(sentinel_field(master, "quorum") == "2");
+        BOOST_TEST(sentinel_field(master, "down-after-milliseconds") == "2000");
+        BOOST_TEST(s.command({"SENTINEL", "REPLICAS", "mymaster"}).elements.size() == 2u);
+        BOOST_TEST(s.command({"SENTINEL", "SENTINELS", "mymaster"}).elements.size() == 2u);
+        BOOST_TEST(s.command({"SENTINEL", "CKQUORUM", "mymaster"}).str.starts_with("OK"));
+        // Sentinel has rewritten its config file with what it learnt, in its own temp dir.
+        const auto conf = read_text(s.sentinel_config_file());
+        BOOST_TEST(s.sentinel_config_file().starts_with(s.dir()));
+        BOOST_TEST(conf.find("sentinel monitor mymaster 127.0.0.1 " + std::to_string(m.port()) + " 2") !=
+                       std::string::npos,
+                   conf);
+        BOOST_TEST(conf.find("sentinel known-replica mymaster 127.0.0.1 " +
+                             std::to_string(g.data_server(1).port())) != std::string::npos,
+                   conf);
+    }
+    // The replicas get what the master takes.
+    check_simple(m.command({"SET", "k", "v"}), "OK");
+    BOOST_TEST(m.command({"WAIT", "2", "2000"}).integer == 2);
+    check_bulk(g.data_server(1).command({"GET", "k"}), "v");
+    check_bulk(g.data_server(2).command({"GET", "k"}), "v");
+    BOOST_CHECK_NO_THROW(g.wait_until_stable(1s));
+
+    // A restarted sentinel reads back the config file it rewrote: it knows the others at once.
+    auto& s = g.sentinel(2);
+    s.restart();
+    BOOST_TEST(named_master_port(s, "mymaster") == m.port());
+    BOOST_TEST(s.command({"SENTINEL", "SENTINELS", "mymaster"}).elements.size() == 2u);
+    BOOST_TEST(s.command({"SENTINEL", "REPLICAS", "mymaster"}).elements.size() == 2u);
+    BOOST_CHECK_NO_THROW(g.wait_until_stable(5s));
+    BOOST_TEST(&g.master() == &m);
+}
+
+BOOST_AUTO_TEST_CASE(test_sentinel_group_refuses_impossible_options) {
+    const auto before = child_pids();
+    const auto refused = [](redis_sentinel_options o) {
+        BOOST_CHECK_THROW(redis_sentinel_group{o}, std::invalid_argument);
+    };
+    redis_sentinel_options o;
+    o.sentinels = 0;
+    refused(o);
+    o = {};
+    o.quorum = 0;
+    refused(o);
+    o = {};
+    o.quorum = 4;
+    refused(o);
+    o = {};
+    o.master_name = "my master";
+    refused(o);
+    BOOST_TEST(child_pids() == before, "servers left running");
+}
+
+BOOST_AUTO_TEST_CASE(test_sentinel_kill_master_promotes_a_replica) {
+    redis_sentinel_group g;
+    auto& old = g.data_server(0);
+    const auto old_port = old.port();
+    check_simple(old.command({"SET", "k", "kept"}), "OK");
+    BOOST_TEST(old.command({"WAIT", "2", "2000"}).integer == 2);
+
+    const auto t0 = steady::now();
+    auto& promoted = g.kill_master_and_wait_for_failover();
+    BOOST_TEST_MESSAGE("failover after SIGKILL in " << elapsed_ms(t0) << " ms");
+
+    BOOST_TEST(!old.running());
+    BOOST_TEST(&promoted != &old);
+    BOOST_TEST((&promoted == &g.data_server(1) || &promoted == &g.data_server(2)));
+    BOOST_TEST(role(promoted) == "master");
+    check_bulk(promoted.command({"GET", "k"}), "kept");
+    check_simple(promoted.command({"SET", "after", "failover"}), "OK");
+    // The other replica has been moved over to the new master.
+    auto& other = &promoted == &g.data_server(1) ? g.data_server(2) : g.data_server(1);
+    const auto other_role = other.command({"ROLE"});
+    BOOST_REQUIRE(other_role.elements.size() >= 4u);
+    BOOST_TEST(other_role.elements[0].str == "slave");
+    BOOST_TEST(other_role.elements[2].integer == promoted.port());
+    BOOST_TEST(promoted.command({"WAIT", "1", "2000"}).integer == 1);
+    check_bulk(other.command({"GET", "after"}), "failover");
+
+    const auto t1 = steady::now();
+    g.wait_until_stable();
+    BOOST_TEST_MESSAGE("every sentinel agreed " << elapsed_ms(t1) << " ms later");
+    BOOST_TEST(&g.master() == &promoted);
+    for (std::size_t i = 0; i < g.sentinels(); ++i) {
+        BOOST_TEST(named_master_port(g.sentinel(i), "mymaster") == promoted.port());
+        // What a client subscribed to the sentinel's +switch-master channel got (the log has
+        // the same text).
+        const auto log = read_text(g.sentinel(i).dir() + "/redis.log");
+        const auto line = "+switch-master mymaster 127.0.0.1 " + std::to_string(old_port) + " 127.0.0.1 " +
+                          std::to_string(promoted.port());
+        BOOST_TEST(log.find(line) != std::string::npos, "sentinel " << i << " logged no " << line);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(test_sentinel_forced_failover_demotes_the_old_master_later) {
+    redis_sentinel_options opts;
+    opts.replicas = 1;
+    redis_sentinel_group g(opts);
+    auto& old = g.data_server(0);
+
+    const auto t0 = steady::now();
+    auto& promoted = g.failover();
+    BOOST_TEST_MESSAGE("SENTINEL FAILOVER in " << elapsed_ms(t0) << " ms");
+    BOOST_TEST(&promoted == &g.data_server(1));
+    BOOST_TEST(role(promoted) == "master");
+    BOOST_TEST(old.running());
+    check_simple(promoted.command({"SET", "k", "v"}), "OK");
+
+    // The sentinels turn the old master, still running, into a replica of the new one.
+    const auto t1 = steady::now();
+    g.wait_until_replicas_linked();
+    BOOST_TEST_MESSAGE("old master converted to a replica " << elapsed_ms(t1) << " ms later");
+    BOOST_TEST(role(old) == "slave");
+    BOOST_TEST(promoted.command({"WAIT", "1", "2000"}).integer == 1);
+    check_bulk(old.command({"GET", "k"}), "v");
+    BOOST_TEST(&g.master() == &promoted);
+}
+
+BOOST_AUTO_TEST_CASE(test_sentinel_group_with_requirepass_forms_and_fails_over) {
+    redis_sentinel_options opts;
+    opts.replicas = 1;
+    opts.server.extra_args = {"--requirepass", "s3cret"};
+    redis_sentinel_group g(opts);
+    BOOST_TEST(g.uri() == "redis-sentinel://:s3cret@" + g.sentinel_addresses() + "#mymaster");
+    auto& m = g.data_server(0);
+    auto& r = g.data_server(1);
+    BOOST_TEST(&g.master() == &m);
+    // The replica logged in to the master, and so did the sentinels, which have no password.
+    BOOST_TEST(info_field(r.command({"INFO", "replication"}), "master_link_status") == "up");
+    const auto masterauth = r.command({"CONFIG", "GET", "masterauth"});
+    BOOST_REQUIRE(masterauth.elements.size() == 2u);
+    BOOST_TEST(masterauth.elements[1].str == "s3cret");
+    for (std::size_t i = 0; i < g.sentinels(); ++i) {
+        const auto master = g.sentinel(i).command({"SENTINEL", "MASTER", "mymaster"});
+        BOOST_TEST(sentinel_field(master, "flags") == "master");
+        BOOST_TEST(sentinel_field(master, "num-slaves") == "1");
+    }
+
+    auto& promoted = g.kill_master_and_wait_for_failover();
+    BOOST_TEST(&promoted == &r);
+    BOOST_TEST(role(r) == "master");
+    check_simple(r.command({"SET", "k", "v"}), "OK");
+    g.wait_until_stable();
+    for (std::size_t i = 0; i < g.sentinels(); ++i)
+        BOOST_TEST(named_master_port(g.sentinel(i), "mymaster") == r.port());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -53,7 +53,7 @@ redlock::lock_options waiting(std::chrono::milliseconds wait, std::chrono::milli
 
 // Subscribers of the resource's released channel on one server.
 std::int64_t subscribers(const redlock::test::redis_server& s, const std::string& resource) {
-    auto v = s.command({"PUBSUB", "NUMSUB", "{redlock:" + resource + "}:released"});
+    auto v = s.command({"PUBSUB", "SHARDNUMSUB", "{redlock:" + resource + "}:released"});
     return v.elements.size() == 2 ? v.elements[1].integer : -1;
 }
 

@@ -109,7 +109,7 @@ server_state state_of(const redlock::test::redis_server& s) {
     server_state st;
     st.clients = info_field(s.command({"INFO", "clients"}).str, "connected_clients");
     st.keys = s.command({"DBSIZE"}).integer;
-    st.channels = static_cast<std::int64_t>(s.command({"PUBSUB", "CHANNELS"}).elements.size());
+    st.channels = static_cast<std::int64_t>(s.command({"PUBSUB", "SHARDCHANNELS"}).elements.size());
     return st;
 }
 

@@ -284,6 +284,8 @@ redis_server::redis_server(redis_server_options opts) : opts_(std::move(opts)), 
     for (std::size_t i = 0; i + 1 < opts_.extra_args.size(); ++i) {
         if (opts_.extra_args[i] == "--requirepass") password_ = opts_.extra_args[i + 1];
     }
+    if (opts_.sentinel && opts_.cluster)
+        throw std::invalid_argument("redis_server: sentinel and cluster modes exclude each other");
     install_cleanup_hooks();
     dir_ = make_temp_dir();
     try {
@@ -291,6 +293,7 @@ redis_server::redis_server(redis_server_options opts) : opts_(std::move(opts)), 
             port_ = pick_free_port();
             if (opts_.tls) tls_port_ = pick_free_port();
             if (opts_.cluster) cluster_port_ = pick_free_port();
+            if (opts_.sentinel) write_sentinel_config();
             const auto log_offset = file_size_or_zero(dir_ + "/redis.log");
             try {
                 spawn();
@@ -326,6 +329,22 @@ std::string redis_server::uri() const {
 
 std::string redis_server::tls_uri() const {
     return "rediss://127.0.0.1:" + std::to_string(tls_port_);
+}
+
+std::string redis_server::sentinel_config_file() const {
+    return dir_ + "/sentinel.conf";
+}
+
+// Only at construction (once per port attempt): restart() must keep what Sentinel wrote there.
+void redis_server::write_sentinel_config() const {
+    const auto path = sentinel_config_file();
+    std::ofstream out(path, std::ios::trunc);
+    out << "port " << port_ << "\n"
+        << "dir \"" << dir_ << "\"\n"
+        << opts_.sentinel_config;
+    if (!opts_.sentinel_config.empty() && opts_.sentinel_config.back() != '\n') out << "\n";
+    out.close();
+    if (!out) throw std::runtime_error("redis_server: cannot write " + path);
 }
 
 std::string redis_server::unix_socket() const {
@@ -375,6 +394,8 @@ void redis_server::spawn() {
     const std::string binary = (env_binary != nullptr && *env_binary != '\0') ? env_binary : "redis-server";
     const std::string log_path = dir_ + "/redis.log";
     std::vector<std::string> args{binary};
+    // The config file must be the first argument; --sentinel is what selects the mode.
+    if (opts_.sentinel) args.insert(args.end(), {sentinel_config_file(), "--sentinel"});
     const auto option = [&args](const char* name, std::string value) {
         args.emplace_back(name);
         args.push_back(std::move(value));

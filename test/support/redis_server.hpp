@@ -25,6 +25,15 @@ struct redis_server_options {
     /// Cluster mode (--cluster-enabled yes, nodes.conf in dir()), its cluster bus on a free port
     /// of its own: the default, port + 10000, does not exist above port 55535.
     bool cluster = false;
+    /// Sentinel mode: started as `redis-server <dir>/sentinel.conf --sentinel --port P ...`.
+    /// Sentinel refuses to start without a writable config file and rewrites it with what it
+    /// learns (replicas, other sentinels, epochs, the master after a failover). The constructor
+    /// writes `port`, `dir` and then the lines of `sentinel_config` (such as `sentinel monitor
+    /// ...`) into that file; restart() keeps the file as Sentinel left it, as a restarted sentinel
+    /// of a real deployment would. Not with `cluster`. A sentinel answers PING, INFO, ROLE,
+    /// SENTINEL and a few more; a `--requirepass` in extra_args is then the sentinel's own.
+    bool sentinel = false;
+    std::string sentinel_config;
 };
 
 /// A real `redis-server` child process on a free 127.0.0.1 port, in its own temp dir.
@@ -62,6 +71,8 @@ public:
     [[nodiscard]] std::string tls_uri() const;
     /// With options.cluster: the cluster bus port.
     [[nodiscard]] unsigned short cluster_port() const noexcept { return cluster_port_; }
+    /// With options.sentinel: the config file Sentinel reads and rewrites, inside dir().
+    [[nodiscard]] std::string sentinel_config_file() const;
     /// Path of its unix socket, inside dir().
     [[nodiscard]] std::string unix_socket() const;
     [[nodiscard]] const std::string& dir() const noexcept { return dir_; }
@@ -94,6 +105,7 @@ public:
 
 private:
     void spawn();
+    void write_sentinel_config() const;
     void wait_ready(std::size_t log_offset);
     [[nodiscard]] bool exited() const noexcept;
     int reap() noexcept;  // returns the wait status, -1 if unknown

@@ -128,7 +128,7 @@ BOOST_AUTO_TEST_CASE(each_unsafe_setting_is_reported) {
     nodes[1].maxmemory = 1 << 20;
     nodes[2].run_id = "r1";
     nodes[2].script_error = "NOPERM no eval";
-    nodes[2].refused = {"PUBLISH: NOPERM"};
+    nodes[2].refused = {"SPUBLISH: NOPERM"};
     nodes[2].version = "6.2.14";
     const auto fs = redlock::cli::check_deployment(config(), nodes);
     using lv = finding::level;
@@ -136,7 +136,7 @@ BOOST_AUTO_TEST_CASE(each_unsafe_setting_is_reported) {
     BOOST_TEST(mentions(fs, lv::unsafe, "maxmemory-policy allkeys-lru"));
     BOOST_TEST(mentions(fs, lv::unsafe, "nodes[2] c is the same server as nodes[0] a"));
     BOOST_TEST(mentions(fs, lv::unsafe, "cannot run scripts"));
-    BOOST_TEST(mentions(fs, lv::unsafe, "refuses a command the lock needs: PUBLISH"));
+    BOOST_TEST(mentions(fs, lv::unsafe, "refuses a command the lock needs: SPUBLISH"));
     BOOST_TEST(mentions(fs, lv::unsafe, "nodes[2] c runs Redis 6.2.14: the lock needs 7.0 or later"));
     BOOST_TEST(!mentions(fs, lv::unsafe, "nodes[1] b runs Redis"));
     BOOST_TEST(redlock::cli::exit_status_of(fs) == 2);

@@ -319,8 +319,19 @@ BOOST_AUTO_TEST_CASE(cluster_nodes_are_taken_and_share_no_server) {
     BOOST_TEST(
         contains(parse_fail(R"({"nodes": ["redis-cluster://h1:7000/1"]})", error::invalid_uri),
                  "nodes[0]: invalid node URI 'redis-cluster://h1:7000/1': a cluster has only database 0"));
-    BOOST_TEST(contains(parse_fail(R"({"nodes": ["redis-sentinel://h1:26379#m"]})", error::invalid_uri),
-                        "nodes[0]: Sentinel deployments are not supported yet"));
+}
+
+BOOST_AUTO_TEST_CASE(sentinel_nodes_are_voters_per_master_name) {
+    std::string why;
+    boost::system::error_code ec;
+    // One set of sentinels watching two masters: two voters.
+    auto c = client_config::from_json(
+        R"({"nodes": ["redis-sentinel://s1:26379,s2:26379#a", "redis-sentinel://s2:26379#b"]})", ec, why);
+    BOOST_TEST(!ec, why);
+    BOOST_TEST(c.nodes.size() == 2u);
+    BOOST_TEST(contains(
+        parse_fail(R"({"nodes": ["redis-sentinel://s1:26379#a", "redis-sentinel://s2:1,s1:26379#a"]})"),
+        "nodes[1] is the same node as nodes[0] (both name redis://s1:26379): it would vote twice"));
 }
 
 BOOST_AUTO_TEST_CASE(the_same_node_twice_would_vote_twice) {

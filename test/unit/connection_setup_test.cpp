@@ -247,4 +247,30 @@ BOOST_AUTO_TEST_CASE(a_script_runs_by_evalsha_and_once_by_eval_with_the_same_key
     BOOST_TEST(!redlock::redis::detail::lacks_script(error_reply("ERR Error running script")));
 }
 
+BOOST_AUTO_TEST_CASE(a_server_that_must_be_the_master_is_asked_its_role) {
+    redis::connection_config cfg;
+    cfg.require_master = true;
+    const setup_plan plan(cfg);
+    BOOST_TEST_REQUIRE(plan.request().size() == 2u);  // CLIENT SETNAME, ROLE
+    BOOST_TEST(plan.request().payload().find("ROLE") != std::string::npos);
+    auto role = [](std::vector<std::string> fields) {
+        resp::value v;
+        v.kind = resp::type::array;
+        for (auto& f : fields)
+            v.elements.push_back(text_reply(std::move(f)));
+        return v;
+    };
+    const auto ok = text_reply("OK", resp::type::simple_string);
+    BOOST_TEST(!plan.check({ok, role({"master", "0"})}, "n").ec);
+    // A demoted master (Sentinel turned it into a replica), a sentinel, an error: not a master.
+    const auto replica = plan.check({ok, role({"slave", "127.0.0.1", "7000", "connected"})}, "redis://h:1");
+    BOOST_TEST((replica.ec == redlock::error::master_not_found));
+    BOOST_TEST(replica.message.find("ROLE on redis://h:1 says [\"slave\"") == 0, replica.message);
+    BOOST_TEST(replica.message.find("it is not a master (any more)") != std::string::npos, replica.message);
+    BOOST_TEST((plan.check({ok, role({"sentinel"})}, "n").ec == redlock::error::master_not_found));
+    BOOST_TEST(plan.check({ok, error_reply("NOPERM no role")}, "n").ec);
+    // Without require_master no ROLE is sent.
+    BOOST_TEST(setup_plan(redis::connection_config{}).request().size() == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

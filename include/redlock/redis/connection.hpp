@@ -70,6 +70,15 @@ struct connection_config {
     std::size_t max_queued_requests = 100000;
     /// For a `rediss://` address: CA, client certificate, name to verify. Ignored otherwise.
     tls_config tls;
+    /// Where to connect, asked before every connection attempt (a master that Sentinel names);
+    /// without it, `address`. Called on the connection's strand with the time the answer may
+    /// take; the handler gets the address to use (with its credentials and database) or an
+    /// error and a message, which fails the attempt as a connect failure does.
+    using locate_handler = asio::any_completion_handler<void(error_code, node_address, std::string)>;
+    std::function<void(std::chrono::milliseconds, locate_handler)> locate;
+    /// The handshake also asks ROLE and fails with error::master_not_found unless the server
+    /// says it is a master: a lock must not be taken on a replica that used to be the master.
+    bool require_master = false;
 };
 
 /// What went wrong last on this connection, with the server's own words where there are any.
@@ -196,6 +205,11 @@ public:
     /// `rejected_queue_full`, and `on_refused` gets a `QUEUEFULL` error naming the bound.
     void send_subscription(const resp::request& req, std::string push_kind, std::size_t channels,
                            std::function<void(const resp::value&)> on_refused);
+
+    /// Starts the next connection attempt now: a connected connection is dropped as a lost
+    /// one (written requests fail with reply_lost, the others wait for the next connection),
+    /// one waiting out a reconnect delay stops waiting. For a `locate`d server that moved.
+    void reconnect();
 
     /// Stops reconnecting, closes the socket and completes every pending operation with
     /// `error::connection_closed`. Idempotent.

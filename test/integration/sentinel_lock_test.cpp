@@ -1,0 +1,227 @@
+// Locks on a master watched by Sentinel (redis-sentinel://): a master, 2 replicas and 3
+// sentinels of real redis-servers. The client asks the sentinels where the master is, checks
+// its ROLE, follows +switch-master, and does not count the new master's grants until max_ttl
+// after a failover.
+#include "support/lock_helpers.hpp"
+#include "support/printing.hpp"
+#include "support/redis_sentinel.hpp"
+#include "support/run_coro.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using redlock::client_config;
+using redlock::test::eventually;
+using redlock::test::holder_on;
+using redlock::test::options;
+using redlock::test::redis_sentinel_group;
+using redlock::test::redis_sentinel_options;
+using redlock::test::run_coro;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+client_config sentinel_config(const std::string& uri) {
+    client_config cfg;
+    cfg.nodes = {uri};
+    cfg.node_timeout = 500ms;
+    cfg.connect_timeout = 2000ms;
+    cfg.retry = {5ms, 20ms};
+    // The fixture's servers start empty a moment before the test (see lock_config).
+    cfg.restart_quarantine = false;
+    return cfg;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sentinel_lock_suite)
+
+BOOST_AUTO_TEST_CASE(locks_live_on_the_master_the_sentinels_name) {
+    redis_sentinel_group group;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), sentinel_config(group.uri()));
+    redlock::client waiter(ioc.get_executor(), sentinel_config(group.uri()));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto& master = group.master();
+        auto lease = co_await client.async_acquire("orders:1", options(10s), asio::use_awaitable);
+        BOOST_TEST(holder_on(master, "orders:1") == lease.token());
+        BOOST_TEST(client.metrics().nodes.at(0).sentinel_master ==
+                   "127.0.0.1:" + std::to_string(master.port()));
+        BOOST_TEST(client.metrics().nodes.at(0).sentinel_switches == 0u);
+        // A waiter is woken by the release (its subscriber found the master through the sentinels).
+        redlock::test::background_acquire next;
+        next.start(waiter, "orders:1", options(10s, 10s));
+        co_await redlock::test::sleep_for(200ms);
+        BOOST_TEST(!next.result.has_value());
+        co_await lease.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return next.result.has_value(); }));
+        BOOST_TEST(!next.result.value_or(redlock::error::wait_timeout));
+        if (next.lease) co_await next.lease->async_release(asio::use_awaitable);
+        BOOST_TEST(holder_on(master, "orders:1").empty());
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_sentinel_that_is_down_is_passed_over) {
+    redis_sentinel_group group;
+    group.sentinel(0).kill9();
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), sentinel_config(group.uri()));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto lease = co_await client.async_acquire("passed-over", options(10s), asio::use_awaitable);
+        BOOST_TEST(holder_on(group.master(), "passed-over") == lease.token());
+        co_await lease.async_release(asio::use_awaitable);
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_master_name_no_sentinel_knows_fails_votes_saying_so) {
+    redis_sentinel_group group;
+    asio::io_context ioc;
+    auto uri = group.uri();
+    uri = uri.substr(0, uri.find('#')) + "#no-such-master";
+    auto cfg = sentinel_config(uri);
+    cfg.connect_timeout = 300ms;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        redlock::diagnostics diag;
+        auto [ec, none] = co_await client.async_acquire("nowhere", options(2s), diag, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::quorum_unreachable), ec.message());
+        BOOST_TEST(diag.message.find("no sentinel named a master for 'no-such-master'") != std::string::npos,
+                   diag.message);
+        BOOST_TEST(diag.message.find("knows no master by that name") != std::string::npos, diag.message);
+    }());
+}
+
+// SENTINEL FAILOVER while a lease with replicas = 1 is held: the old master still runs as a
+// master for a while, but the client follows +switch-master to the new one at once. The new
+// master has the lease's key (WAIT), so the watchdog keeps it; it is quarantined for max_ttl
+// after the switch, then grants again; a rival never gets the held resource.
+BOOST_AUTO_TEST_CASE(a_failover_is_followed_at_once_and_the_new_master_is_quarantined) {
+    redis_sentinel_group group;
+    asio::io_context ioc;
+    auto cfg = sentinel_config(group.uri());
+    cfg.restart_quarantine = true;
+    cfg.max_ttl = 5000ms;
+    redlock::client client(ioc.get_executor(), cfg);
+    redlock::client rival(ioc.get_executor(), cfg);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            // The lease's renewals need a replica's WAIT: the other replica follows the new
+            // master within a few seconds, inside the 5 s ttl.
+            auto o = options(5000ms, 8s);  // waits out the servers' own restart quarantine
+            o.watchdog = true;
+            o.replicas = 1;
+            o.replica_timeout = 500ms;
+            auto lease = co_await client.async_acquire("switching", o, asio::use_awaitable);
+            auto& old_master = group.master();
+            auto& promoted = group.failover(false);
+            const auto switched_at = std::chrono::steady_clock::now();
+            BOOST_TEST(&promoted != &old_master);
+            BOOST_TEST(holder_on(promoted, "switching") == lease.token());
+            // Quarantined: a grant of the new master does not count until max_ttl has passed.
+            // (The first try may meet the connection to the old master as it is dropped.)
+            std::string why;
+            for (int i = 0; i < 10 && why.find("quarantine") == std::string::npos; ++i) {
+                redlock::diagnostics diag;
+                auto [refused, none] =
+                    co_await client.async_acquire("neighbour", options(1500ms), diag, tuple_awaitable);
+                BOOST_TEST((refused == redlock::error::quorum_unreachable), refused.message());
+                why = diag.message;
+                co_await redlock::test::sleep_for(50ms);
+            }
+            BOOST_TEST(why.find("quarantine") != std::string::npos, why);
+            const auto seen = client.metrics().nodes.at(0);
+            BOOST_TEST(seen.sentinel_master == "127.0.0.1:" + std::to_string(promoted.port()));
+            BOOST_TEST(seen.sentinel_switches >= 1u);
+            auto [denied, none2] =
+                co_await rival.async_acquire("switching", options(1500ms), tuple_awaitable);
+            BOOST_TEST(!!denied);
+            co_await redlock::test::sleep_for(switched_at + cfg.max_ttl + 500ms -
+                                              std::chrono::steady_clock::now());
+            BOOST_TEST(lease.held());
+            BOOST_TEST(holder_on(promoted, "switching") == lease.token());
+            auto [still_denied, none3] =
+                co_await rival.async_acquire("switching", options(1500ms), tuple_awaitable);
+            BOOST_TEST((still_denied == redlock::error::not_acquired), still_denied.message());
+            // The new master grants; the old one, still a master until the sentinels convert
+            // it, is not asked.
+            auto next = co_await client.async_acquire("neighbour", options(5s, 5s), asio::use_awaitable);
+            BOOST_TEST(holder_on(promoted, "neighbour") == next.token());
+            if (old_master.command({"ROLE"}).elements.at(0).str == "master") {
+                BOOST_TEST(holder_on(old_master, "neighbour").empty());
+                BOOST_TEST_MESSAGE("the old master was still a master "
+                                   << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::steady_clock::now() - switched_at)
+                                          .count()
+                                   << " ms after the switch");
+            }
+            co_await next.async_release(asio::use_awaitable);
+            co_await lease.async_release(asio::use_awaitable);
+            BOOST_TEST(holder_on(promoted, "switching").empty());
+        }(),
+        90s);
+}
+
+// The master SIGKILLed while a lease with replicas = 1 is held and a rival keeps trying: the
+// sentinels promote a replica after down-after-milliseconds (1 s in the fixture) and their
+// election; the client finds it, the watchdog's renewals reach it (it has the key: WAIT), and
+// after max_ttl it grants again. The rival never holds the resource.
+BOOST_AUTO_TEST_CASE(a_killed_master_fails_over_and_locks_work_again_after_max_ttl) {
+    redis_sentinel_group group;
+    asio::io_context ioc;
+    auto cfg = sentinel_config(group.uri());
+    cfg.restart_quarantine = true;
+    cfg.max_ttl = 8000ms;
+    redlock::client client(ioc.get_executor(), cfg);
+    redlock::client rival(ioc.get_executor(), cfg);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            // The lease outlives the failover (the watchdog cannot renew before it): 8 s.
+            auto o = options(8000ms, 10s);
+            o.watchdog = true;
+            o.replicas = 1;
+            o.replica_timeout = 500ms;
+            auto lease = co_await client.async_acquire("killed", o, asio::use_awaitable);
+            group.master().kill9();
+            const auto killed_at = std::chrono::steady_clock::now();
+            int rival_grants = 0;
+            // Until a lock is granted again: the promotion, then the quarantine.
+            bool granted = false;
+            while (!granted && std::chrono::steady_clock::now() - killed_at < 40s) {
+                auto [ec, none] = co_await rival.async_acquire("killed", options(1s), tuple_awaitable);
+                if (!ec) ++rival_grants;
+                auto [other_ec, other] = co_await client.async_acquire("other", options(1s), tuple_awaitable);
+                if (!other_ec) {
+                    granted = true;
+                    co_await other.async_release(asio::use_awaitable);
+                }
+                co_await redlock::test::sleep_for(100ms);
+            }
+            BOOST_TEST(granted);
+            const auto after = std::chrono::steady_clock::now() - killed_at;
+            BOOST_TEST_MESSAGE("granted again "
+                               << std::chrono::duration_cast<std::chrono::milliseconds>(after).count()
+                               << " ms after the kill");
+            // Not before the quarantine of max_ttl on the new master.
+            BOOST_TEST(after >= cfg.max_ttl);
+            BOOST_TEST(rival_grants == 0);
+            auto& promoted = group.master();
+            BOOST_TEST(lease.held());
+            BOOST_TEST(holder_on(promoted, "killed") == lease.token());
+            co_await lease.async_release(asio::use_awaitable);
+            BOOST_TEST(holder_on(promoted, "killed").empty());
+        }(),
+        90s);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
