@@ -15,6 +15,7 @@
 // Failures do not stop the run and do not change the exit code (0 whenever the run completed);
 // bad arguments exit 2, a crash 1.
 #include "lock_pairs.hpp"
+#include <redlock/redis/node_spec.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,18 +25,6 @@
 #include <vector>
 
 namespace {
-
-std::vector<std::string> split_nodes(const std::string& list) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= list.size()) {
-        auto comma = list.find(',', start);
-        if (comma == std::string::npos) comma = list.size();
-        if (comma > start) out.push_back(list.substr(start, comma - start));
-        start = comma + 1;
-    }
-    return out;
-}
 
 int usage() {
     std::cerr << "usage: lock_bench --nodes URI[,URI...] [--concurrency C] [--seconds S] [--warmup PAIRS] "
@@ -56,7 +45,7 @@ int main(int argc, char** argv) {
         if (arg == "--json") {
             json = true;
         } else if (arg == "--nodes" && i + 1 < argc) {
-            nodes = split_nodes(argv[++i]);
+            nodes = redlock::redis::split_node_list(argv[++i]);
         } else if (arg == "--concurrency" && i + 1 < argc) {
             concurrency = std::atoi(argv[++i]);
         } else if (arg == "--seconds" && i + 1 < argc) {

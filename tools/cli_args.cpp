@@ -99,20 +99,4 @@ std::vector<std::string> split_list(std::string_view text) {
     return out;
 }
 
-std::vector<std::string> split_node_list(std::string_view text) {
-    std::vector<std::string> out;
-    for (auto& piece : split_list(text)) {
-        const bool continues =
-            piece.find("://") == std::string::npos && !out.empty() &&
-            (out.back().starts_with("redis-cluster://") || out.back().starts_with("rediss-cluster://") ||
-             out.back().starts_with("redis-sentinel://"));
-        if (continues) {
-            out.back() += ',' + piece;
-        } else {
-            out.push_back(std::move(piece));
-        }
-    }
-    return out;
-}
-
 }  // namespace redlock::cli

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_TOOLS_CLI_ARGS_HPP
 #define REDLOCK_TOOLS_CLI_ARGS_HPP
 
+#include <redlock/redis/node_spec.hpp>
+
 #include <chrono>
 #include <optional>
 #include <stdexcept>
@@ -48,10 +50,8 @@ private:
 /// Splits "a,b,,c" into {"a", "b", "c"}.
 std::vector<std::string> split_list(std::string_view text);
 
-/// Splits a --nodes list into node URIs: at commas, except that a piece without "://" is one
-/// more host:port of the cluster or Sentinel URI before it, so that
-/// "redis-cluster://a:1,b:2,redis://c:3" is {"redis-cluster://a:1,b:2", "redis://c:3"}.
-std::vector<std::string> split_node_list(std::string_view text);
+/// Splits a --nodes list into node URIs (see redis::split_node_list).
+using redis::split_node_list;
 
 }  // namespace redlock::cli
 

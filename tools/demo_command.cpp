@@ -2,8 +2,11 @@
 // 5 redis-servers of its own, runs 2 worker processes of 4 coroutines each on one resource,
 // kills 2 of the servers (grants go on with 3), then a third (every attempt fails with
 // quorum_unreachable and names the dead nodes), and stops everything it started, by PID.
+// With --cluster: a 3-master cluster of its own instead, whose master of the lock's slot it
+// kills; grants fail until a replica takes over, then go on.
 #include "cli_args.hpp"
 #include "commands.hpp"
+#include "local_cluster.hpp"
 #include "local_servers.hpp"
 #include "lock_demo_workers.hpp"
 
@@ -32,13 +35,16 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr const char* demo_help =
-    "usage: redlock demo [--nodes URI,...] [--workers 4] [--seconds 3]\n"
+    "usage: redlock demo [--nodes URI,... | --cluster] [--workers 4] [--seconds 3]\n"
     "\n"
     "Two processes of --workers coroutines contend for one resource; every grant prints the\n"
     "worker, the validity left and one letter per node (G granted, D denied, X failed, . not\n"
     "needed). Without --nodes it starts 5 local redis-servers (redis-server must be installed),\n"
     "kills 2 of them after --seconds (grants go on with 3 of 5), then a third (no quorum), and\n"
-    "stops them. With --nodes it uses those nodes, kills nothing, and runs 3 x --seconds + 1.\n";
+    "stops them. With --nodes it uses those nodes, kills nothing, and runs 3 x --seconds + 1.\n"
+    "With --cluster it starts a Redis Cluster of 3 masters and 3 replicas (redis-cli must be\n"
+    "installed too; cluster-node-timeout 2 s), kills the master of the lock's slot after\n"
+    "--seconds, and shows the grants fail until its replica takes over, then go on.\n";
 
 std::atomic<int> interrupted{0};
 
@@ -114,6 +120,36 @@ int worker_main(arg_reader& args) {
     return lock_demo::run(s);
 }
 
+// Kills the master of the demo lock's slot and tells when a replica has taken over.
+void fail_over(local_cluster& cluster) {
+    // A key of the lock's slot (its hash tag), not the lock itself.
+    const std::string probe = "{redlock:" + lock_demo::settings{}.resource + "}:demo-probe";
+    const auto owner = cluster.owner_of(probe);
+    if (!owner) {
+        std::printf("===== redlock demo: no master serves the lock's slot; nothing to kill =====\n");
+        return;
+    }
+    std::printf("===== redlock demo: killing %s (pid %d), the master of the lock's slot =====\n",
+                cluster.address(*owner).c_str(), static_cast<int>(cluster.pid(*owner)));
+    std::fflush(stdout);
+    cluster.kill(*owner);
+    const auto killed = std::chrono::steady_clock::now();
+    while (pause_for(200ms) && std::chrono::steady_clock::now() - killed < 20s) {
+        const auto promoted = cluster.owner_of(probe);
+        if (!promoted) continue;
+        std::printf(
+            "===== %s, its replica, took over %.1f s after the kill (cluster-node-timeout 2 s): "
+            "grants go on =====\n",
+            cluster.address(*promoted).c_str(),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count());
+        std::printf(
+            "===== (the restart quarantine is off for servers started a moment ago; on, the "
+            "promoted master would not grant for max_ttl) =====\n");
+        std::fflush(stdout);
+        return;
+    }
+}
+
 }  // namespace
 
 int demo_command(int argc, char** argv, int first) {
@@ -124,12 +160,15 @@ int demo_command(int argc, char** argv, int first) {
         }
     }
     std::vector<std::string> given_nodes;
+    bool cluster = false;
     int workers = 4;
     int phase = 3;
     arg_reader args(argc, argv, first);
     while (auto flag = args.next_flag()) {
         if (*flag == "--nodes") {
             given_nodes = split_list(args.value());
+        } else if (*flag == "--cluster") {
+            cluster = true;
         } else if (*flag == "--workers") {
             workers = static_cast<int>(args.number_value(1, 100));
         } else if (*flag == "--seconds") {
@@ -142,6 +181,8 @@ int demo_command(int argc, char** argv, int first) {
         }
     }
     if (!args.rest().empty()) throw usage_error("redlock demo takes no arguments (see redlock demo --help)");
+    if (cluster && !given_nodes.empty())
+        throw usage_error("redlock demo: --cluster starts a cluster of its own; give --nodes or --cluster");
 
     struct sigaction sa {};
     sa.sa_handler = on_interrupt;
@@ -149,8 +190,12 @@ int demo_command(int argc, char** argv, int first) {
     ::sigaction(SIGTERM, &sa, nullptr);
 
     std::optional<local_servers> servers;
+    std::optional<local_cluster> cluster_servers;
     std::vector<std::string> nodes = given_nodes;
-    if (nodes.empty()) {
+    if (cluster) {
+        cluster_servers.emplace(std::chrono::milliseconds(2000));
+        nodes = {cluster_servers->uri()};
+    } else if (nodes.empty()) {
         servers.emplace(5);
         nodes = servers->uris();
     }
@@ -165,10 +210,13 @@ int demo_command(int argc, char** argv, int first) {
     const auto self = self_path();
     std::vector<pid_t> pids;
     // Servers we started a moment ago lost no lock: no restart quarantine for them.
+    const bool own_servers = servers || cluster_servers;
+    const int run_seconds = cluster ? 3 * phase + 4 : 3 * phase + 1;
     for (const char* name : {"A", "B"})
-        pids.push_back(spawn_worker(self, nodes, name, workers, 3 * phase + 1, !servers.has_value()));
+        pids.push_back(spawn_worker(self, nodes, name, workers, run_seconds, !own_servers));
 
     const auto phase_ms = std::chrono::milliseconds(phase * 1000);
+    if (cluster_servers && pause_for(phase_ms)) fail_over(*cluster_servers);
     if (servers && pause_for(phase_ms)) {
         for (std::size_t i : {0u, 1u}) {
             std::printf("===== redlock demo: killing node %zu (%s, pid %d) =====\n", i + 1, nodes[i].c_str(),

@@ -1,5 +1,6 @@
 #include "local_servers.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -41,18 +42,25 @@ int connect_loopback(unsigned short port) {
     return fd;
 }
 
-bool answers_ping(unsigned short port) {
+std::string exchange(unsigned short port, std::string_view command, long timeout_us) {
     const int fd = connect_loopback(port);
-    if (fd < 0) return false;
-    timeval tv{0, 200'000};
+    if (fd < 0) return {};
+    timeval tv{0, timeout_us};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    bool pong = false;
-    if (::write(fd, "PING\r\n", 6) == 6) {
-        char buf[16] = {};
-        pong = ::read(fd, buf, sizeof buf - 1) >= 5 && std::string_view(buf).starts_with("+PONG");
+    std::string line(command);
+    line += "\r\n";
+    std::string answer;
+    if (::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size())) {
+        char buf[4096];
+        const auto n = ::read(fd, buf, sizeof buf);
+        if (n > 0) answer.assign(buf, static_cast<std::size_t>(n));
     }
     ::close(fd);
-    return pong;
+    return answer;
+}
+
+bool answers_ping(unsigned short port) {
+    return exchange(port, "PING", 200'000).starts_with("+PONG");
 }
 
 bool exited(pid_t pid) {
@@ -69,7 +77,8 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
-local_servers::local_servers(std::size_t count) {
+local_servers::local_servers(std::size_t count, std::vector<std::string> extra_args)
+    : extra_args_(std::move(extra_args)) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "redlock-demo-XXXXXX").string();
     if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot create a temp dir");
     dir_ = tmpl;
@@ -91,13 +100,17 @@ local_servers::server local_servers::start_one(std::size_t index) {
     std::filesystem::create_directories(dir);
     const auto log = dir + "/redis.log";
     std::mt19937 rng(std::random_device{}());
-    std::uniform_int_distribution<int> ports(20000, 59999);
+    const bool cluster =
+        std::find(extra_args_.begin(), extra_args_.end(), "--cluster-enabled") != extra_args_.end();
+    std::uniform_int_distribution<int> ports(20000, cluster ? 49999 : 59999);
+    auto taken = [](unsigned short port) {
+        const int fd = connect_loopback(port);
+        if (fd >= 0) ::close(fd);
+        return fd >= 0;
+    };
     for (int attempt = 0; attempt < 5; ++attempt) {
         const auto port = static_cast<unsigned short>(ports(rng));
-        if (const int fd = connect_loopback(port); fd >= 0) {  // taken
-            ::close(fd);
-            continue;
-        }
+        if (taken(port) || (cluster && taken(static_cast<unsigned short>(port + 10000)))) continue;
         std::vector<std::string> args = {"redis-server",
                                          "--port",
                                          std::to_string(port),
@@ -113,6 +126,7 @@ local_servers::server local_servers::start_one(std::size_t index) {
                                          "no",
                                          "--logfile",
                                          log};
+        args.insert(args.end(), extra_args_.begin(), extra_args_.end());
         std::vector<char*> argv;
         for (auto& a : args)
             argv.push_back(a.data());
@@ -139,6 +153,11 @@ std::vector<std::string> local_servers::uris() const {
     for (const auto& s : servers_)
         out.push_back("redis://127.0.0.1:" + std::to_string(s.port));
     return out;
+}
+
+std::string local_servers::command(std::size_t i, std::string_view command) const {
+    const auto& s = servers_.at(i);
+    return s.pid > 0 ? exchange(s.port, command, 500'000) : std::string();
 }
 
 void local_servers::kill(std::size_t i) {

@@ -2,9 +2,11 @@
 // The loop of bench/lock_bench.cpp with node-redlock v4 and ioredis v5, for a comparison on the
 // same servers in the same run (bench/run_lock_bench runs both).
 //
-//   node redlock_bench.js --nodes URI[,URI...] [--concurrency C] [--seconds S] [--warmup PAIRS]
+//   node redlock_bench.js --nodes URI[,URI...] [--cluster] [--concurrency C] [--seconds S] [--warmup PAIRS]
 //
-// One ioredis client per node, one Redlock({retryCount: 0, driftFactor: 0.01}) over them; C async
+// One ioredis client per node (with --cluster: one ioredis Cluster whose seeds are the nodes, the
+// way node-redlock's README has a cluster used: one voter), one Redlock({retryCount: 0,
+// driftFactor: 0.01}) over them; C async
 // workers, each looping redlock.lock("bench:<worker>:<n>", 10000) then lock.unlock() until S
 // seconds have passed, after a warm-up of PAIRS pairs that is not measured. Prints one JSON line:
 // pairs/s, exact acquire p50/p99/max in microseconds (process.hrtime around the awaited lock()),
@@ -18,12 +20,12 @@ const Redlock = require('redlock');
 function usage(msg) {
   if (msg) process.stderr.write(`redlock_bench: ${msg}\n`);
   process.stderr.write(
-    'usage: node redlock_bench.js --nodes URI[,URI...] [--concurrency C] [--seconds S] [--warmup PAIRS]\n');
+    'usage: node redlock_bench.js --nodes URI[,URI...] [--cluster] [--concurrency C] [--seconds S] [--warmup PAIRS]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { nodes: [], concurrency: 1, seconds: 5, warmup: 500 };
+  const o = { nodes: [], cluster: false, concurrency: 1, seconds: 5, warmup: 500 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -31,6 +33,7 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (a === '--nodes') o.nodes = next().split(',').filter((s) => s.length > 0);
+    else if (a === '--cluster') o.cluster = true;
     else if (a === '--concurrency') o.concurrency = Number(next());
     else if (a === '--seconds') o.seconds = Number(next());
     else if (a === '--warmup') o.warmup = Number(next());
@@ -52,8 +55,12 @@ function quantileUs(sorted, q) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  const clients = o.nodes.map(
-    (uri) => new Redis(uri, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 }));
+  const clients = o.cluster
+    ? [new Redis.Cluster(o.nodes.map((uri) => {
+        const u = new URL(uri);
+        return { host: u.hostname, port: Number(u.port) };
+      }), { lazyConnect: true, redisOptions: { connectTimeout: 2000, maxRetriesPerRequest: 1 } })]
+    : o.nodes.map((uri) => new Redis(uri, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 1 }));
   await Promise.all(clients.map((c) => c.connect()));
 
   const redlock = new Redlock(clients, { retryCount: 0, driftFactor: 0.01 });
@@ -132,7 +139,8 @@ async function main() {
     redlock_version: require('redlock/package.json').version,
     ioredis_version: require('ioredis/package.json').version,
     node_version: process.version,
-    nodes: o.nodes.length,
+    nodes: clients.length,
+    cluster: o.cluster,
     concurrency: o.concurrency,
     seconds: elapsed,
     pairs: st.pairs,

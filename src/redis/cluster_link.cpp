@@ -50,6 +50,7 @@ struct cluster_link::request {
     int tryagains = 0;
     bool done = false;
     bool parked = false;
+    bool waited_for_map = false;  // parked once because its master was not connected
     exec_handler on_exec;
     eval_handler on_eval;
     std::unique_ptr<boost::asio::steady_timer> timer;  // parked, or pausing after TRYAGAIN
@@ -128,7 +129,14 @@ void cluster_link::route(const std::shared_ptr<request>& r) {
                           " is not served by any master in the cluster's slot map";
         return finish(r, {}, std::vector<resp::value>(r->lua ? 1 : r->commands, error_value(text)));
     }
-    send(r, master_connection(*master), false);
+    auto& c = master_connection(*master);
+    // A master that is not connected may be dead and failed over: the map is read again first,
+    // once, rather than the request waiting out its timeout on a connection that never comes.
+    if (!c.is_connected() && !r->waited_for_map) {
+        r->waited_for_map = true;
+        return park(r);
+    }
+    send(r, c, false);
 }
 
 void cluster_link::send(const std::shared_ptr<request>& r, connection& c, bool asking) {
@@ -259,7 +267,9 @@ void cluster_link::park(const std::shared_ptr<request>& r) {
     if (r->deadline) {
         r->timer = std::make_unique<boost::asio::steady_timer>(strand_);
         r->timer->expires_at(*r->deadline);
-        r->timer->async_wait([weak = weak_from_this(), r](error_code) {
+        r->timer->async_wait([weak = weak_from_this(), r](error_code ec) {
+            // Cancelled: the request left the queue (or its timer was replaced by a new park).
+            if (ec == boost::asio::error::operation_aborted) return;
             const auto self = weak.lock();
             if (!self) return abandon(r);
             if (!r->parked || r->done) return;
@@ -309,6 +319,8 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
     if (candidate >= candidates.size()) {
         refreshing_ = false;
         arm_refresh_timer();
+        // No newer map: the requests that waited for one go by the old map.
+        if (map_known_) reroute_parked();
         return;
     }
     auto& c = connection_to(candidates[candidate]);
@@ -353,13 +365,17 @@ void cluster_link::map_read(slot_map map) {
     refreshing_ = false;
     for (const auto& m : map_.masters())
         connection_to(m);
+    reroute_parked();
+    if (std::exchange(refresh_again_, false)) return refresh();
+    arm_refresh_timer();
+}
+
+void cluster_link::reroute_parked() {
     for (auto& r : std::exchange(parked_, {})) {
         r->parked = false;
         if (r->timer) r->timer->cancel();
         route(r);
     }
-    if (std::exchange(refresh_again_, false)) return refresh();
-    arm_refresh_timer();
 }
 
 void cluster_link::arm_refresh_timer(std::optional<clock::duration> after) {

@@ -46,7 +46,8 @@ struct cluster_stats {
 ///
 /// The map is read (CLUSTER SLOTS) from the seeds or the known masters at start(), after each
 /// MOVED, and every `refresh_interval`. Requests made before the first map wait for it, within
-/// their timeout. Strand only (but is_connected(), last_error() and stats(): any thread): every
+/// their timeout; so does, once, a request whose master is not connected (it may have died and
+/// been failed over). Strand only (but is_connected(), last_error() and stats(): any thread): every
 /// member runs on the strand given to the constructor, which the connections share.
 class cluster_link final : public std::enable_shared_from_this<cluster_link>,
                            public context_shutdown_listener {
@@ -119,6 +120,7 @@ private:
     /// Completes `r` with connection_closed once the link is gone.
     static void abandon(const std::shared_ptr<request>& r);
     void park(const std::shared_ptr<request>& r);
+    void reroute_parked();
     void read_map_from(std::size_t candidate, std::vector<node_address> candidates);
     void map_read(slot_map map);
     /// The next read of the map: `after` from now, or the usual interval.

@@ -131,4 +131,27 @@ boost::system::error_code parse_node_spec(std::string_view uri, node_spec& out, 
     return {};
 }
 
+std::vector<std::string> split_node_list(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        auto comma = text.find(',', start);
+        if (comma == std::string_view::npos) comma = text.size();
+        const auto piece = text.substr(start, comma - start);
+        start = comma + 1;
+        if (piece.empty()) continue;
+        const bool continues =
+            piece.find("://") == std::string_view::npos && !out.empty() &&
+            (out.back().starts_with("redis-cluster://") || out.back().starts_with("rediss-cluster://") ||
+             out.back().starts_with("redis-sentinel://"));
+        if (continues) {
+            out.back() += ',';
+            out.back() += piece;
+        } else {
+            out.emplace_back(piece);
+        }
+    }
+    return out;
+}
+
 }  // namespace redlock::redis

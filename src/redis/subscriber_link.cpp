@@ -3,6 +3,7 @@
 #include "redis/cluster_slot.hpp"
 #include "redis/cluster_topology.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <string_view>
 
@@ -12,6 +13,8 @@ namespace {
 
 // How soon channels a cluster refused are subscribed again: the slot map is read meanwhile.
 constexpr std::chrono::milliseconds resubscribe_delay{200};
+// How often a cluster's channels are checked against the slot map.
+constexpr std::chrono::milliseconds reroute_interval{1000};
 
 // Replies that name another node for the channel's slot, or a slot in the middle of a change.
 bool is_cluster_redirect(const resp::value& error) {
@@ -29,7 +32,8 @@ subscriber_link::subscriber_link(strand_type strand, connection_config base, clu
       base_(std::move(base)),
       cluster_(cluster),
       cb_(std::move(cb)),
-      retry_timer_(strand_) {}
+      retry_timer_(strand_),
+      reroute_timer_(strand_) {}
 
 subscriber_link::~subscriber_link() {
     close();
@@ -39,6 +43,7 @@ void subscriber_link::close() {
     if (closed_) return;
     closed_ = true;
     retry_timer_.cancel();
+    reroute_timer_.cancel();
     for (auto& [where, c] : connections_)
         c->close();
 }
@@ -99,6 +104,7 @@ void subscriber_link::subscribe(const std::vector<std::string>& channels) {
     }
     for (const auto& [where, list] : by_place)
         send(where, "SSUBSCRIBE", list);
+    arm_reroute();
 }
 
 void subscriber_link::unsubscribe(const std::vector<std::string>& channels) {
@@ -166,6 +172,53 @@ void subscriber_link::resubscribe_pending() {
     if (again.empty()) return;
     if (cb_.on_resubscribing) cb_.on_resubscribing(again);
     subscribe(again);
+}
+
+}  // namespace redlock::redis::detail
+
+namespace redlock::redis::detail {
+
+void subscriber_link::arm_reroute() {
+    if (!cluster_ || reroute_armed_ || closed_ || subscribed_.empty()) return;
+    reroute_armed_ = true;
+    reroute_timer_.expires_after(reroute_interval);
+    reroute_timer_.async_wait([weak = weak_from_this()](error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self) return;
+        self->reroute_armed_ = false;
+        self->reroute();
+    });
+}
+
+void subscriber_link::reroute() {
+    if (closed_) return;
+    std::map<place, std::vector<std::string>> leaving;
+    std::vector<std::string> moving;
+    for (const auto& [channel, at] : subscribed_) {
+        if (pending_.contains(channel)) continue;
+        if (place_of(channel) == at) continue;
+        leaving[at].push_back(channel);
+        moving.push_back(channel);
+    }
+    for (const auto& [where, list] : leaving)
+        send(where, "SUNSUBSCRIBE", list);
+    if (!moving.empty()) {
+        if (cb_.on_resubscribing) cb_.on_resubscribing(moving);
+        subscribe(moving);
+    }
+    // A connection that serves no channel any more (its master left the map, or lost its
+    // slots) would only reconnect for nothing.
+    for (auto it = connections_.begin(); it != connections_.end();) {
+        const bool used = std::any_of(subscribed_.begin(), subscribed_.end(),
+                                      [&](const auto& entry) { return entry.second == it->first; });
+        if (used) {
+            ++it;
+            continue;
+        }
+        it->second->close();
+        it = connections_.erase(it);
+    }
+    arm_reroute();
 }
 
 }  // namespace redlock::redis::detail

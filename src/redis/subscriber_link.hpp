@@ -25,9 +25,10 @@ namespace redlock::redis::detail {
 /// It keeps each channel subscribed until unsubscribe(): after a reconnect it subscribes again;
 /// a cluster's refusal that names another node (MOVED, and the like during a failover) and a
 /// slot migrated away (the server's own `sunsubscribe`) make it read the slot map again and
-/// subscribe on the slot's master then. Every channel it subscribes anew is first told to
-/// `on_resubscribing` (a release may go unheard meanwhile); the server's confirmation, like
-/// every message, is a push handed to `on_push`.
+/// subscribe on the slot's master then; and once a second it moves the channels whose slot the
+/// map gives another master (a failover away from a dead one). Every channel it subscribes anew is first told
+/// to `on_resubscribing` (a release may go unheard meanwhile); the server's confirmation, like every message,
+/// is a push handed to `on_push`.
 ///
 /// Strand only; its connections use the strand given.
 class subscriber_link final : public std::enable_shared_from_this<subscriber_link> {
@@ -68,6 +69,11 @@ private:
     /// Reads the slot map again, then subscribes the channels on their slots' masters.
     void resubscribe_later(const std::vector<std::string>& channels);
     void resubscribe_pending();
+    /// A cluster: every `reroute_interval`, channels whose slot has another master in the map
+    /// now (a failover: the old master may be dead, and its connection never confirm them)
+    /// move there, and the connections left without a channel are closed.
+    void arm_reroute();
+    void reroute();
 
     strand_type strand_;
     connection_config base_;
@@ -78,6 +84,8 @@ private:
     std::set<std::string> pending_;            // channels to subscribe again once the map is read
     boost::asio::steady_timer retry_timer_;
     bool retry_armed_ = false;
+    boost::asio::steady_timer reroute_timer_;
+    bool reroute_armed_ = false;
     bool closed_ = false;
 };
 

@@ -360,6 +360,63 @@ BOOST_AUTO_TEST_CASE(a_killed_master_fails_over_and_the_watchdog_keeps_the_lease
         120s);
 }
 
+// A waiter waits while the master of its resource's slot is SIGKILLed: once the replica took
+// over, the waiter's subscription moves to it (the client checks its channels against the slot
+// map), and the holder's release there wakes the waiter by its message. The waiter polls only
+// every few seconds (retry.max_delay 2 s), so the message is what wakes it.
+BOOST_AUTO_TEST_CASE(a_waiter_follows_its_channel_through_a_failover) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), cluster_config({cluster.uri()}));
+    auto slow_poll = cluster_config({cluster.uri()});
+    slow_poll.retry = {50ms, 2000ms};
+    redlock::client waiter(ioc.get_executor(), slow_poll);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            const std::string resource = "waited-through-failover";
+            const std::string channel = "{redlock:" + resource + "}:released";
+            const auto slot = slot_of(resource);
+            auto subscribers = [&](redlock::test::redis_server& s) {
+                return s.command({"PUBSUB", "SHARDNUMSUB", channel}).elements.at(1).integer;
+            };
+            auto o = options(30s);
+            o.replicas = 1;  // the grant reaches the replica before it counts
+            o.replica_timeout = 500ms;
+            auto held = co_await holder.async_acquire(resource, o, asio::use_awaitable);
+            auto* old_master = &cluster.master_of_slot(slot);
+            redlock::test::background_acquire next;
+            next.start(waiter, resource, options(10s, 60s));
+            BOOST_TEST(co_await eventually([&] { return subscribers(*old_master) == 1; }));
+
+            old_master->kill9();
+            const auto killed_at = std::chrono::steady_clock::now();
+            redlock::test::redis_server* promoted = nullptr;
+            while (!promoted && std::chrono::steady_clock::now() - killed_at < 40s) {
+                try {
+                    if (auto* now_master = &cluster.master_of_slot(slot); now_master != old_master)
+                        promoted = now_master;
+                } catch (const std::exception&) {
+                    // No live server names a master for the slot yet.
+                }
+                co_await redlock::test::sleep_for(100ms);
+            }
+            BOOST_REQUIRE(promoted != nullptr);
+            BOOST_TEST(co_await eventually([&] { return subscribers(*promoted) == 1; }, 10s));
+            BOOST_TEST(!next.result.has_value());
+            const auto wakeups_before = waiter.metrics().release_wakeups;
+            co_await held.async_release(asio::use_awaitable);
+            BOOST_TEST(co_await eventually([&] { return next.result.has_value(); }, 3s));
+            BOOST_TEST(!next.result.value_or(redlock::error::wait_timeout));
+            BOOST_TEST(waiter.metrics().release_wakeups > wakeups_before);
+            if (next.lease) {
+                BOOST_TEST(holder_on(*promoted, resource) == next.lease->token());
+                co_await next.lease->async_release(asio::use_awaitable);
+            }
+        }(),
+        90s);
+}
+
 BOOST_AUTO_TEST_CASE(redlock_over_three_one_master_clusters) {
     redis_cluster_options one;
     one.masters = 1;

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_TEST_SUPPORT_COMMA_LIST_HPP
 #define REDLOCK_TEST_SUPPORT_COMMA_LIST_HPP
 
+#include <redlock/redis/node_spec.hpp>
+
 #include <string>
 #include <vector>
 
@@ -19,18 +21,9 @@ inline std::vector<std::string> split_commas(const std::string& s) {
     return out;
 }
 
-/// A node list split into URIs: a piece without "://" is one more seed of the cluster URI
-/// before it ("redis-cluster://a:1,b:2,redis://c:3" is two nodes), as the redlock command does.
+/// A node list split into URIs, as the redlock command does (redis::split_node_list).
 inline std::vector<std::string> split_node_uris(const std::string& s) {
-    std::vector<std::string> out;
-    for (auto& piece : split_commas(s)) {
-        if (piece.find("://") == std::string::npos && !out.empty()) {
-            out.back() += "," + piece;
-        } else {
-            out.push_back(std::move(piece));
-        }
-    }
-    return out;
+    return redis::split_node_list(s);
 }
 
 }  // namespace redlock::test

@@ -39,6 +39,11 @@ struct node_spec {
 /// naming the URI (password masked) and what is wrong with it; `out` is then unspecified.
 boost::system::error_code parse_node_spec(std::string_view uri, node_spec& out, std::string& why);
 
+/// A comma-separated list of node URIs, as a command line or an environment variable writes it,
+/// split into URIs: a piece without "://" after a cluster or Sentinel URI is one more of its
+/// hosts ("redis-cluster://a:1,b:2,redis://c:3" is two nodes). Empty pieces are dropped.
+std::vector<std::string> split_node_list(std::string_view text);
+
 }  // namespace redlock::redis
 
 #endif

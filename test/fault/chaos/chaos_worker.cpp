@@ -79,7 +79,7 @@ bool parse(int argc, char** argv, args& a) {
          {"--worker", "--nodes", "--fenced-nodes", "--store", "--history", "--seconds", "--seed"})
         if (!kv.count(required)) return false;
     a.worker = std::stoi(kv["--worker"]);
-    a.nodes = redlock::test::split_commas(kv["--nodes"]);
+    a.nodes = redlock::test::split_node_uris(kv["--nodes"]);
     a.fenced_nodes = redlock::test::split_commas(kv["--fenced-nodes"]);
     a.store = kv["--store"];
     a.history = kv["--history"];
