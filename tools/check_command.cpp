@@ -4,7 +4,9 @@
 #include "deployment_check.hpp"
 #include "deployment_flags.hpp"
 #include "node_connections.hpp"
+#include "topology_probe.hpp"
 #include <redlock/redis/node_address.hpp>
+#include <redlock/redis/node_spec.hpp>
 #include <redlock/resp/request.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -35,6 +37,15 @@ constexpr const char* check_help =
     "faster or slower than drift_factor allows; a proxy or port mapping between us and a node;\n"
     "scripting disabled or an ACL that refuses a command the lock needs. Says when another\n"
     "client of the nodes uses a larger max_ttl. Writes and deletes only its own probe key.\n"
+    "\n"
+    "A cluster node (redis-cluster://): reads the slot map, state and cluster-node-timeout from\n"
+    "the first seed that gives them, then checks every master as a server; says how many slots\n"
+    "have no master, a cluster_state that is not ok, a master without a replica, a failover that\n"
+    "can come within a lease. A Sentinel node (redis-sentinel://): asks every sentinel about the\n"
+    "master (SENTINEL MASTER, CKQUORUM, GET-MASTER-ADDR-BY-NAME); says which sentinels do not\n"
+    "answer, fewer than 3, a name none knows, sentinels that name different masters, a failover\n"
+    "that is impossible or can come within a lease; then checks the master they name. A cluster\n"
+    "or a Sentinel node is one voter of N.\n"
     "\n"
     "options:\n"
     "%s"
@@ -180,25 +191,36 @@ void measure_clock_span(redis::connection& conn, asio::steady_timer& timer, cloc
     });
 }
 
-std::vector<node_report> probe_nodes(const client_config& cfg) {
+// A server to probe, and the report its answers go to.
+struct probe_target {
+    redis::node_address address;
+    node_report* report;
+};
+
+void probe_servers(const client_config& cfg, const std::vector<probe_target>& targets) {
     asio::io_context ioc(1);
-    auto conns = open_node_connections(ioc.get_executor(), cfg);
-    std::vector<node_report> reports(conns.size());
+    std::vector<std::unique_ptr<redis::connection>> conns;
     std::vector<std::unique_ptr<asio::steady_timer>> timers;
     const auto request = probe_request(cfg);
     const auto limit = cfg.connect_timeout + std::chrono::seconds(2) + clock_span + std::chrono::seconds(2);
-    for (std::size_t i = 0; i < conns.size(); ++i) {
-        const auto& address = conns[i]->config().address;
-        reports[i].name = address.to_string();
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        const auto& address = targets[i].address;
+        auto& report = *targets[i].report;
+        if (report.name.empty()) report.name = address.to_string();
         if (address.kind != redis::node_address::transport::unix_socket) {
-            reports[i].dialed_host = address.host;
-            reports[i].dialed_port = address.port;
+            report.dialed_host = address.host;
+            report.dialed_port = address.port;
         }
+        report.error = "no answer within " + std::to_string(limit.count()) + " ms";
+        conns.push_back(make_connection(ioc.get_executor(), cfg, address));
         timers.push_back(std::make_unique<asio::steady_timer>(ioc));
+    }
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        auto& report = *targets[i].report;
         conns[i]->async_connect([&, i](error_code ec) {
             if (ec) {
                 const auto& why = conns[i]->last_error().message;
-                reports[i].error = why.empty() ? ec.message() : why;
+                report.error = why.empty() ? ec.message() : why;
                 conns[i]->close();
                 return;
             }
@@ -207,23 +229,58 @@ std::vector<node_report> probe_nodes(const client_config& cfg) {
                                  [&, i, sent](error_code ec2, std::vector<resp::value> replies) {
                                      const auto received = clock_type::now();
                                      if (ec2 || replies.size() != request.size()) {
-                                         reports[i].error = ec2 ? ec2.message() : "unexpected reply";
+                                         report.error = ec2 ? ec2.message() : "unexpected reply";
                                          conns[i]->close();
                                          return;
                                      }
-                                     reports[i].reachable = true;
-                                     read_replies(replies, sent, received, reports[i]);
-                                     if (!reports[i].clock_offset_us) {
+                                     report.reachable = true;
+                                     report.error.clear();
+                                     read_replies(replies, sent, received, report);
+                                     if (!report.clock_offset_us) {
                                          conns[i]->close();
                                          return;
                                      }
                                      measure_clock_span(*conns[i], *timers[i], sent + (received - sent) / 2,
-                                                        reports[i]);
+                                                        report);
                                  });
         });
     }
     ioc.run_for(limit + std::chrono::seconds(1));
-    return reports;
+}
+
+// A master a seed or the sentinels named, reached as the URI's first address is: its transport,
+// credentials and database.
+redis::node_address master_address(const redis::node_spec& spec, const std::string& host,
+                                   std::uint16_t port) {
+    auto address = spec.addresses.front();
+    address.host = host;
+    address.port = port;
+    return address;
+}
+
+// Every voter: the seeds and sentinels first, then every server they lead to, and the single
+// servers, probed alike.
+std::vector<voter_report> probe_deployment(const client_config& cfg) {
+    const auto specs = node_specs_of(cfg);
+    auto voters = probe_topologies(cfg, specs);
+    std::vector<probe_target> targets;
+    for (std::size_t i = 0; i < voters.size(); ++i) {
+        if (auto* server = std::get_if<node_report>(&voters[i])) {
+            targets.push_back({specs[i].addresses.front(), server});
+        } else if (auto* cluster = std::get_if<cluster_report>(&voters[i])) {
+            for (auto& m : cluster->masters) {
+                m.server.name = "master " + endpoint(m.host, m.port);
+                targets.push_back({master_address(specs[i], m.host, m.port), &m.server});
+            }
+        } else if (auto* sentinel = std::get_if<sentinel_report>(&voters[i])) {
+            if (sentinel->master_host.empty()) continue;
+            sentinel->master.name = "master " + endpoint(sentinel->master_host, sentinel->master_port);
+            targets.push_back(
+                {master_address(specs[i], sentinel->master_host, sentinel->master_port), &sentinel->master});
+        }
+    }
+    probe_servers(cfg, targets);
+    return voters;
 }
 
 const char* level_name(finding::level l) {
@@ -255,8 +312,8 @@ int check_command(int argc, char** argv, int first) {
         throw usage_error("redlock check takes no arguments (see redlock check --help)");
     // Not validated as a whole: a node listed twice is a finding here, not a usage error.
     const auto cfg = where.to_config(false);
-    const auto reports = probe_nodes(cfg);
-    const auto findings = check_deployment(cfg, reports);
+    const auto voters = probe_deployment(cfg);
+    const auto findings = check_deployment(cfg, voters);
     for (const auto& f : findings)
         std::printf("%s: %s\n", level_name(f.severity), f.text.c_str());
     const int status = exit_status_of(findings);
@@ -265,7 +322,7 @@ int check_command(int argc, char** argv, int first) {
         unsafe += f.severity == finding::level::unsafe ? 1 : 0;
         warnings += f.severity == finding::level::warning ? 1 : 0;
     }
-    std::printf("%zu node(s) checked: %zu unsafe, %zu warning(s): %s\n", reports.size(), unsafe, warnings,
+    std::printf("%zu node(s) checked: %zu unsafe, %zu warning(s): %s\n", voters.size(), unsafe, warnings,
                 status == 0   ? "safe"
                 : status == 1 ? "safe, with warnings"
                               : "UNSAFE");

@@ -1,5 +1,6 @@
 #include "deployment_check.hpp"
 
+#include "topology_check.hpp"
 #include <redlock/redis/server_version.hpp>
 
 #include <boost/asio/ip/address.hpp>
@@ -34,13 +35,20 @@ std::string forwarded(const node_report& n) {
            std::to_string(n.dialed_port);
 }
 
-void check_node(const client_config& cfg, std::size_t i, const node_report& n, std::vector<finding>& out) {
+}  // namespace
+
+void check_server(const client_config& cfg, const std::string& label, const node_report& n, server_role role,
+                  std::vector<finding>& out) {
     using lv = finding::level;
-    const auto label = node_label(i, n);
     if (!n.reachable) {
-        out.push_back({lv::warning, label + " did not answer (" + n.error +
-                                        "): it was not checked; while it is down, the lock tolerates one "
-                                        "failure fewer"});
+        const char* consequence =
+            role == server_role::cluster_master
+                ? "locks on resources in its slots fail while it is down, until a replica takes over"
+            : role == server_role::sentinel_master
+                ? "while it is down, until the sentinels fail over, the lock tolerates one failure fewer"
+                : "while it is down, the lock tolerates one failure fewer";
+        out.push_back(
+            {lv::warning, label + " did not answer (" + n.error + "): it was not checked; " + consequence});
         return;
     }
     if (redis::older_than(n.version, redis::lock_min_server_version).value_or(false)) {
@@ -49,10 +57,20 @@ void check_node(const client_config& cfg, std::size_t i, const node_report& n, s
                                        " or later (SET ... NX GET); every connection to it fails its "
                                        "handshake, so it never votes"});
     }
-    if (n.role == "slave") {
+    if (n.role == "slave" && role == server_role::voter) {
         out.push_back({lv::unsafe, label +
                                        " is a replica: Redlock needs independent masters; a replica refuses "
                                        "writes (READONLY) or takes writes its master never sees"});
+    } else if (n.role == "slave" && role == server_role::cluster_master) {
+        out.push_back({lv::warning, label + " reports role:slave, though the slot map names it a master: a "
+                                            "failover is under way, or the map is stale; check again once it "
+                                            "is over"});
+    } else if (n.role == "slave") {
+        out.push_back({lv::warning, label +
+                                        " reports role:slave, though the sentinels name it the master: the "
+                                        "client refuses it (ROLE), and the voter does not vote until they "
+                                        "name one that is a master; a failover is under way, or the "
+                                        "sentinels lost track of it"});
     }
     if (!n.script_error.empty()) {
         out.push_back({lv::unsafe, label + " cannot run scripts (" + n.script_error +
@@ -113,12 +131,14 @@ void check_node(const client_config& cfg, std::size_t i, const node_report& n, s
     }
 }
 
-}  // namespace
-
 std::vector<finding> check_deployment(const client_config& cfg, const std::vector<node_report>& nodes) {
+    return check_deployment(cfg, std::vector<voter_report>(nodes.begin(), nodes.end()));
+}
+
+std::vector<finding> check_deployment(const client_config& cfg, const std::vector<voter_report>& voters) {
     using lv = finding::level;
     std::vector<finding> out;
-    const auto n = nodes.size();
+    const auto n = voters.size();
     if (n == 1) {
         out.push_back({lv::info, "N = 1: a single instance; if it fails, or loses its data, locks are lost"});
     } else if (n == 2) {
@@ -130,25 +150,47 @@ std::vector<finding> check_deployment(const client_config& cfg, const std::vecto
                                         " is even: it tolerates no more failures than " +
                                         std::to_string(n - 1) + " nodes would; use an odd N"});
     }
-    for (std::size_t i = 0; i < n; ++i)
-        check_node(cfg, i, nodes[i], out);
 
-    std::map<std::string, std::size_t> first_with;
+    // Every server probed: a voter of its own, the masters of a cluster, a Sentinel voter's master.
+    struct probed {
+        std::size_t voter;
+        std::string label;
+        const node_report* report;
+    };
+    std::vector<probed> servers;
     for (std::size_t i = 0; i < n; ++i) {
-        if (nodes[i].run_id.empty()) continue;
-        auto [it, fresh] = first_with.try_emplace(nodes[i].run_id, i);
-        if (!fresh) {
-            out.push_back({lv::unsafe, node_label(i, nodes[i]) + " is the same server as " +
-                                           node_label(it->second, nodes[it->second]) + " (run_id " +
-                                           nodes[i].run_id + "): it would vote twice"});
+        if (const auto* server = std::get_if<node_report>(&voters[i])) {
+            check_server(cfg, node_label(i, *server), *server, server_role::voter, out);
+            servers.push_back({i, node_label(i, *server), server});
+        } else if (const auto* cluster = std::get_if<cluster_report>(&voters[i])) {
+            check_cluster(cfg, i, *cluster, out);
+            for (const auto& m : cluster->masters)
+                servers.push_back({i, master_label(i, m.host, m.port), &m.server});
+        } else if (const auto* sentinel = std::get_if<sentinel_report>(&voters[i])) {
+            check_sentinel(cfg, i, *sentinel, out);
+            if (!sentinel->master_host.empty())
+                servers.push_back(
+                    {i, master_label(i, sentinel->master_host, sentinel->master_port), &sentinel->master});
+        }
+    }
+
+    // One server behind two voters votes twice; the masters of one cluster are one voter.
+    std::map<std::string, const probed*> first_with;
+    for (const auto& p : servers) {
+        if (p.report->run_id.empty()) continue;
+        auto [it, fresh] = first_with.try_emplace(p.report->run_id, &p);
+        if (!fresh && it->second->voter != p.voter) {
+            out.push_back({lv::unsafe, p.label + " is the same server as " + it->second->label + " (run_id " +
+                                           p.report->run_id + "): it would vote twice"});
         }
     }
 
     // Every client records its max_ttl on the nodes, and a restarted node's quarantine waits for
     // the largest recorded: a client with a smaller max_ttl waits as long as the largest.
     std::optional<std::int64_t> recorded;
-    for (const auto& node : nodes) {
-        if (node.recorded_max_ttl_ms) recorded = std::max(recorded.value_or(0), *node.recorded_max_ttl_ms);
+    for (const auto& p : servers) {
+        if (p.report->recorded_max_ttl_ms)
+            recorded = std::max(recorded.value_or(0), *p.report->recorded_max_ttl_ms);
     }
     if (cfg.restart_quarantine && recorded && *recorded > cfg.max_ttl.count()) {
         out.push_back({lv::info, "a client of these nodes uses max_ttl " + std::to_string(*recorded) +
@@ -159,7 +201,8 @@ std::vector<finding> check_deployment(const client_config& cfg, const std::vecto
     // Clocks: the spread of (server time - our clock), less what the round trips leave unknown.
     std::int64_t lo = 0, hi = 0, slack = 0;
     bool any = false;
-    for (const auto& node : nodes) {
+    for (const auto& p : servers) {
+        const auto& node = *p.report;
         if (!node.clock_offset_us) continue;
         lo = any ? std::min(lo, *node.clock_offset_us) : *node.clock_offset_us;
         hi = any ? std::max(hi, *node.clock_offset_us) : *node.clock_offset_us;
@@ -177,6 +220,11 @@ std::vector<finding> check_deployment(const client_config& cfg, const std::vecto
                                         "times on different nodes; run NTP, or raise drift_factor"});
     }
     return out;
+}
+
+std::string endpoint(const std::string& host, std::uint16_t port) {
+    const bool ipv6 = host.find(':') != std::string::npos;
+    return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 int exit_status_of(const std::vector<finding>& findings) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace redlock::cli {
@@ -41,14 +42,88 @@ struct node_report {
     std::string server_laddr;
 };
 
+/// What `redlock check` learned of a Redis Cluster voter: the slot map one seed gave, and a
+/// probe of every master in it (I/O-free input of check_deployment).
+struct cluster_report {
+    std::string name;                      ///< the URI without its password
+    std::vector<std::string> seed_errors;  ///< "host:port: why" of each seed that gave no map
+    std::string seed;                      ///< "host:port" of the seed whose answers these are
+    /// A seed answered but CLUSTER SLOTS failed or did not parse: "host:port: <the server's words>".
+    std::string slots_error;
+    std::string state;                            ///< CLUSTER INFO's cluster_state; empty: unknown
+    std::string info_error;                       ///< CLUSTER INFO failed: its error
+    std::optional<std::int64_t> node_timeout_ms;  ///< CONFIG GET cluster-node-timeout
+    std::string node_timeout_error;               ///< that CONFIG GET failed: its error
+    std::string nodes_error;  ///< CLUSTER NODES failed: its error (replicas counted from CLUSTER SLOTS)
+    std::size_t unserved_slots = 0;  ///< slots no master serves
+    struct master {
+        std::string host;
+        std::uint16_t port = 0;
+        std::string id;  ///< its node id, if CLUSTER SLOTS said it
+        std::size_t slots = 0;
+        std::size_t replicas = 0;         ///< replicas that could take over (not flagged fail)
+        std::size_t failed_replicas = 0;  ///< replicas flagged fail or fail?
+        node_report server;               ///< its probe, as of a single server
+    };
+    std::vector<master> masters;
+};
+
+/// What one sentinel said about the master of a Sentinel voter.
+struct sentinel_answer {
+    std::string endpoint;  ///< "host:port"
+    bool reachable = false;
+    std::string error;  ///< why it did not answer
+    /// SENTINEL MASTER <name>; master_error: its error reply.
+    std::string master_error;
+    std::optional<std::int64_t> quorum, down_after_ms, num_slaves, num_other_sentinels;
+    std::string flags;
+    /// SENTINEL CKQUORUM <name>: OK or not, and its words.
+    std::optional<bool> ckquorum_ok;
+    std::string ckquorum;
+    /// SENTINEL GET-MASTER-ADDR-BY-NAME <name>: the master it names; empty: none, and
+    /// master_addr_error says why ("knows no master by that name", an error reply).
+    std::string master_host;
+    std::uint16_t master_port = 0;
+    std::string master_addr_error;
+};
+
+/// What `redlock check` learned of a Sentinel voter: every sentinel's answers, and a probe of
+/// the master they name (I/O-free input of check_deployment).
+struct sentinel_report {
+    std::string name;  ///< the URI without its password
+    std::string master_name;
+    std::vector<sentinel_answer> sentinels;  ///< one per sentinel of the URI, in its order
+    /// The master probed (named by the most sentinels); empty host: none named, not probed.
+    std::string master_host;
+    std::uint16_t master_port = 0;
+    node_report master;
+};
+
+/// One voter of the deployment: a single server, a cluster, or a master watched by Sentinel.
+using voter_report = std::variant<node_report, cluster_report, sentinel_report>;
+
 struct finding {
     enum class level { info, warning, unsafe };
     level severity;
     std::string text;
 };
 
-/// The verdicts on a deployment: every unsafe setting and why.
+/// The verdicts on a deployment: every unsafe setting and why. Each report is one voter (N is
+/// their number); a cluster's masters and a Sentinel voter's master are checked as servers are.
+std::vector<finding> check_deployment(const client_config& cfg, const std::vector<voter_report>& voters);
+/// The same, for a deployment of single servers.
 std::vector<finding> check_deployment(const client_config& cfg, const std::vector<node_report>& nodes);
+
+/// What a probed server is to the deployment: a voter of its own, a master of a cluster voter,
+/// or the master that a Sentinel voter's sentinels name.
+enum class server_role { voter, cluster_master, sentinel_master };
+
+/// The verdicts on one probed server (those of check_deployment), each text starting with `label`.
+void check_server(const client_config& cfg, const std::string& label, const node_report& n, server_role role,
+                  std::vector<finding>& out);
+
+/// "host:port" ("[::1]:port" for an IPv6 address).
+std::string endpoint(const std::string& host, std::uint16_t port);
 
 /// 0 if nothing is worse than info, 1 with warnings, 2 with anything unsafe.
 int exit_status_of(const std::vector<finding>& findings);

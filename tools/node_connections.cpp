@@ -1,8 +1,6 @@
 #include "node_connections.hpp"
 
 #include "cli_args.hpp"
-#include <redlock/redis/node_address.hpp>
-#include <redlock/redis/node_spec.hpp>
 
 #include <boost/system/system_error.hpp>
 
@@ -11,21 +9,35 @@ namespace redlock::cli {
 std::vector<std::unique_ptr<redis::connection>> open_node_connections(const boost::asio::any_io_executor& ex,
                                                                       const client_config& cfg) {
     std::vector<std::unique_ptr<redis::connection>> out;
-    for (const auto& uri : cfg.nodes) {
-        redis::connection_config cc;
-        std::string why;
-        redis::node_spec spec;
-        if (auto ec = redis::parse_node_spec(uri, spec, why)) throw boost::system::system_error(ec, why);
-        // What it reads (INFO, CONFIG, TIME, a resource's keys) is one server's.
+    for (const auto& spec : node_specs_of(cfg)) {
+        // What it reads (a resource's keys) is one server's.
         if (spec.kind != redis::node_spec::topology::server)
             throw usage_error(spec.to_string() +
                               ": this command reads single servers; a cluster or Sentinel "
                               "node is not supported by it yet");
-        cc.address = spec.addresses.front();
-        cc.client_name = cfg.client_name.empty() ? std::string() : cfg.client_name + ":cli";
-        cc.connect_timeout = cfg.connect_timeout;
-        out.push_back(std::make_unique<redis::connection>(ex, std::move(cc)));
+        out.push_back(make_connection(ex, cfg, spec.addresses.front()));
         out.back()->async_connect([](boost::system::error_code) {});
+    }
+    return out;
+}
+
+std::unique_ptr<redis::connection> make_connection(const boost::asio::any_io_executor& ex,
+                                                   const client_config& cfg, redis::node_address address) {
+    redis::connection_config cc;
+    cc.address = std::move(address);
+    cc.client_name = cfg.client_name.empty() ? std::string() : cfg.client_name + ":cli";
+    cc.connect_timeout = cfg.connect_timeout;
+    cc.tls = cfg.tls;
+    return std::make_unique<redis::connection>(ex, std::move(cc));
+}
+
+std::vector<redis::node_spec> node_specs_of(const client_config& cfg) {
+    std::vector<redis::node_spec> out;
+    for (const auto& uri : cfg.nodes) {
+        std::string why;
+        redis::node_spec spec;
+        if (auto ec = redis::parse_node_spec(uri, spec, why)) throw boost::system::system_error(ec, why);
+        out.push_back(std::move(spec));
     }
     return out;
 }

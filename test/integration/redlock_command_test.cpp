@@ -4,6 +4,7 @@
 #include "support/child_process.hpp"
 #include "support/lock_helpers.hpp"
 #include "support/redis_cluster.hpp"
+#include "support/redis_sentinel.hpp"
 #include "support/redis_server.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/tcp_proxy.hpp"
@@ -382,6 +383,36 @@ BOOST_AUTO_TEST_CASE(demo_starts_kills_and_stops_its_own_servers) {
     BOOST_TEST(ports == 5);
 }
 
+// redlock demo --cluster: its own 6-server cluster; after the kill of the lock's slot master,
+// grants fail until the replica takes over, then go on; afterwards none of its servers runs.
+BOOST_AUTO_TEST_CASE(demo_cluster_fails_over_and_grants_go_on) {
+    scratch_dir dir;
+    const auto out = dir.file("demo-cluster");
+    BOOST_TEST(run_redlock("demo --cluster --seconds 3 --workers 2", out) == 0, read_file(out));
+    const auto text = read_file(out);
+    const auto killed = text.find("the master of the lock's slot =====");
+    const auto took_over = text.find("its replica, took over");
+    BOOST_TEST_REQUIRE(killed != std::string::npos, text);
+    BOOST_TEST_REQUIRE(took_over != std::string::npos, text);
+    BOOST_TEST(text.find("granted") < killed, text);
+    BOOST_TEST(text.find("quorum_unreachable", killed) < took_over, text);
+    BOOST_TEST(text.find("granted", took_over) != std::string::npos, text);
+    BOOST_TEST(text.find("(1 of 1 granted)") != std::string::npos);
+    const auto uri_at = text.find("redis-cluster://");
+    BOOST_TEST_REQUIRE(uri_at != std::string::npos);
+    std::istringstream seeds(text.substr(uri_at + 16, text.find('\n', uri_at) - uri_at - 16));
+    std::string seed;
+    int ports = 0;
+    while (std::getline(seeds, seed, ',')) {
+        unsigned port = 0;
+        if (std::sscanf(seed.c_str(), "127.0.0.1:%u", &port) != 1) continue;
+        ++ports;
+        BOOST_TEST(!accepts_connections(static_cast<unsigned short>(port)), seed);
+    }
+    BOOST_TEST(ports == 6);
+    BOOST_TEST(run_redlock("demo --cluster --nodes redis://127.0.0.1:1", out) == 2);
+}
+
 // redlock bench on servers of its own: one run at N = 1 and one at N = 5, every pair completed.
 BOOST_AUTO_TEST_CASE(bench_reports_both_node_counts_as_json) {
     scratch_dir dir;
@@ -400,8 +431,10 @@ BOOST_AUTO_TEST_CASE(bench_reports_both_node_counts_as_json) {
 }
 
 // A cluster node on the command line: its seeds follow its URI; the lock lives on the master of
-// the resource's slot. `check` refuses it with a message instead of reading one server of it.
-BOOST_AUTO_TEST_CASE(run_takes_a_cluster_node) {
+// the resource's slot. `check` reads the slot map and checks every master: with replicas and a
+// cluster-node-timeout (5 s) shorter than max_ttl, a failover can come within a lease, which only
+// the failover quarantine makes safe.
+BOOST_AUTO_TEST_CASE(run_and_check_take_a_cluster_node) {
     redlock::test::redis_cluster cluster;
     scratch_dir dir;
     const auto out = dir.file("out");
@@ -411,9 +444,134 @@ BOOST_AUTO_TEST_CASE(run_takes_a_cluster_node) {
         run_redlock("run " + nodes + " job -- /bin/sh -c 'echo $REDLOCK_TOKEN > " + env + "'", out) == 0,
         read_file(out));
     BOOST_TEST(read_file(env).size() == 33u, read_file(env));
-    BOOST_TEST(run_redlock("check " + nodes, out) == 2);
-    BOOST_TEST(read_file(out).find("a cluster or Sentinel node is not supported") != std::string::npos,
+
+    const auto voter = "nodes[0] redis-cluster://" + cluster.seeds();
+    BOOST_TEST(run_redlock("check --nodes " + cluster.uri(), out) == 0, read_file(out));
+    auto report = read_file(out);
+    BOOST_TEST(
+        report.find("info: " + voter +
+                    ": cluster-node-timeout 5000 ms is shorter than max_ttl 60000 ms: a replica can be "
+                    "promoted while a lease is held") != std::string::npos,
+        report);
+    BOOST_TEST(report.find("1 node(s) checked: 0 unsafe, 0 warning(s): safe") != std::string::npos, report);
+
+    BOOST_TEST(run_redlock("check " + nodes, out) == 2, read_file(out));
+    report = read_file(out);
+    BOOST_TEST(report.find("unsafe: " + voter + ": cluster-node-timeout 5000 ms is shorter than max_ttl") !=
+                   std::string::npos,
+               report);
+    // Every master is probed as a server is: without AOF, the quarantine off is unsafe on each.
+    for (auto* master : cluster.masters()) {
+        BOOST_TEST(report.find("unsafe: nodes[0] master 127.0.0.1:" + std::to_string(master->port()) +
+                               ": no AOF and restart quarantine off") != std::string::npos,
+                   report);
+    }
+    BOOST_TEST(report.find("has no replica") == std::string::npos, report);
+}
+
+// A cluster whose masters have no replica: a failover is impossible, each master's slots go
+// down with it (warnings); the masters of one cluster are one voter, and none is "the same
+// server" as another, but a master listed again as a server of its own votes twice. Seeds that
+// are down or are no cluster nodes are said, with the server's words.
+BOOST_AUTO_TEST_CASE(check_reads_every_master_of_a_cluster_without_replicas) {
+    redlock::test::redis_cluster_options options;
+    options.replicas_per_master = 0;
+    redlock::test::redis_cluster cluster(options);
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    BOOST_TEST(run_redlock("check --nodes " + cluster.uri(), out) == 1, read_file(out));
+    auto report = read_file(out);
+    const auto masters = cluster.masters();
+    BOOST_TEST_REQUIRE(masters.size() == 3u);
+    for (auto* master : masters) {
+        BOOST_TEST(report.find("warning: nodes[0] master 127.0.0.1:" + std::to_string(master->port()) +
+                               " has no replica: a failover is impossible; its slots go down with it") !=
+                       std::string::npos,
+                   report);
+    }
+    BOOST_TEST(report.find("unsafe: ") == std::string::npos, report);
+    BOOST_TEST(report.find("same server") == std::string::npos, report);
+    BOOST_TEST(report.find("cluster-node-timeout") == std::string::npos, report);  // no failover can come
+
+    // One of its masters again, as a server: a second voter on the same server.
+    const auto port = std::to_string(masters[1]->port());
+    BOOST_TEST(run_redlock("check --nodes " + cluster.uri() + ",redis://127.0.0.1:" + port, out) == 2,
                read_file(out));
+    report = read_file(out);
+    BOOST_TEST(report.find("unsafe: nodes[1] redis://127.0.0.1:" + port +
+                           " is the same server as nodes[0] master 127.0.0.1:" + port) != std::string::npos,
+               report);
+    BOOST_TEST(report.find("N = 2") != std::string::npos, report);
+
+    // A seed that is down is passed over; a plain server as the only seed gives no slot map.
+    auto plain = start_redis_servers(1);
+    redlock::test::redis_server_options dead_options;
+    redis_server dead(dead_options);
+    const auto dead_port = std::to_string(dead.port());
+    dead.stop();
+    BOOST_TEST(
+        run_redlock("check --nodes redis-cluster://127.0.0.1:" + dead_port + "," + cluster.seeds(), out) == 1,
+        read_file(out));
+    BOOST_TEST(read_file(out).find(": seed 127.0.0.1:" + dead_port) != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock("check --nodes redis-cluster://127.0.0.1:" + dead_port, out) == 1, read_file(out));
+    BOOST_TEST(read_file(out).find("warning: nodes[0] redis-cluster://127.0.0.1:" + dead_port +
+                                   " did not answer") != std::string::npos,
+               read_file(out));
+    const auto plain_seed = "127.0.0.1:" + std::to_string(plain[0]->port());
+    BOOST_TEST(run_redlock("check --nodes redis-cluster://" + plain_seed, out) == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("unsafe: nodes[0] redis-cluster://" + plain_seed +
+                                   ": CLUSTER SLOTS failed (" + plain_seed +
+                                   ": ERR This instance has cluster support disabled)") != std::string::npos,
+               read_file(out));
+}
+
+// A master watched by three sentinels, with two replicas: safe with the quarantine (a failover
+// within a lease is only said); without it, unsafe. A name no sentinel knows is unsafe; a
+// sentinel that is down, or a URI that lists too few, is a warning.
+BOOST_AUTO_TEST_CASE(check_asks_the_sentinels_and_checks_the_master_they_name) {
+    redlock::test::redis_sentinel_group group;
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    const auto voter = "nodes[0] redis-sentinel://" + group.sentinel_addresses() + "#mymaster";
+    const auto master = "nodes[0] master 127.0.0.1:" + std::to_string(group.master().port());
+    BOOST_TEST(run_redlock("check --nodes " + group.uri(), out) == 0, read_file(out));
+    auto report = read_file(out);
+    BOOST_TEST(
+        report.find("info: " + voter + ": down-after-milliseconds 2000 is shorter than max_ttl 60000 ms") !=
+            std::string::npos,
+        report);
+    BOOST_TEST(report.find("unsafe: ") == std::string::npos, report);
+    BOOST_TEST(report.find("warning: ") == std::string::npos, report);
+
+    BOOST_TEST(run_redlock("check --nodes " + group.uri() + " --restart-quarantine off", out) == 2,
+               read_file(out));
+    report = read_file(out);
+    BOOST_TEST(report.find("unsafe: " + voter + ": down-after-milliseconds 2000 is shorter than max_ttl") !=
+                   std::string::npos,
+               report);
+    BOOST_TEST(report.find("unsafe: " + master + ": no AOF and restart quarantine off") != std::string::npos,
+               report);
+
+    const auto unknown = "redis-sentinel://" + group.sentinel_addresses() + "#nosuch";
+    BOOST_TEST(run_redlock("check --nodes " + unknown, out) == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("unsafe: nodes[0] " + unknown +
+                                   ": no sentinel knows a master named 'nosuch'") != std::string::npos,
+               read_file(out));
+
+    const auto first = "127.0.0.1:" + std::to_string(group.sentinel(0).port());
+    BOOST_TEST(run_redlock("check --nodes redis-sentinel://" + first + "#mymaster", out) == 1,
+               read_file(out));
+    BOOST_TEST(read_file(out).find("warning: nodes[0] redis-sentinel://" + first +
+                                   "#mymaster lists 1 sentinel(s)") != std::string::npos,
+               read_file(out));
+
+    const auto last = "127.0.0.1:" + std::to_string(group.sentinel(2).port());
+    group.sentinel(2).kill9();
+    BOOST_TEST(run_redlock("check --nodes " + group.uri(), out) == 1, read_file(out));
+    report = read_file(out);
+    BOOST_TEST(report.find("warning: " + voter + ": sentinel " + last) != std::string::npos, report);
+    BOOST_TEST(report.find("the client asks the others") != std::string::npos, report);
+    BOOST_TEST(report.find("unsafe: ") == std::string::npos, report);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
