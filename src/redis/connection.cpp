@@ -144,7 +144,8 @@ asio::awaitable<error_code> connection::impl::connect_once() {
         s->connect_timed_out_ = true;
         s->transport_.abort();
     });
-    error_code ec = cfg_.locate ? co_await locate() : error_code{};
+    error_code ec;
+    if (cfg_.locate) ec = co_await locate();
     std::string why;
     if (!ec) ec = co_await transport_.open(why);
     if (ec && !why.empty()) set_last_error(ec, std::move(why));
