@@ -56,6 +56,7 @@ void release_listener::open() {
         };
         subscribers_.push_back(std::make_shared<redis::detail::subscriber_link>(
             client_.strand(), std::move(cc), client_.link(i).cluster(), std::move(cb)));
+        if (auto* sentinels = client_.link(i).sentinels()) subscribers_.back()->follow(*sentinels);
     }
 }
 

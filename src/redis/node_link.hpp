@@ -53,6 +53,7 @@ public:
     [[nodiscard]] const cluster_link* cluster() const noexcept { return cluster_.get(); }
     /// The sentinels, or null if the server is not found through them.
     [[nodiscard]] const sentinel_locator* sentinels() const noexcept { return sentinels_.get(); }
+    [[nodiscard]] sentinel_locator* sentinels() noexcept { return sentinels_.get(); }
 
     /// async_exec() of `req`, all of whose commands are on keys in `key`'s slot.
     template <class Handler>

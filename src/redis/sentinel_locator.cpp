@@ -138,6 +138,7 @@ void sentinel_locator::subscribe(std::size_t sentinel) {
 void sentinel_locator::close() {
     closed_ = true;
     on_switch_ = nullptr;
+    also_on_switch_.clear();
     for (auto& c : sentinels_)
         c->close();
     for (auto& c : subscriptions_)
@@ -236,6 +237,8 @@ void sentinel_locator::remember(const node_address& master) {
         ++switches_;
     }
     if (on_switch_) on_switch_(master);
+    for (const auto& f : also_on_switch_)
+        f(master);
 }
 
 std::optional<node_address> sentinel_locator::last_master() const {

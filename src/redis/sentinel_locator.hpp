@@ -62,6 +62,8 @@ public:
     /// Connects to the sentinels and subscribes to +switch-master; `on_switch` gets every
     /// master, announced or located, that differs from the one known before (not the first).
     void start(switch_fn on_switch);
+    /// Another function told of every such master (a subscriber connection that must move too).
+    void also_on_switch(switch_fn f) { also_on_switch_.push_back(std::move(f)); }
     void close();
 
     /// Completes with the master's address, or master_not_found and what each sentinel said,
@@ -94,6 +96,7 @@ private:
     std::vector<std::unique_ptr<connection>> sentinels_;      // queries
     std::vector<std::unique_ptr<connection>> subscriptions_;  // +switch-master
     switch_fn on_switch_;
+    std::vector<switch_fn> also_on_switch_;
     bool closed_ = false;
     mutable std::mutex status_mutex_;
     std::optional<node_address> last_master_;

@@ -48,6 +48,15 @@ void subscriber_link::close() {
         c->close();
 }
 
+void subscriber_link::follow(sentinel_locator& sentinels) {
+    sentinels.also_on_switch([weak = weak_from_this()](const node_address&) {
+        auto self = weak.lock();
+        if (!self || self->closed_) return;
+        for (auto& [where, c] : self->connections_)
+            c->reconnect();
+    });
+}
+
 subscriber_link::place subscriber_link::place_of(const std::string& channel) const {
     if (!cluster_) return {};
     const auto* master = cluster_->master_address(key_slot(channel));

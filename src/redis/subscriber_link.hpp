@@ -2,6 +2,7 @@
 #define REDLOCK_REDIS_SUBSCRIBER_LINK_HPP
 
 #include "redis/cluster_link.hpp"
+#include "redis/sentinel_locator.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/resp/value.hpp>
 
@@ -45,6 +46,9 @@ public:
     /// the caller); for a cluster, the address of each master replaces its own. `cluster`:
     /// null for a single server; it must outlive this link.
     subscriber_link(strand_type strand, connection_config base, cluster_link* cluster, callbacks cb);
+    /// Sentinel: the connection moves to each new master the sentinels announce, at once, as
+    /// the voter's own connection does (the old master may still answer for a while).
+    void follow(sentinel_locator& sentinels);
     ~subscriber_link();
     subscriber_link(const subscriber_link&) = delete;
     subscriber_link& operator=(const subscriber_link&) = delete;

@@ -100,10 +100,11 @@ BOOST_AUTO_TEST_CASE(a_master_name_no_sentinel_knows_fails_votes_saying_so) {
     }());
 }
 
-// SENTINEL FAILOVER while a lease with replicas = 1 is held: the old master still runs as a
-// master for a while, but the client follows +switch-master to the new one at once. The new
-// master has the lease's key (WAIT), so the watchdog keeps it; it is quarantined for max_ttl
-// after the switch, then grants again; a rival never gets the held resource.
+// SENTINEL FAILOVER while a lease with replicas = 1 is held and a waiter waits for another: the
+// old master still runs as a master for a while, but the client follows +switch-master to the
+// new one at once, and so does the waiter's subscription. The new master has the lease's key
+// (WAIT), so the watchdog keeps it; it is quarantined for max_ttl after the switch, then grants
+// again; a rival never gets the held resource; the release on the new master wakes the waiter.
 BOOST_AUTO_TEST_CASE(a_failover_is_followed_at_once_and_the_new_master_is_quarantined) {
     redis_sentinel_group group;
     asio::io_context ioc;
@@ -122,6 +123,15 @@ BOOST_AUTO_TEST_CASE(a_failover_is_followed_at_once_and_the_new_master_is_quaran
             o.replicas = 1;
             o.replica_timeout = 500ms;
             auto lease = co_await client.async_acquire("switching", o, asio::use_awaitable);
+            // A waiter that polls only every few seconds, subscribed on the old master.
+            auto waiter_cfg = sentinel_config(group.uri());
+            waiter_cfg.retry = {50ms, 2000ms};
+            redlock::client waiter(ioc.get_executor(), waiter_cfg);
+            auto waited = co_await client.async_acquire("waited", o, asio::use_awaitable);
+            redlock::test::background_acquire next;
+            next.start(waiter, "waited", options(5000ms, 30s));
+            co_await redlock::test::sleep_for(300ms);
+            BOOST_TEST(!next.result.has_value());
             auto& old_master = group.master();
             auto& promoted = group.failover(false);
             const auto switched_at = std::chrono::steady_clock::now();
@@ -154,8 +164,8 @@ BOOST_AUTO_TEST_CASE(a_failover_is_followed_at_once_and_the_new_master_is_quaran
             BOOST_TEST((still_denied == redlock::error::not_acquired), still_denied.message());
             // The new master grants; the old one, still a master until the sentinels convert
             // it, is not asked.
-            auto next = co_await client.async_acquire("neighbour", options(5s, 5s), asio::use_awaitable);
-            BOOST_TEST(holder_on(promoted, "neighbour") == next.token());
+            auto neighbour = co_await client.async_acquire("neighbour", options(5s, 5s), asio::use_awaitable);
+            BOOST_TEST(holder_on(promoted, "neighbour") == neighbour.token());
             if (old_master.command({"ROLE"}).elements.at(0).str == "master") {
                 BOOST_TEST(holder_on(old_master, "neighbour").empty());
                 BOOST_TEST_MESSAGE("the old master was still a master "
@@ -164,9 +174,18 @@ BOOST_AUTO_TEST_CASE(a_failover_is_followed_at_once_and_the_new_master_is_quaran
                                           .count()
                                    << " ms after the switch");
             }
-            co_await next.async_release(asio::use_awaitable);
+            co_await neighbour.async_release(asio::use_awaitable);
             co_await lease.async_release(asio::use_awaitable);
             BOOST_TEST(holder_on(promoted, "switching").empty());
+            // The waiter's subscription followed the switch: the release on the new master
+            // wakes it by its message.
+            BOOST_TEST(!next.result.has_value());
+            const auto wakeups = waiter.metrics().release_wakeups;
+            co_await waited.async_release(asio::use_awaitable);
+            BOOST_TEST(co_await eventually([&] { return next.result.has_value(); }, 3s));
+            BOOST_TEST(!next.result.value_or(redlock::error::wait_timeout));
+            BOOST_TEST(waiter.metrics().release_wakeups > wakeups);
+            if (next.lease) co_await next.lease->async_release(asio::use_awaitable);
         }(),
         90s);
 }
