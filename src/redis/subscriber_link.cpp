@@ -163,14 +163,20 @@ void subscriber_link::resubscribe_later(const std::vector<std::string>& channels
         if (subscribed_.contains(c)) pending_.insert(c);
     if (pending_.empty() || closed_) return;
     if (cluster_) cluster_->refresh();
-    if (retry_armed_) return;
-    retry_armed_ = true;
-    retry_timer_.expires_after(resubscribe_delay);
-    retry_timer_.async_wait([weak = weak_from_this()](error_code ec) {
+    run_later(retry_timer_, retry_armed_, resubscribe_delay, &subscriber_link::resubscribe_pending);
+}
+
+void subscriber_link::run_later(boost::asio::steady_timer& timer, bool& armed,
+                                std::chrono::milliseconds after, void (subscriber_link::*then)()) {
+    if (armed) return;
+    armed = true;
+    timer.expires_after(after);
+    timer.async_wait([weak = weak_from_this(), &armed, then](error_code ec) {
+        // Cancelled only by close(); `armed` is a member of the link `weak` names.
         auto self = weak.lock();
         if (ec || !self) return;
-        self->retry_armed_ = false;
-        self->resubscribe_pending();
+        armed = false;
+        ((*self).*then)();
     });
 }
 
@@ -183,20 +189,9 @@ void subscriber_link::resubscribe_pending() {
     subscribe(again);
 }
 
-}  // namespace redlock::redis::detail
-
-namespace redlock::redis::detail {
-
 void subscriber_link::arm_reroute() {
-    if (!cluster_ || reroute_armed_ || closed_ || subscribed_.empty()) return;
-    reroute_armed_ = true;
-    reroute_timer_.expires_after(reroute_interval);
-    reroute_timer_.async_wait([weak = weak_from_this()](error_code ec) {
-        auto self = weak.lock();
-        if (ec || !self) return;
-        self->reroute_armed_ = false;
-        self->reroute();
-    });
+    if (!cluster_ || closed_ || subscribed_.empty()) return;
+    run_later(reroute_timer_, reroute_armed_, reroute_interval, &subscriber_link::reroute);
 }
 
 void subscriber_link::reroute() {

@@ -78,6 +78,9 @@ private:
     /// move there, and the connections left without a channel are closed.
     void arm_reroute();
     void reroute();
+    /// `then` after `after`, unless `armed` says it is due already.
+    void run_later(boost::asio::steady_timer& timer, bool& armed, std::chrono::milliseconds after,
+                   void (subscriber_link::*then)());
 
     strand_type strand_;
     connection_config base_;

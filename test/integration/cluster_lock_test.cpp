@@ -67,6 +67,13 @@ bool has_lock_key(redlock::test::redis_server& server, const std::string& resour
     return false;
 }
 
+// A master of `cluster` other than `than`; null if it has no other.
+redlock::test::redis_server* another_master(redis_cluster& cluster, const redlock::test::redis_server& than) {
+    for (auto* m : cluster.masters())
+        if (m != &than) return m;
+    return nullptr;
+}
+
 // The metrics of the client's one node.
 redlock::node_metrics node_stats(const redlock::client& c, std::size_t i = 0) {
     return c.metrics().nodes.at(i);
@@ -148,9 +155,7 @@ BOOST_AUTO_TEST_CASE(a_slot_migrates_while_its_locks_are_held_and_taken) {
         const auto slot = slot_of(held_resource);
         const std::string taken_resource = resource_in_slot(slot, held_resource);
         auto& from = cluster.master_of_slot(slot);
-        redlock::test::redis_server* to = nullptr;
-        for (auto* m : cluster.masters())
-            if (m != &from) to = m;
+        auto* to = another_master(cluster, from);
         BOOST_REQUIRE(to != nullptr);
 
         auto held = co_await client.async_acquire(held_resource, options(10s), asio::use_awaitable);
@@ -217,9 +222,7 @@ BOOST_AUTO_TEST_CASE(a_waiters_channel_lives_on_its_slots_master_and_follows_a_m
             return true;
         };
         auto& from = cluster.master_of_slot(slot);
-        redlock::test::redis_server* to = nullptr;
-        for (auto* m : cluster.masters())
-            if (m != &from) to = m;
+        auto* to = another_master(cluster, from);
         BOOST_REQUIRE(to != nullptr);
 
         auto held = co_await holder.async_acquire(resource, options(20s), asio::use_awaitable);

@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(a_failover_is_followed_at_once_and_the_new_master_is_quaran
 }
 
 // The master SIGKILLed while a lease with replicas = 1 is held and a rival keeps trying: the
-// sentinels promote a replica after down-after-milliseconds (1 s in the fixture) and their
+// sentinels promote a replica after down-after-milliseconds (2 s in the fixture) and their
 // election; the client finds it, the watchdog's renewals reach it (it has the key: WAIT), and
 // after max_ttl it grants again. The rival never holds the resource.
 BOOST_AUTO_TEST_CASE(a_killed_master_fails_over_and_locks_work_again_after_max_ttl) {

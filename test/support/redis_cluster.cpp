@@ -1,5 +1,6 @@
 #include "redis_cluster.hpp"
 
+#include "support/fixture_commands.hpp"
 #include "support/unique_fd.hpp"
 #include <redlock/resp/value.hpp>
 
@@ -28,6 +29,13 @@
 namespace redlock::test {
 namespace {
 
+using fixture::address;
+using fixture::arg_value;
+using fixture::describe;
+using fixture::expect_ok;
+using fixture::has_arg;
+using fixture::info_field;
+
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
@@ -40,46 +48,6 @@ constexpr auto failover_retry = 6s;         // a manual failover gives up after 
 constexpr auto poll_interval = 25ms;        // between two looks at the servers
 constexpr auto probe_timeout = 2s;          // one command while polling: a paused server must not stall us
 constexpr std::size_t migrate_batch = 100;  // keys per MIGRATE, as redis-cli's --cluster-pipeline default
-
-std::string address(const redis_server& s) {
-    return "127.0.0.1:" + std::to_string(s.port());
-}
-
-std::string describe(const redis_server& s, const std::vector<std::string>& args) {
-    std::string text;
-    for (const auto& a : args)
-        text += (text.empty() ? "" : " ") + a;
-    return text + " on " + address(s);
-}
-
-bool has_arg(const std::vector<std::string>& args, std::string_view name) {
-    return std::find(args.begin(), args.end(), name) != args.end();
-}
-
-std::optional<std::string> arg_value(const std::vector<std::string>& args, std::string_view name) {
-    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-        if (args[i] == name) return args[i + 1];
-    }
-    return std::nullopt;
-}
-
-// Sends a command that must answer +OK.
-void expect_ok(const redis_server& s, const std::vector<std::string>& args) {
-    const auto reply = s.command(args);
-    if (reply.kind != resp::type::simple_string || reply.str != "OK") {
-        throw std::runtime_error("redis_cluster: " + describe(s, args) + ": " + resp::to_string(reply));
-    }
-}
-
-// One `field:value` line of an INFO or CLUSTER INFO reply; empty if absent.
-std::string info_field(const std::string& text, std::string_view field) {
-    const std::string key = "\n" + std::string(field) + ":";
-    const std::string padded = "\n" + text;
-    const auto pos = padded.find(key);
-    if (pos == std::string::npos) return {};
-    const auto start = pos + key.size();
-    return padded.substr(start, padded.find_first_of("\r\n", start) - start);
-}
 
 // ---------------------------------------------------------------------------------------------
 // CLUSTER SLOTS, reduced to what the fixture compares: which master port owns which range.
@@ -380,15 +348,17 @@ void redis_cluster::create_with_redis_cli() {
 void redis_cluster::create_by_hand() {
     const auto n = servers_.size();
     for (std::size_t i = 0; i < n; ++i)
-        expect_ok(*servers_[i], {"CLUSTER", "SET-CONFIG-EPOCH", std::to_string(i + 1)});
+        expect_ok("redis_cluster", *servers_[i], {"CLUSTER", "SET-CONFIG-EPOCH", std::to_string(i + 1)});
     for (std::size_t i = 0; i < opts_.masters; ++i) {
         const auto first = slot_count * i / opts_.masters;
         const auto last = slot_count * (i + 1) / opts_.masters - 1;
-        expect_ok(*servers_[i], {"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)});
+        expect_ok("redis_cluster", *servers_[i],
+                  {"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)});
     }
     for (std::size_t i = 1; i < n; ++i) {
-        expect_ok(*servers_[0], {"CLUSTER", "MEET", "127.0.0.1", std::to_string(servers_[i]->port()),
-                                 std::to_string(servers_[i]->cluster_port())});
+        expect_ok("redis_cluster", *servers_[0],
+                  {"CLUSTER", "MEET", "127.0.0.1", std::to_string(servers_[i]->port()),
+                   std::to_string(servers_[i]->cluster_port())});
     }
 
     // REPLICATE names a node the replica must already know.
@@ -396,7 +366,7 @@ void redis_cluster::create_by_hand() {
 
     for (std::size_t i = opts_.masters; i < n; ++i) {
         auto& master = *servers_[(i - opts_.masters) % opts_.masters];
-        expect_ok(*servers_[i], {"CLUSTER", "REPLICATE", node_id(master)});
+        expect_ok("redis_cluster", *servers_[i], {"CLUSTER", "REPLICATE", node_id(master)});
     }
 }
 
@@ -538,9 +508,9 @@ void redis_cluster::begin_slot_migration(std::uint16_t slot, redis_server& to) {
     const auto s = std::to_string(slot);
     // Importing first, as redis-cli does: once the source says MIGRATING it sends ASK, and the
     // target must then accept ASKING requests for the slot.
-    expect_ok(to, {"CLUSTER", "SETSLOT", s, "IMPORTING", node_id(from)});
+    expect_ok("redis_cluster", to, {"CLUSTER", "SETSLOT", s, "IMPORTING", node_id(from)});
     try {
-        expect_ok(from, {"CLUSTER", "SETSLOT", s, "MIGRATING", node_id(to)});
+        expect_ok("redis_cluster", from, {"CLUSTER", "SETSLOT", s, "MIGRATING", node_id(to)});
     } catch (...) {
         try {
             to.command({"CLUSTER", "SETSLOT", s, "STABLE"});
@@ -601,10 +571,10 @@ void redis_cluster::finish_slot_migration(std::uint16_t slot) {
     // The target first: it bumps its config epoch and so wins any later conflict (the order
     // the Redis cluster spec recommends); then the source, which stops sending ASK; then every
     // other master (SETSLOT is refused by replicas: they learn it by gossip).
-    expect_ok(to, {"CLUSTER", "SETSLOT", s, "NODE", to_id});
-    expect_ok(from, {"CLUSTER", "SETSLOT", s, "NODE", to_id});
+    expect_ok("redis_cluster", to, {"CLUSTER", "SETSLOT", s, "NODE", to_id});
+    expect_ok("redis_cluster", from, {"CLUSTER", "SETSLOT", s, "NODE", to_id});
     for (auto* m : masters()) {
-        if (m != &from && m != &to) expect_ok(*m, {"CLUSTER", "SETSLOT", s, "NODE", to_id});
+        if (m != &from && m != &to) expect_ok("redis_cluster", *m, {"CLUSTER", "SETSLOT", s, "NODE", to_id});
     }
     migrations_.erase(it);
 }
@@ -658,12 +628,12 @@ redis_server& redis_cluster::failover(redis_server& master) {
     // A manual failover that does not complete (no votes in time) is abandoned by the replica
     // after 5 s: ask again then.
     auto asked = steady::now();
-    expect_ok(*replica, {"CLUSTER", "FAILOVER"});
+    expect_ok("redis_cluster", *replica, {"CLUSTER", "FAILOVER"});
     while (role_of(*replica).role != "master") {
         if (steady::now() >= deadline) throw give_up(address(*replica) + " was not promoted");
         if (steady::now() - asked >= failover_retry) {
             asked = steady::now();
-            expect_ok(*replica, {"CLUSTER", "FAILOVER"});
+            expect_ok("redis_cluster", *replica, {"CLUSTER", "FAILOVER"});
         }
         std::this_thread::sleep_for(poll_interval);
     }

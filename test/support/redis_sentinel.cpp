@@ -1,5 +1,6 @@
 #include "redis_sentinel.hpp"
 
+#include "support/fixture_commands.hpp"
 #include <redlock/resp/value.hpp>
 
 #include <algorithm>
@@ -13,6 +14,13 @@
 namespace redlock::test {
 namespace {
 
+using fixture::address;
+using fixture::arg_value;
+using fixture::describe;
+using fixture::expect_ok;
+using fixture::has_arg;
+using fixture::info_field;
+
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
@@ -20,49 +28,8 @@ constexpr auto startup_limit = 20s;   // processes started -> replicas linked, s
 constexpr auto poll_interval = 25ms;  // between two looks at the servers
 constexpr auto probe_timeout = 2s;    // one command while polling: a paused server must not stall us
 
-std::string address(const redis_server& s) {
-    return "127.0.0.1:" + std::to_string(s.port());
-}
-
-std::string describe(const redis_server& s, const std::vector<std::string>& args) {
-    std::string text;
-    for (const auto& a : args)
-        text += (text.empty() ? "" : " ") + a;
-    return text + " on " + address(s);
-}
-
-bool has_arg(const std::vector<std::string>& args, std::string_view name) {
-    return std::find(args.begin(), args.end(), name) != args.end();
-}
-
-std::optional<std::string> arg_value(const std::vector<std::string>& args, std::string_view name) {
-    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-        if (args[i] == name) return args[i + 1];
-    }
-    return std::nullopt;
-}
-
 std::chrono::milliseconds left_until(steady::time_point deadline) {
     return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()), 1ms);
-}
-
-// Sends a command that must answer +OK.
-void expect_ok(const redis_server& s, const std::vector<std::string>& args) {
-    const auto reply = s.command(args);
-    if (reply.kind != resp::type::simple_string || reply.str != "OK") {
-        throw std::runtime_error("redis_sentinel_group: " + describe(s, args) + ": " +
-                                 resp::to_string(reply));
-    }
-}
-
-// One `field:value` line of an INFO reply; empty if absent.
-std::string info_field(const std::string& text, std::string_view field) {
-    const std::string key = "\n" + std::string(field) + ":";
-    const std::string padded = "\n" + text;
-    const auto pos = padded.find(key);
-    if (pos == std::string::npos) return {};
-    const auto start = pos + key.size();
-    return padded.substr(start, padded.find_first_of("\r\n", start) - start);
 }
 
 // ROLE: ["master", offset, [...]] or ["slave", ip, port, state, offset].
@@ -166,7 +133,7 @@ redis_sentinel_group::redis_sentinel_group(redis_sentinel_options opts) : opts_(
     const auto deadline = steady::now() + startup_limit;
     const auto master_port = std::to_string(data_[0]->port());
     for (std::size_t i = 1; i < data_.size(); ++i)
-        expect_ok(*data_[i], {"REPLICAOF", "127.0.0.1", master_port});
+        expect_ok("redis_sentinel_group", *data_[i], {"REPLICAOF", "127.0.0.1", master_port});
     // Before the sentinels: a sentinel learns the replicas from the master's INFO, which it
     // reads at once when it connects, then every 10 s only.
     wait_until_replicas_linked(left_until(deadline));

@@ -1,6 +1,7 @@
 // The redlock command's I/O-free parts: durations, flags, the deployment verdicts.
 #include "cli_args.hpp"
 #include "deployment_check.hpp"
+#include "unit/healthy_node_report.hpp"
 #include "wait_status.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -27,18 +28,7 @@ struct command_line {
 };
 
 node_report healthy(std::string name, std::string run_id) {
-    node_report r;
-    r.name = std::move(name);
-    r.reachable = true;
-    r.run_id = std::move(run_id);
-    r.version = "7.0.15";
-    r.role = "master";
-    r.aof = false;
-    r.maxmemory = 0;
-    r.maxmemory_policy = "noeviction";
-    r.clock_offset_us = 1'000'000;
-    r.clock_uncertainty_us = 50;
-    return r;
+    return redlock::test::healthy_node(std::move(name), std::move(run_id));
 }
 
 std::vector<node_report> three_healthy() {

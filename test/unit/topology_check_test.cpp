@@ -3,6 +3,7 @@
 #include "deployment_check.hpp"
 #include "support/resp_values.hpp"
 #include "topology_replies.hpp"
+#include "unit/healthy_node_report.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -36,18 +37,7 @@ redlock::resp::value array_of(std::vector<redlock::resp::value> elements) {
 }
 
 node_report healthy(std::string name, std::string run_id) {
-    node_report r;
-    r.name = std::move(name);
-    r.reachable = true;
-    r.run_id = std::move(run_id);
-    r.version = "7.0.15";
-    r.role = "master";
-    r.aof = false;
-    r.maxmemory = 0;
-    r.maxmemory_policy = "noeviction";
-    r.clock_offset_us = 1'000'000;
-    r.clock_uncertainty_us = 50;
-    return r;
+    return redlock::test::healthy_node(std::move(name), std::move(run_id));
 }
 
 cluster_report::master cluster_master(std::string host, std::uint16_t port, std::size_t slots) {

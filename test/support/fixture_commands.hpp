@@ -1,0 +1,64 @@
+#ifndef REDLOCK_TEST_SUPPORT_FIXTURE_COMMANDS_HPP
+#define REDLOCK_TEST_SUPPORT_FIXTURE_COMMANDS_HPP
+
+// What the multi-server fixtures (redis_cluster, redis_sentinel_group) say to their servers,
+// and how they name them in errors.
+
+#include "support/redis_server.hpp"
+#include <redlock/resp/value.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::test::fixture {
+
+inline std::string address(const redis_server& s) {
+    return "127.0.0.1:" + std::to_string(s.port());
+}
+
+/// "WORDS on 127.0.0.1:port", for messages.
+inline std::string describe(const redis_server& s, const std::vector<std::string>& args) {
+    std::string text;
+    for (const auto& a : args) {
+        if (!text.empty()) text += ' ';
+        text += a;
+    }
+    return text + " on " + address(s);
+}
+
+inline bool has_arg(const std::vector<std::string>& args, std::string_view name) {
+    return std::find(args.begin(), args.end(), name) != args.end();
+}
+
+/// The word after `name` in `args`.
+inline std::optional<std::string> arg_value(const std::vector<std::string>& args, std::string_view name) {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+        if (args[i] == name) return args[i + 1];
+    }
+    return std::nullopt;
+}
+
+/// Sends a command that must answer +OK; std::runtime_error naming `who` otherwise.
+inline void expect_ok(const char* who, const redis_server& s, const std::vector<std::string>& args) {
+    const auto reply = s.command(args);
+    if (reply.kind != resp::type::simple_string || reply.str != "OK")
+        throw std::runtime_error(std::string(who) + ": " + describe(s, args) + ": " + resp::to_string(reply));
+}
+
+/// One `field:value` line of an INFO or CLUSTER INFO reply; empty if absent.
+inline std::string info_field(const std::string& text, std::string_view field) {
+    const std::string key = "\n" + std::string(field) + ":";
+    const std::string padded = "\n" + text;
+    const auto pos = padded.find(key);
+    if (pos == std::string::npos) return {};
+    const auto start = pos + key.size();
+    return padded.substr(start, padded.find_first_of("\r\n", start) - start);
+}
+
+}  // namespace redlock::test::fixture
+
+#endif
