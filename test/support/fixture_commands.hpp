@@ -8,6 +8,7 @@
 #include <redlock/resp/value.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,16 @@ namespace redlock::test::fixture {
 
 inline std::string address(const redis_server& s) {
     return "127.0.0.1:" + std::to_string(s.port());
+}
+
+/// "127.0.0.1:p1,127.0.0.1:p2,..." of `servers`.
+inline std::string addresses(const std::vector<std::unique_ptr<redis_server>>& servers) {
+    std::string text;
+    for (const auto& s : servers) {
+        if (!text.empty()) text += ',';
+        text += address(*s);
+    }
+    return text;
 }
 
 /// "WORDS on 127.0.0.1:port", for messages.

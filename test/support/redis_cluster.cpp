@@ -449,10 +449,7 @@ redis_server& redis_cluster::server(std::size_t i) {
 }
 
 std::string redis_cluster::seeds() const {
-    std::string text;
-    for (const auto& s : servers_)
-        text += (text.empty() ? "" : ",") + address(*s);
-    return text;
+    return fixture::addresses(servers_);
 }
 
 std::string redis_cluster::uri() const {

@@ -237,10 +237,7 @@ redis_server& redis_sentinel_group::sentinel(std::size_t i) {
 }
 
 std::string redis_sentinel_group::sentinel_addresses() const {
-    std::string text;
-    for (const auto& s : sentinels_)
-        text += (text.empty() ? "" : ",") + address(*s);
-    return text;
+    return fixture::addresses(sentinels_);
 }
 
 std::string redis_sentinel_group::uri() const {
