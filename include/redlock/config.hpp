@@ -6,6 +6,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,11 +19,22 @@ struct retry_config {
     std::chrono::milliseconds max_delay{250};
 };
 
+/// What a node's URI cannot say: the JSON object form of a node,
+/// `{"uri": "...", "sentinel_username": "...", "sentinel_password": "...", "tls": {...}}`.
+struct node_settings {
+    /// A Sentinel node: how to log in to its sentinels (its URI's credentials are the master's).
+    std::string sentinel_username;
+    std::string sentinel_password;
+    /// This node's TLS settings, instead of client_config::tls (a rediss:// node or cluster).
+    std::optional<tls_config> tls;
+};
+
 /// Everything a `client` needs: the N independent masters and the timing of the algorithm.
 ///
 /// Build it by hand, or from JSON (every key but `nodes` is optional):
 /// ```json
-/// { "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock"],
+/// { "nodes": ["redis://127.0.0.1:7001", "redis://:pw@host:7002/0", "unix:///run/redis.sock",
+///             {"uri": "redis-sentinel://s1:26379,s2:26379#m", "sentinel_password": "..."}],
 ///   "key_prefix": "redlock:", "max_ttl_ms": 60000, "drift_factor": 0.01,
 ///   "node_timeout_ms": 50, "connect_timeout_ms": 1000, "health_check_interval_ms": 2000,
 ///   "client_name": "redlock",
@@ -33,11 +45,14 @@ struct retry_config {
 ///           "verify": true} }
 /// ```
 struct client_config {
-    /// One URI per voter: an independent master (`redis://`, `rediss://`, `unix://`) or a Redis
-    /// Cluster (`redis-cluster://seed,seed,...`; see redis::parse_node_spec and
-    /// docs/deployments.md). N = nodes.size(); N = 1 is the lock on one deployment. The same
-    /// server in two nodes is an error: it would vote twice.
+    /// One URI per voter: an independent master (`redis://`, `rediss://`, `unix://`), a Redis
+    /// Cluster (`redis-cluster://seed,seed,...`) or a master watched by Sentinel
+    /// (`redis-sentinel://s1,s2,...#name`); see redis::parse_node_spec and docs/deployments.md. N =
+    /// nodes.size(); N = 1 is the lock on one deployment. The same server in two nodes is an error: it would
+    /// vote twice.
     std::vector<std::string> nodes;
+    /// Empty, or one per node, in the order of `nodes`: what their URIs cannot say.
+    std::vector<node_settings> per_node;
     /// Keys of resource R are "{<key_prefix>R}:lock" (and :fence, :queue, channel :released).
     std::string key_prefix = "redlock:";
     /// The longest ttl a lock_options may ask for.

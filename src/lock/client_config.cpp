@@ -160,6 +160,34 @@ client_config client_config::from_file(const std::string& path, error_code& ec, 
     return without_exceptions(ec, why, [&] { return read_file(path, ec, why); });
 }
 
+namespace {
+
+// What the JSON object form of a node added (client_config::per_node).
+error_code check_per_node(const client_config& cfg, std::string& why) {
+    const auto& nodes = cfg.nodes;
+    const auto& per_node = cfg.per_node;
+    if (!per_node.empty() && per_node.size() != nodes.size()) {
+        return fail(why, "per_node: " + std::to_string(per_node.size()) + " entries for " +
+                             std::to_string(nodes.size()) + " nodes (none, or one per node)");
+    }
+    for (std::size_t i = 0; i < per_node.size(); ++i) {
+        const auto& extra = per_node[i];
+        const auto path = "nodes[" + std::to_string(i) + "]";
+        redis::node_spec spec;
+        std::string ignored;
+        const bool sentinel = !redis::parse_node_spec(nodes[i], spec, ignored) &&
+                              spec.kind == redis::node_spec::topology::sentinel;
+        if (!sentinel && !(extra.sentinel_username.empty() && extra.sentinel_password.empty()))
+            return fail(why, path + ": sentinel credentials for a node that is not redis-sentinel://");
+        if (extra.tls && extra.tls->cert_file.empty() != extra.tls->key_file.empty())
+            return fail(
+                why, path + ".tls: cert_file and key_file go together (a client certificate needs its key)");
+    }
+    return {};
+}
+
+}  // namespace
+
 error_code client_config::validate(std::string& why) const {
     if (nodes.empty()) return fail(why, "nodes: at least one node is required");
     // Every server (or seed) any node names, with the node that names it.
@@ -212,7 +240,7 @@ error_code client_config::validate(std::string& why) const {
     if (tls.cert_file.empty() != tls.key_file.empty()) {
         return fail(why, "tls: cert_file and key_file go together (a client certificate needs its key)");
     }
-    return {};
+    return check_per_node(*this, why);
 }
 
 }  // namespace redlock

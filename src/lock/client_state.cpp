@@ -15,11 +15,16 @@ namespace {
 
 std::vector<redis::node_spec> specs_of(const client_config& cfg) {
     std::vector<redis::node_spec> specs;
-    for (const auto& uri : cfg.nodes) {
+    for (std::size_t i = 0; i < cfg.nodes.size(); ++i) {
         redis::node_spec spec;
         std::string why;
         // The client validated the config: a URI that does not parse here is a library bug.
-        if (auto ec = redis::parse_node_spec(uri, spec, why)) throw boost::system::system_error(ec, why);
+        if (auto ec = redis::parse_node_spec(cfg.nodes[i], spec, why))
+            throw boost::system::system_error(ec, why);
+        if (i < cfg.per_node.size()) {
+            spec.sentinel_username = cfg.per_node[i].sentinel_username;
+            spec.sentinel_password = cfg.per_node[i].sentinel_password;
+        }
         specs.push_back(std::move(spec));
     }
     return specs;
@@ -107,7 +112,7 @@ redis::connection_config client_state::config_for(const client_config& cfg,
     cc.client_name = cfg.client_name;
     cc.connect_timeout = cfg.connect_timeout;
     cc.health_check_interval = cfg.health_check_interval;
-    cc.tls = cfg.tls;
+    cc.tls = node < cfg.per_node.size() && cfg.per_node[node].tls ? *cfg.per_node[node].tls : cfg.tls;
     cc.max_queued_requests = cfg.max_queued_requests;
     cc.scripts.assign(scripts::all.begin(), scripts::all.end());
     cc.min_server_version = redis::lock_min_server_version;

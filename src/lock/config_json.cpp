@@ -223,18 +223,46 @@ error_code read_count(const json_value& v, const std::string& path, std::size_t&
     return fail(why, path + ": expected a non-negative integer, got " + describe(v));
 }
 
-error_code read_nodes(const json_value& v, std::vector<std::string>& out, std::string& why) {
-    if (!v.is_array()) return fail(why, "nodes: expected an array of URI strings, got " + describe(v));
-    out.clear();
-    out.reserve(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        const json_value& node = v[i];
-        if (!node.is_string()) {
-            return fail(why,
-                        "nodes[" + std::to_string(i) + "]: expected a URI string, got " + describe(node));
-        }
-        out.push_back(node.get<std::string>());
+error_code read_tls(const json_value& v, const std::string& path, tls_config& out, std::string& why);
+
+// A node is its URI, or an object with the URI and what the URI cannot say.
+error_code read_node(const json_value& node, const std::string& path, std::string& uri, node_settings& extra,
+                     std::string& why) {
+    if (node.is_string()) {
+        uri = node.get<std::string>();
+        return {};
     }
+    if (!node.is_object())
+        return fail(why, path + ": expected a URI string or an object, got " + describe(node));
+    if (auto ec = check_keys(node, path, {"uri", "sentinel_username", "sentinel_password", "tls"}, why))
+        return ec;
+    const json_value* u = find(node, "uri");
+    if (u == nullptr) return fail(why, path + ".uri: required key is missing");
+    if (auto ec = read_string(*u, path + ".uri", uri, why)) return ec;
+    if (auto* f = find(node, "sentinel_username")) {
+        if (auto ec = read_string(*f, path + ".sentinel_username", extra.sentinel_username, why)) return ec;
+    }
+    if (auto* f = find(node, "sentinel_password")) {
+        if (auto ec = read_string(*f, path + ".sentinel_password", extra.sentinel_password, why)) return ec;
+    }
+    if (auto* f = find(node, "tls")) {
+        extra.tls.emplace();
+        if (auto ec = read_tls(*f, path + ".tls", *extra.tls, why)) return ec;
+    }
+    return {};
+}
+
+error_code read_nodes(const json_value& v, client_config& out, std::string& why) {
+    if (!v.is_array()) return fail(why, "nodes: expected an array of URI strings, got " + describe(v));
+    out.nodes.assign(v.size(), std::string());
+    std::vector<node_settings> extras(v.size());
+    bool any_object = false;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        any_object = any_object || v[i].is_object();
+        if (auto ec = read_node(v[i], "nodes[" + std::to_string(i) + "]", out.nodes[i], extras[i], why))
+            return ec;
+    }
+    if (any_object) out.per_node = std::move(extras);
     return {};
 }
 
@@ -250,24 +278,24 @@ error_code read_retry(const json_value& v, retry_config& out, std::string& why) 
     return {};
 }
 
-error_code read_tls(const json_value& v, tls_config& out, std::string& why) {
-    if (!v.is_object()) return fail(why, "tls: expected an object, got " + describe(v));
-    if (auto ec = check_keys(v, "tls", {"ca_file", "cert_file", "key_file", "server_name", "verify"}, why))
+error_code read_tls(const json_value& v, const std::string& path, tls_config& out, std::string& why) {
+    if (!v.is_object()) return fail(why, path + ": expected an object, got " + describe(v));
+    if (auto ec = check_keys(v, path, {"ca_file", "cert_file", "key_file", "server_name", "verify"}, why))
         return ec;
     if (auto* f = find(v, "ca_file")) {
-        if (auto ec = read_string(*f, "tls.ca_file", out.ca_file, why)) return ec;
+        if (auto ec = read_string(*f, path + ".ca_file", out.ca_file, why)) return ec;
     }
     if (auto* f = find(v, "cert_file")) {
-        if (auto ec = read_string(*f, "tls.cert_file", out.cert_file, why)) return ec;
+        if (auto ec = read_string(*f, path + ".cert_file", out.cert_file, why)) return ec;
     }
     if (auto* f = find(v, "key_file")) {
-        if (auto ec = read_string(*f, "tls.key_file", out.key_file, why)) return ec;
+        if (auto ec = read_string(*f, path + ".key_file", out.key_file, why)) return ec;
     }
     if (auto* f = find(v, "server_name")) {
-        if (auto ec = read_string(*f, "tls.server_name", out.server_name, why)) return ec;
+        if (auto ec = read_string(*f, path + ".server_name", out.server_name, why)) return ec;
     }
     if (auto* f = find(v, "verify")) {
-        if (auto ec = read_bool(*f, "tls.verify", out.verify, why)) return ec;
+        if (auto ec = read_bool(*f, path + ".verify", out.verify, why)) return ec;
     }
     return {};
 }
@@ -286,7 +314,7 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     }
     const json_value* nodes = find(doc, "nodes");
     if (nodes == nullptr) return fail(why, "nodes: required key is missing");
-    if (auto ec = read_nodes(*nodes, out.nodes, why)) return ec;
+    if (auto ec = read_nodes(*nodes, out, why)) return ec;
     if (auto* f = find(doc, "key_prefix")) {
         if (auto ec = read_string(*f, "key_prefix", out.key_prefix, why)) return ec;
     }
@@ -324,7 +352,7 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
         if (auto ec = read_retry(*f, out.retry, why)) return ec;
     }
     if (auto* f = find(doc, "tls")) {
-        if (auto ec = read_tls(*f, out.tls, why)) return ec;
+        if (auto ec = read_tls(*f, "tls", out.tls, why)) return ec;
     }
     return {};
 }

@@ -186,7 +186,8 @@ asio::awaitable<error_code> connection::impl::connect_once() {
 asio::awaitable<error_code> connection::impl::locate() {
     auto [ec, where, why] =
         co_await asio::async_initiate<decltype(use_tuple), void(error_code, node_address, std::string)>(
-            [this](auto handler) { cfg_.locate(cfg_.connect_timeout, std::move(handler)); }, use_tuple);
+            // Half the attempt's time: a locate that fails says why before the attempt times out.
+            [this](auto handler) { cfg_.locate(cfg_.connect_timeout / 2, std::move(handler)); }, use_tuple);
     if (closed_ || connect_timed_out_) co_return error::connection_closed;
     if (ec) {
         set_last_error(ec, std::move(why));

@@ -15,11 +15,12 @@ node_link::node_link(strand_type strand, const node_spec& spec, const config_for
         return;
     }
     if (spec.kind == node_spec::topology::sentinel) {
-        // The URI's credentials and database are the master's; the sentinels' own are not in it.
+        // The URI's credentials and database are the master's; the sentinels' own come from
+        // the configuration's object form of the node, if at all.
         auto sentinels = spec.addresses;
         for (auto& a : sentinels) {
-            a.username.clear();
-            a.password.clear();
+            a.username = spec.sentinel_username;
+            a.password = spec.sentinel_password;
             a.db = 0;
         }
         sentinels_ = std::make_shared<sentinel_locator>(strand_, std::move(sentinels), spec.master_name,

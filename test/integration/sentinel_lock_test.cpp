@@ -100,6 +100,35 @@ BOOST_AUTO_TEST_CASE(a_master_name_no_sentinel_knows_fails_votes_saying_so) {
     }());
 }
 
+// Sentinels that require a password of their own: the URI's credentials are the master's, so
+// the password goes in the node's object form (client_config::per_node). Without it no
+// sentinel names the master, and the vote fails saying why.
+BOOST_AUTO_TEST_CASE(sentinels_with_a_password_of_their_own_take_it_from_the_node_object) {
+    redis_sentinel_group group;
+    auto& master = group.data_server(0);
+    for (std::size_t i = 0; i < group.sentinels(); ++i) {
+        const auto ok = group.sentinel(i).command({"ACL", "SETUSER", "default", "resetpass", ">sentinel-pw"});
+        BOOST_TEST_REQUIRE(ok.str == "OK", redlock::resp::to_string(ok));
+    }
+    asio::io_context ioc;
+    auto cfg = sentinel_config(group.uri());
+    cfg.connect_timeout = 500ms;
+    redlock::client refused(ioc.get_executor(), cfg);
+    cfg.per_node.resize(1);
+    cfg.per_node[0].sentinel_password = "sentinel-pw";
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto lease = co_await client.async_acquire("guarded", options(10s), asio::use_awaitable);
+        BOOST_TEST(holder_on(master, "guarded") == lease.token());
+        co_await lease.async_release(asio::use_awaitable);
+        redlock::diagnostics diag;
+        auto [ec, none] = co_await refused.async_acquire("guarded", options(2s), diag, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::quorum_unreachable), ec.message());
+        BOOST_TEST(diag.message.find("no sentinel named a master") != std::string::npos, diag.message);
+        BOOST_TEST(diag.message.find("NOAUTH") != std::string::npos, diag.message);
+    }());
+}
+
 // SENTINEL FAILOVER while a lease with replicas = 1 is held and a waiter waits for another: the
 // old master still runs as a master for a while, but the client follows +switch-master to the
 // new one at once, and so does the waiter's subscription. The new master has the lease's key

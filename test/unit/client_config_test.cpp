@@ -137,15 +137,15 @@ BOOST_AUTO_TEST_CASE(only_nodes_keeps_the_defaults) {
     BOOST_TEST(partial.tls.verify == true);
 }
 
-BOOST_AUTO_TEST_CASE(nodes_are_required_and_must_be_a_non_empty_array_of_strings) {
+BOOST_AUTO_TEST_CASE(nodes_are_required_and_must_be_a_non_empty_array_of_uris) {
     BOOST_TEST(contains(parse_fail(R"({"key_prefix": "x"})"), "nodes: required key is missing"));
     BOOST_TEST(contains(parse_fail(R"({"nodes": []})"), "nodes: at least one node is required"));
     BOOST_TEST(contains(parse_fail(R"({"nodes": "redis://h"})"),
                         "nodes: expected an array of URI strings, got string"));
-    BOOST_TEST(
-        contains(parse_fail(R"({"nodes": ["redis://a", 7]})"), "nodes[1]: expected a URI string, got 7"));
+    BOOST_TEST(contains(parse_fail(R"({"nodes": ["redis://a", 7]})"),
+                        "nodes[1]: expected a URI string or an object, got 7"));
     BOOST_TEST(contains(parse_fail(R"({"nodes": ["redis://a", null]})"),
-                        "nodes[1]: expected a URI string, got null"));
+                        "nodes[1]: expected a URI string or an object, got null"));
 }
 
 BOOST_AUTO_TEST_CASE(unknown_keys_are_named_with_their_path) {
@@ -332,6 +332,47 @@ BOOST_AUTO_TEST_CASE(sentinel_nodes_are_voters_per_master_name) {
     BOOST_TEST(contains(
         parse_fail(R"({"nodes": ["redis-sentinel://s1:26379#a", "redis-sentinel://s2:1,s1:26379#a"]})"),
         "nodes[1] is the same node as nodes[0] (both name redis://s1:26379): it would vote twice"));
+}
+
+BOOST_AUTO_TEST_CASE(a_node_object_says_what_its_uri_cannot) {
+    std::string why;
+    boost::system::error_code ec;
+    auto c = client_config::from_json(R"({"nodes": [
+        "redis://h1:1",
+        {"uri": "redis-sentinel://s1:26379,s2:26379#m", "sentinel_username": "watcher", "sentinel_password": "spw"},
+        {"uri": "rediss://h3:6380", "tls": {"ca_file": "/ca.pem", "server_name": "h3.example"}}]})",
+                                      ec, why);
+    BOOST_TEST_REQUIRE(!ec, why);
+    BOOST_TEST(c.nodes == (std::vector<std::string>{"redis://h1:1", "redis-sentinel://s1:26379,s2:26379#m",
+                                                    "rediss://h3:6380"}));
+    BOOST_TEST_REQUIRE(c.per_node.size() == 3u);
+    BOOST_TEST(c.per_node[0].sentinel_password.empty());
+    BOOST_TEST(!c.per_node[0].tls.has_value());
+    BOOST_TEST(c.per_node[1].sentinel_username == "watcher");
+    BOOST_TEST(c.per_node[1].sentinel_password == "spw");
+    BOOST_TEST_REQUIRE(c.per_node[2].tls.has_value());
+    BOOST_TEST(c.per_node[2].tls->ca_file == "/ca.pem");
+    BOOST_TEST(c.per_node[2].tls->server_name == "h3.example");
+    // Strings only: no per-node settings at all.
+    BOOST_TEST(client_config::from_json(R"({"nodes": ["redis://h1:1"]})").per_node.empty());
+
+    BOOST_TEST(contains(parse_fail(R"({"nodes": [{"sentinel_password": "x"}]})"),
+                        "nodes[0].uri: required key is missing"));
+    BOOST_TEST(contains(parse_fail(R"({"nodes": [{"uri": "redis://h:1", "password": "x"}]})"), "nodes[0]"));
+    BOOST_TEST(
+        contains(parse_fail(R"({"nodes": [7]})"), "nodes[0]: expected a URI string or an object, got"));
+    BOOST_TEST(contains(parse_fail(R"({"nodes": [{"uri": "redis://h:1", "sentinel_password": "x"}]})"),
+                        "nodes[0]: sentinel credentials for a node that is not redis-sentinel://"));
+    BOOST_TEST(contains(parse_fail(R"({"nodes": [{"uri": "rediss://h:1", "tls": {"cert_file": "/c.pem"}}]})"),
+                        "nodes[0].tls: cert_file and key_file go together"));
+    BOOST_TEST(contains(parse_fail(R"({"nodes": [{"uri": "rediss://h:1", "tls": {"verify": "yes"}}]})"),
+                        "nodes[0].tls.verify"));
+    // Built by hand: none, or one per node.
+    client_config hand;
+    hand.nodes = {"redis://a:1", "redis://b:1"};
+    hand.per_node.resize(1);
+    BOOST_TEST((hand.validate(why) == redlock::error::invalid_config));
+    BOOST_TEST(contains(why, "per_node: 1 entries for 2 nodes"), why);
 }
 
 BOOST_AUTO_TEST_CASE(the_same_node_twice_would_vote_twice) {

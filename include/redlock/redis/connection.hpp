@@ -72,8 +72,9 @@ struct connection_config {
     tls_config tls;
     /// Where to connect, asked before every connection attempt (a master that Sentinel names);
     /// without it, `address`. Called on the connection's strand with the time the answer may
-    /// take; the handler gets the address to use (with its credentials and database) or an
-    /// error and a message, which fails the attempt as a connect failure does.
+    /// take (half of connect_timeout, which bounds the whole attempt); the handler gets the
+    /// address to use (with its credentials and database) or an error and a message, which
+    /// fails the attempt as a connect failure does.
     using locate_handler = asio::any_completion_handler<void(error_code, node_address, std::string)>;
     std::function<void(std::chrono::milliseconds, locate_handler)> locate;
     /// The handshake also asks ROLE and fails with error::master_not_found unless the server

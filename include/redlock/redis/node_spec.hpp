@@ -28,6 +28,9 @@ struct node_spec {
     /// the URI's credentials and database.
     std::vector<node_address> addresses;
     std::string master_name;  ///< sentinel: the name the sentinels know the master by
+    /// sentinel: how to log in to the sentinels; not in the URI (client_config::per_node).
+    std::string sentinel_username;
+    std::string sentinel_password;
 
     /// The URI without the password, for logs and error messages.
     [[nodiscard]] std::string to_string() const;
