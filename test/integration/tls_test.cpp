@@ -155,6 +155,38 @@ BOOST_AUTO_TEST_CASE(locks_over_tls_with_the_ca_and_a_client_certificate) {
     }());
 }
 
+// Two TLS nodes whose servers' certificates come from different CAs: each node's object form
+// (client_config::per_node) names its own CA; the config's tls, another CA, applies to neither.
+BOOST_AUTO_TEST_CASE(each_node_may_have_tls_settings_of_its_own) {
+    certificates certs;
+    certificates others;
+    auto ours = certs.server_with("no");
+    auto theirs = others.server_with("no");
+    redlock::client_config cfg;
+    cfg.nodes = {ours->tls_uri(), theirs->tls_uri()};
+    cfg.restart_quarantine = false;
+    cfg.tls.ca_file = certs.other_ca;  // trusts neither server
+    cfg.per_node.resize(2);
+    cfg.per_node[0].tls = redlock::tls_config{};
+    cfg.per_node[0].tls->ca_file = certs.ca;
+    cfg.per_node[1].tls = redlock::tls_config{};
+    cfg.per_node[1].tls->ca_file = others.ca;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        redlock::lock_options o;
+        o.ttl = 5s;
+        redlock::diagnostics diag;
+        auto [ec, lease] = co_await client.async_acquire("per-node-tls", o, diag, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << diag.message);
+        // N = 2, quorum 2: both granted, each trusted through its own CA.
+        BOOST_TEST(diag.nodes.size() == 2u);
+        BOOST_TEST(!ours->command({"GET", "{redlock:per-node-tls}:lock"}).is_null());
+        BOOST_TEST(!theirs->command({"GET", "{redlock:per-node-tls}:lock"}).is_null());
+        co_await lease.async_release(asio::use_awaitable);
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(a_certificate_from_another_ca_is_tls_failed_with_the_reason) {
     certificates certs;
     auto server = certs.server_with("no");
