@@ -41,10 +41,11 @@ void node_link::start() {
         // Started before the connection, whose first attempt asks it.
         boost::asio::dispatch(strand_, [sentinels = sentinels_, server = std::weak_ptr<connection>(server_),
                                         on_new_master = on_new_master_] {
-            sentinels->start([server, on_new_master](const node_address& master) {
+            sentinels->on_switch([server, on_new_master](const node_address& master) {
                 if (on_new_master) on_new_master(master);
                 if (auto s = server.lock()) s->reconnect();
             });
+            sentinels->start();
         });
     }
     if (server_) {

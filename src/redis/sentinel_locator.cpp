@@ -107,8 +107,7 @@ sentinel_locator::~sentinel_locator() {
     close();
 }
 
-void sentinel_locator::start(switch_fn on_switch) {
-    on_switch_ = std::move(on_switch);
+void sentinel_locator::start() {
     std::weak_ptr<sentinel_locator> weak = weak_from_this();
     for (std::size_t i = 0; i < sentinel_addresses_.size(); ++i) {
         sentinels_[i]->async_connect([](error_code) {});
@@ -137,8 +136,7 @@ void sentinel_locator::subscribe(std::size_t sentinel) {
 
 void sentinel_locator::close() {
     closed_ = true;
-    on_switch_ = nullptr;
-    also_on_switch_.clear();
+    on_switch_.clear();
     for (auto& c : sentinels_)
         c->close();
     for (auto& c : subscriptions_)
@@ -236,8 +234,7 @@ void sentinel_locator::remember(const node_address& master) {
         if (first) return;
         ++switches_;
     }
-    if (on_switch_) on_switch_(master);
-    for (const auto& f : also_on_switch_)
+    for (const auto& f : on_switch_)
         f(master);
 }
 

@@ -41,7 +41,7 @@ std::optional<node_address> read_switch_master(const resp::value& push, std::str
 /// (connection_config::require_master).
 ///
 /// Each sentinel's connection is subscribed to `+switch-master`: a failover the sentinels
-/// announce reaches `on_switch` at once (with the new master), instead of after the old
+/// announce reaches the on_switch() functions at once (with the new master), instead of after the old
 /// master's connection times out.
 ///
 /// Strand only, except locate(), which may be called from any thread.
@@ -59,11 +59,11 @@ public:
     sentinel_locator(const sentinel_locator&) = delete;
     sentinel_locator& operator=(const sentinel_locator&) = delete;
 
-    /// Connects to the sentinels and subscribes to +switch-master; `on_switch` gets every
-    /// master, announced or located, that differs from the one known before (not the first).
-    void start(switch_fn on_switch);
-    /// Another function told of every such master (a subscriber connection that must move too).
-    void also_on_switch(switch_fn f) { also_on_switch_.push_back(std::move(f)); }
+    /// Connects to the sentinels and subscribes to +switch-master.
+    void start();
+    /// `f` is told of every master, announced or located, that differs from the one known
+    /// before (not the first): the voter's connection and its subscriber connections move.
+    void on_switch(switch_fn f) { on_switch_.push_back(std::move(f)); }
     void close();
 
     /// Completes with the master's address, or master_not_found and what each sentinel said,
@@ -95,8 +95,7 @@ private:
     connection_config sentinel_config_;
     std::vector<std::unique_ptr<connection>> sentinels_;      // queries
     std::vector<std::unique_ptr<connection>> subscriptions_;  // +switch-master
-    switch_fn on_switch_;
-    std::vector<switch_fn> also_on_switch_;
+    std::vector<switch_fn> on_switch_;
     bool closed_ = false;
     mutable std::mutex status_mutex_;
     std::optional<node_address> last_master_;

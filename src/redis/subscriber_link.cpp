@@ -49,7 +49,7 @@ void subscriber_link::close() {
 }
 
 void subscriber_link::follow(sentinel_locator& sentinels) {
-    sentinels.also_on_switch([weak = weak_from_this()](const node_address&) {
+    sentinels.on_switch([weak = weak_from_this()](const node_address&) {
         auto self = weak.lock();
         if (!self || self->closed_) return;
         for (auto& [where, c] : self->connections_)

@@ -181,8 +181,8 @@ BOOST_AUTO_TEST_CASE(each_node_may_have_tls_settings_of_its_own) {
         BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << diag.message);
         // N = 2, quorum 2: both granted, each trusted through its own CA.
         BOOST_TEST(diag.nodes.size() == 2u);
-        BOOST_TEST(!ours->command({"GET", "{redlock:per-node-tls}:lock"}).is_null());
-        BOOST_TEST(!theirs->command({"GET", "{redlock:per-node-tls}:lock"}).is_null());
+        BOOST_TEST(redlock::test::holder_on(*ours, "per-node-tls") == lease.token());
+        BOOST_TEST(redlock::test::holder_on(*theirs, "per-node-tls") == lease.token());
         co_await lease.async_release(asio::use_awaitable);
     }());
 }
