@@ -261,7 +261,7 @@ redis::node_address master_address(const redis::node_spec& spec, const std::stri
 // Every voter: the seeds and sentinels first, then every server they lead to, and the single
 // servers, probed alike.
 std::vector<voter_report> probe_deployment(const client_config& cfg) {
-    const auto specs = node_specs_of(cfg);
+    const auto specs = cfg.node_specs();
     auto voters = probe_topologies(cfg, specs);
     std::vector<probe_target> targets;
     for (std::size_t i = 0; i < voters.size(); ++i) {

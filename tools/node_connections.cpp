@@ -9,7 +9,7 @@ namespace redlock::cli {
 std::vector<std::unique_ptr<redis::connection>> open_node_connections(const boost::asio::any_io_executor& ex,
                                                                       const client_config& cfg) {
     std::vector<std::unique_ptr<redis::connection>> out;
-    for (const auto& spec : node_specs_of(cfg)) {
+    for (const auto& spec : cfg.node_specs()) {
         // What it reads (a resource's keys) is one server's.
         if (spec.kind != redis::node_spec::topology::server)
             throw usage_error(spec.to_string() +
@@ -29,17 +29,6 @@ std::unique_ptr<redis::connection> make_connection(const boost::asio::any_io_exe
     cc.connect_timeout = cfg.connect_timeout;
     cc.tls = cfg.tls;
     return std::make_unique<redis::connection>(ex, std::move(cc));
-}
-
-std::vector<redis::node_spec> node_specs_of(const client_config& cfg) {
-    std::vector<redis::node_spec> out;
-    for (const auto& uri : cfg.nodes) {
-        std::string why;
-        redis::node_spec spec;
-        if (auto ec = redis::parse_node_spec(uri, spec, why)) throw boost::system::system_error(ec, why);
-        out.push_back(std::move(spec));
-    }
-    return out;
 }
 
 std::string lock_key_of(const client_config& cfg, const std::string& resource) {

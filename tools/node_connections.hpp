@@ -25,10 +25,6 @@ std::vector<std::unique_ptr<redis::connection>> open_node_connections(const boos
 std::unique_ptr<redis::connection> make_connection(const boost::asio::any_io_executor& ex,
                                                    const client_config& cfg, redis::node_address address);
 
-/// Every node of `cfg` parsed; boost::system::system_error with the parser's message if one
-/// does not parse.
-std::vector<redis::node_spec> node_specs_of(const client_config& cfg);
-
 /// The key of `resource`'s lock (see client_config::key_prefix).
 std::string lock_key_of(const client_config& cfg, const std::string& resource);
 

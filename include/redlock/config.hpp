@@ -1,6 +1,7 @@
 #ifndef REDLOCK_CONFIG_HPP
 #define REDLOCK_CONFIG_HPP
 
+#include <redlock/redis/node_spec.hpp>
 #include <redlock/tls_config.hpp>
 
 #include <boost/system/error_code.hpp>
@@ -102,6 +103,10 @@ struct client_config {
     /// Checks a config built by hand (from_json runs it too): returns the first problem and
     /// sets `why` to a message naming the field, or an empty error_code.
     [[nodiscard]] boost::system::error_code validate(std::string& why) const;
+
+    /// The nodes parsed (redis::parse_node_spec), with what `per_node` adds to them. Throws
+    /// boost::system::system_error with error::invalid_uri for a URI that does not parse.
+    [[nodiscard]] std::vector<redis::node_spec> node_specs() const;
 };
 
 }  // namespace redlock

@@ -243,4 +243,19 @@ error_code client_config::validate(std::string& why) const {
     return check_per_node(*this, why);
 }
 
+std::vector<redis::node_spec> client_config::node_specs() const {
+    std::vector<redis::node_spec> specs;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        redis::node_spec spec;
+        std::string why;
+        if (auto ec = redis::parse_node_spec(nodes[i], spec, why)) throw boost::system::system_error(ec, why);
+        if (i < per_node.size()) {
+            spec.sentinel_username = per_node[i].sentinel_username;
+            spec.sentinel_password = per_node[i].sentinel_password;
+        }
+        specs.push_back(std::move(spec));
+    }
+    return specs;
+}
+
 }  // namespace redlock

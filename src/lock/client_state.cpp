@@ -13,27 +13,10 @@ namespace redlock::detail {
 
 namespace {
 
-std::vector<redis::node_spec> specs_of(const client_config& cfg) {
-    std::vector<redis::node_spec> specs;
-    for (std::size_t i = 0; i < cfg.nodes.size(); ++i) {
-        redis::node_spec spec;
-        std::string why;
-        // The client validated the config: a URI that does not parse here is a library bug.
-        if (auto ec = redis::parse_node_spec(cfg.nodes[i], spec, why))
-            throw boost::system::system_error(ec, why);
-        if (i < cfg.per_node.size()) {
-            spec.sentinel_username = cfg.per_node[i].sentinel_username;
-            spec.sentinel_password = cfg.per_node[i].sentinel_password;
-        }
-        specs.push_back(std::move(spec));
-    }
-    return specs;
-}
-
 // Node names for messages and metrics: the URIs without their passwords.
 std::vector<std::string> names_of(const client_config& cfg) {
     std::vector<std::string> names;
-    for (const auto& spec : specs_of(cfg))
+    for (const auto& spec : cfg.node_specs())
         names.push_back(spec.to_string());
     return names;
 }
@@ -61,13 +44,15 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
       extends_(*this, cfg_.nodes.size()),
       replicas_(*this, cfg_.nodes.size()),
       listener_(*this) {
-    const auto specs = specs_of(cfg_);
+    // The client validated the config: a URI that does not parse here is a library bug.
+    const auto specs = cfg_.node_specs();
     members_->entries.resize(specs.size());
     // What the connections' configurations need, shared: a cluster link may make one after the
     // client state is gone, while its last handlers run.
     auto shared_cfg = std::make_shared<const client_config>(cfg_);
     for (std::size_t i = 0; i < specs.size(); ++i) {
         const bool cluster = specs[i].kind == redis::node_spec::topology::cluster;
+        const bool sentinel = specs[i].kind == redis::node_spec::topology::sentinel;
         // A failover's promoted replica may lack grants its master made: quarantined as a
         // restarted server is.
         redis::detail::cluster_link::new_master_fn on_new_master;
@@ -75,7 +60,7 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
             on_new_master = [health = health_, members = members_, i](const redis::node_address& a) {
                 health->on_promoted(member_entry_made(*health, *members, i, a));
             };
-        } else if (health_) {
+        } else if (health_ && sentinel) {
             // Sentinel moved the master: the node is one voter whatever server it reaches.
             on_new_master = [health = health_, i](const redis::node_address&) { health->on_promoted(i); };
         }
