@@ -7,18 +7,26 @@
 #include <redlock/redis/node_spec.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+namespace redlock::redis::detail {
+class node_link;
+}
+
 namespace redlock::cli {
 
-/// One connection per node of `cfg`, for the command's own questions to the nodes (the lock
-/// client keeps its connections to itself). Connecting starts at once, in the background.
-/// A cluster or Sentinel node is a usage_error: what these read (a resource's keys) is one server's.
-std::vector<std::unique_ptr<redis::connection>> open_node_connections(const boost::asio::any_io_executor& ex,
-                                                                      const client_config& cfg);
+/// One link per node of `cfg`, for the command's own questions about a resource's keys (the
+/// lock client keeps its connections to itself): the library's own (redis::detail::node_link),
+/// so a request goes where the client's would: to the server, to the master of the key's slot
+/// in a cluster, or to the master a Sentinel node's sentinels name (logged in to with the
+/// node's sentinel credentials). Each connection is made as make_connection() makes it.
+/// Connecting starts at once, in the background.
+std::vector<std::unique_ptr<redis::detail::node_link>> open_node_links(
+    const boost::asio::strand<boost::asio::any_io_executor>& strand, const client_config& cfg);
 
 /// A connection to `address` for the command's own questions: `cfg`'s client name (with
 /// ":cli"), connect timeout and TLS settings. Not started.

@@ -125,12 +125,7 @@ public:
           grace_timer_(ioc),
           validity_timer_(ioc),
           drain_timer_(ioc) {
-        // The status line reads each server's keys: single servers only.
-        const bool servers_only =
-            std::none_of(cfg.nodes.begin(), cfg.nodes.end(), [](const std::string& uri) {
-                return uri.find("-cluster://") != std::string::npos || uri.starts_with("redis-sentinel://");
-            });
-        if (!s_.quiet && ::isatty(STDERR_FILENO) == 1 && s_.wait > milliseconds::zero() && servers_only) {
+        if (!s_.quiet && ::isatty(STDERR_FILENO) == 1 && s_.wait > milliseconds::zero()) {
             status_.emplace(ioc.get_executor(), cfg, s_.resource);
         }
     }

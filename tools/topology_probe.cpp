@@ -123,9 +123,10 @@ std::vector<voter_report> probe_topologies(const client_config& cfg,
         if (spec.kind == topology::server) continue;
         for (auto address : spec.addresses) {
             if (spec.kind == topology::sentinel) {
-                // The URI's credentials and database are the master's; the sentinels' own are not in it.
-                address.username.clear();
-                address.password.clear();
+                // The URI's credentials and database are the master's; the sentinels' own come from
+                // the node's object form (client_config::per_node), if at all, as the client's do.
+                address.username = spec.sentinel_username;
+                address.password = spec.sentinel_password;
                 address.db = 0;
             }
             question q;

@@ -1,7 +1,10 @@
 #include "wait_status.hpp"
 
 #include "node_connections.hpp"
+#include "redis/node_link.hpp"
 #include <redlock/resp/request.hpp>
+
+#include <boost/asio/strand.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -15,11 +18,13 @@ constexpr auto refresh = std::chrono::milliseconds(250);
 
 wait_status::wait_status(const boost::asio::any_io_executor& ex, const client_config& cfg,
                          std::string resource)
-    : nodes_(open_node_connections(ex, cfg)),
+    : nodes_(open_node_links(boost::asio::make_strand(ex), cfg)),
       resource_(std::move(resource)),
       key_(lock_key_of(cfg, resource_)),
       timer_(ex),
       pttls_(nodes_.size(), -2) {}
+
+wait_status::~wait_status() = default;
 
 void wait_status::start() {
     running_ = true;
@@ -51,8 +56,8 @@ void wait_status::tick() {
     resp::request req;
     req.push("PTTL", key_);
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        nodes_[i]->async_exec(
-            req, refresh, [this, i](boost::system::error_code ec, std::vector<resp::value> r) {
+        nodes_[i]->exec(
+            key_, req, refresh, [this, i](boost::system::error_code ec, std::vector<resp::value> r) {
                 if (!running_) return;
                 pttls_[i] = !ec && r.size() == 1 && r[0].kind == resp::type::integer ? r[0].integer : -2;
             });

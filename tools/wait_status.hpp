@@ -2,7 +2,6 @@
 #define REDLOCK_TOOLS_WAIT_STATUS_HPP
 
 #include <redlock/config.hpp>
-#include <redlock/redis/connection.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -14,14 +13,24 @@
 #include <string>
 #include <vector>
 
+namespace redlock::redis::detail {
+class node_link;
+}
+
 namespace redlock::cli {
 
 /// The line `redlock run` shows on a terminal while it waits, rewritten in place a few times a
 /// second: how long it has waited, and how long the current holder's lease has left (the time
-/// until fewer than a quorum of nodes still hold the key: the quorum-th largest PTTL).
+/// until fewer than a quorum of nodes still hold the key: the quorum-th largest PTTL). Each
+/// node's PTTL is asked where the client would ask it (open_node_links): a cluster's master of
+/// the key's slot, the master a Sentinel node's sentinels name. A node that does not answer
+/// within a tick (not yet connected, a cluster's slot map not read yet) counts as no key.
 class wait_status {
 public:
     wait_status(const boost::asio::any_io_executor& ex, const client_config& cfg, std::string resource);
+    ~wait_status();
+    wait_status(const wait_status&) = delete;
+    wait_status& operator=(const wait_status&) = delete;
     void start();
     /// Erases the line; idempotent.
     void stop();
@@ -35,7 +44,7 @@ private:
     void tick();
     void draw();
 
-    std::vector<std::unique_ptr<redis::connection>> nodes_;
+    std::vector<std::unique_ptr<redis::detail::node_link>> nodes_;
     std::string resource_;
     std::string key_;
     boost::asio::steady_timer timer_;

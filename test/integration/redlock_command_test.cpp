@@ -1,6 +1,7 @@
 // The redlock command (tools/) against real servers: `redlock run` keeps its commands' critical
 // sections apart, stops a command whose lease was lost, and exits as documented; `redlock
 // check` reports deliberately unsafe set-ups.
+#include "redis/cluster_slot.hpp"
 #include "support/child_process.hpp"
 #include "support/lock_helpers.hpp"
 #include "support/redis_cluster.hpp"
@@ -15,6 +16,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -66,6 +68,21 @@ bool wait_until(const std::function<bool()>& condition, std::chrono::millisecond
         std::this_thread::sleep_for(20ms);
     }
     return condition();
+}
+
+// `redlock RUN --ttl 10s RESOURCE -- sleep HOLD` and, once `held()` sees its key, a waiter for
+// RESOURCE on a terminal (a pseudo-terminal from script(1)): what the waiter's terminal showed.
+std::string waiter_screen(const scratch_dir& dir, const std::string& run, const std::string& resource,
+                          const std::string& hold, const std::function<bool()>& held) {
+    auto holder = start_redlock(run + " --ttl 10s " + resource + " -- sleep " + hold, dir.file("holder"));
+    BOOST_TEST_REQUIRE(wait_until(held), read_file(dir.file("holder")));
+    const auto typescript = dir.file("typescript");
+    auto waiter = spawn_shell(
+        "script -qec '" + redlock_path + " " + run + " --wait 20s " + resource + " -- true' " + typescript,
+        "/dev/null");
+    BOOST_TEST(wait_child(waiter, 30s) == 0, read_file(typescript));
+    BOOST_TEST(wait_child(holder, 20s) == 0, read_file(dir.file("holder")));
+    return read_file(typescript);
 }
 
 // Three servers, a scratch dir, and `redlock run` pointed at the servers.
@@ -283,17 +300,42 @@ BOOST_FIXTURE_TEST_CASE(an_interrupt_stops_the_command_and_releases_the_lock, th
 // On a terminal (a pseudo-terminal from script(1)) the waiter shows how long it has waited and
 // how long the holder's lease has left, on one line rewritten in place.
 BOOST_FIXTURE_TEST_CASE(a_waiter_on_a_terminal_shows_its_wait_and_the_holders_time_left, three_servers) {
-    auto holder = start_redlock(run + " --ttl 10s busy -- sleep 1.5", dir.file("holder"));
-    BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "busy"); }));
-    const auto typescript = dir.file("typescript");
-    auto waiter = spawn_shell(
-        "script -qec '" + redlock_path + " " + run + " --wait 20s busy -- true' " + typescript, "/dev/null");
-    BOOST_TEST(wait_child(waiter, 30s) == 0, read_file(typescript));
-    BOOST_TEST(wait_child(holder, 20s) == 0);
-    const auto screen = read_file(typescript);
+    const auto screen = waiter_screen(dir, run, "busy", "1.5", [&] { return key_anywhere(servers, "busy"); });
     BOOST_TEST(screen.find("\r\033[Kredlock: waited ") != std::string::npos, screen);
     BOOST_TEST(screen.find("for \"busy\"; the holder's lease has ") != std::string::npos, screen);
     BOOST_TEST(screen.find("\r\033[K") != std::string::npos);  // erased once it holds the lock
+}
+
+// The same through a cluster node: the PTTL goes to the master of the key's slot, here one that
+// is not the first seed (which would answer MOVED).
+BOOST_AUTO_TEST_CASE(a_waiter_on_a_cluster_node_shows_the_holders_time_left) {
+    redlock::test::redis_cluster_options options;
+    options.replicas_per_master = 0;
+    redlock::test::redis_cluster cluster(options);
+    scratch_dir dir;
+    std::string resource;
+    for (int i = 0; resource.empty(); ++i) {
+        const auto candidate = "busy" + std::to_string(i);
+        if (&cluster.master_of_slot(redlock::redis::detail::key_slot(lock_key(candidate))) !=
+            &cluster.server(0))
+            resource = candidate;
+    }
+    auto& master = cluster.master_of_slot(redlock::redis::detail::key_slot(lock_key(resource)));
+    const auto run = "run --nodes " + cluster.uri() + " --restart-quarantine off";
+    const auto screen =
+        waiter_screen(dir, run, resource, "3", [&] { return redlock::test::key_exists(master, resource); });
+    BOOST_TEST(screen.find("for \"" + resource + "\"; the holder's lease has ") != std::string::npos, screen);
+}
+
+// The same through a Sentinel node: the PTTL goes to the master the sentinels name.
+BOOST_AUTO_TEST_CASE(a_waiter_on_a_sentinel_node_shows_the_holders_time_left) {
+    redlock::test::redis_sentinel_group group;
+    auto& master = group.master();
+    scratch_dir dir;
+    const auto run = "run --nodes " + group.uri() + " --restart-quarantine off";
+    const auto screen =
+        waiter_screen(dir, run, "busy", "3", [&] { return redlock::test::key_exists(master, "busy"); });
+    BOOST_TEST(screen.find("for \"busy\"; the holder's lease has ") != std::string::npos, screen);
 }
 
 BOOST_AUTO_TEST_CASE(check_reports_replicas_duplicates_and_eviction) {
@@ -572,6 +614,50 @@ BOOST_AUTO_TEST_CASE(check_asks_the_sentinels_and_checks_the_master_they_name) {
     BOOST_TEST(report.find("warning: " + voter + ": sentinel " + last) != std::string::npos, report);
     BOOST_TEST(report.find("the client asks the others") != std::string::npos, report);
     BOOST_TEST(report.find("unsafe: ") == std::string::npos, report);
+}
+
+// Sentinels with a password of their own (and a user of their own: the default user is off): the
+// URI's credentials are the master's, so `check` logs in to the sentinels with the node object's
+// sentinel_username and sentinel_password; without them every sentinel refuses it (NOAUTH) and
+// the voter goes unchecked.
+BOOST_AUTO_TEST_CASE(check_logs_in_to_the_sentinels_with_the_node_objects_credentials) {
+    redlock::test::redis_sentinel_group group;
+    const auto voter = "nodes[0] redis-sentinel://" + group.sentinel_addresses() + "#mymaster";
+    // The sentinels log in to each other as "watcher" too: they keep seeing each other, and
+    // SENTINEL CKQUORUM stays OK.
+    const std::vector<std::vector<std::string>> commands = {
+        {"ACL", "SETUSER", "watcher", "on", ">sentinel-pw", "+@all", "~*", "&*"},
+        {"SENTINEL", "CONFIG", "SET", "sentinel-user", "watcher"},
+        {"SENTINEL", "CONFIG", "SET", "sentinel-pass", "sentinel-pw"}};
+    for (const auto& command : commands) {
+        for (std::size_t i = 0; i < group.sentinels(); ++i) {
+            const auto ok = group.sentinel(i).command(command);
+            BOOST_TEST_REQUIRE(ok.str == "OK", redlock::resp::to_string(ok));
+        }
+    }
+    for (std::size_t i = 0; i < group.sentinels(); ++i) {
+        const auto ok = group.sentinel(i).command({"ACL", "SETUSER", "default", "off"});
+        BOOST_TEST_REQUIRE(ok.str == "OK", redlock::resp::to_string(ok));
+    }
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    const auto config = dir.file("config.json");
+    std::ofstream(config) << R"({"nodes": [{"uri": ")" << group.uri()
+                          << R"(", "sentinel_username": "watcher", "sentinel_password": "sentinel-pw"}]})";
+    BOOST_TEST(run_redlock("check --config " + config, out) == 0, read_file(out));
+    auto report = read_file(out);
+    BOOST_TEST(
+        report.find("info: " + voter + ": down-after-milliseconds 2000 is shorter than max_ttl 60000 ms") !=
+            std::string::npos,
+        report);
+    BOOST_TEST(report.find("NOAUTH") == std::string::npos, report);
+    BOOST_TEST(report.find("warning: ") == std::string::npos, report);
+    BOOST_TEST(report.find("unsafe: ") == std::string::npos, report);
+
+    BOOST_TEST(run_redlock("check --nodes " + group.uri(), out) == 1, read_file(out));
+    report = read_file(out);
+    BOOST_TEST(report.find("warning: " + voter + " did not answer (") != std::string::npos, report);
+    BOOST_TEST(report.find("NOAUTH") != std::string::npos, report);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
