@@ -1,7 +1,7 @@
 // The bounded chaos run of scripts/test: randomized fault schedules against five real servers
 // and three worker processes, fixed seeds plus one random seed (printed), each checked for
-// mutual exclusion, fence order and recovery; and the negative control, whose broken workers
-// (a quorum of 1) the same checker must catch.
+// mutual exclusion, fence order and recovery; one schedule on a cluster and one on Sentinel;
+// and the negative control, whose broken workers (a quorum of 1) the same checker must catch.
 #include "fault/chaos/chaos_run.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -12,31 +12,34 @@ namespace chaos = redlock::chaos;
 
 namespace {
 
-chaos::schedule_options schedule(std::uint64_t seed, int seconds) {
+chaos::schedule_options schedule(std::uint64_t seed, int seconds,
+                                 chaos::topology topology = chaos::topology::masters) {
     chaos::schedule_options o;
     o.seed = seed;
+    o.topology = topology;
     o.seconds = seconds;
     o.worker_path = REDLOCK_CHAOS_WORKER_PATH;
     return o;
 }
 
-// `fixed`: a seed whose schedule is known to restart a node empty and pause a worker (the
-// faults are drawn from the seed), which the run must then have done.
-void run_and_expect_no_violation(std::uint64_t seed, bool fixed) {
-    const auto r = chaos::run_schedule(schedule(seed, 20));
+// `fixed`: a seed whose schedule is known to inject the topology's essential faults (a node
+// restarted empty, a paused worker, failovers: the faults are drawn from the seed), which the
+// run must then have done.
+void run_and_expect_no_violation(std::uint64_t seed, bool fixed,
+                                 chaos::topology topology = chaos::topology::masters) {
+    const auto r = chaos::run_schedule(schedule(seed, 20, topology));
     chaos::print_violations(r, stdout);
     std::uint64_t injected = 0;
     for (const auto& [kind, n] : r.faults)
         injected += n;
-    BOOST_TEST_MESSAGE(
-        "seed " << seed << ": " << injected << " faults, " << r.holds << " holds (" << r.holds_lost
-                << " lost), " << r.acquire_failures << " failed acquires, " << r.writes << " writes ("
-                << r.writes_refused << " stale refused), " << r.reentries << " re-entries, "
-                << r.watchdog_renewals << " renewals, "
-                << (r.faults.contains("server_restart_empty") ? r.faults.at("server_restart_empty") : 0)
-                << " empty restarts, "
-                << (r.faults.contains("worker_pause") ? r.faults.at("worker_pause") : 0) << " worker pauses, "
-                << r.violations.size() << " violations");
+    BOOST_TEST_MESSAGE(chaos::to_string(topology)
+                       << " seed " << seed << ": " << injected << " faults, " << r.holds << " holds ("
+                       << r.holds_lost << " lost), " << r.acquire_failures << " failed acquires, " << r.writes
+                       << " writes (" << r.writes_refused << " stale refused), " << r.reentries
+                       << " re-entries, " << r.watchdog_renewals << " renewals, " << r.violations.size()
+                       << " violations");
+    for (const auto& [kind, n] : r.faults)
+        BOOST_TEST_MESSAGE("  " << kind << ": " << n);
     BOOST_TEST(r.violations.empty(), "seed " << seed << ": " << r.violations.size() << " violations");
     // The run did something worth checking: faults of several kinds, and locks held through them.
     BOOST_TEST(injected >= 20u);
@@ -46,7 +49,7 @@ void run_and_expect_no_violation(std::uint64_t seed, bool fixed) {
     BOOST_TEST(r.writes >= 50u);
     BOOST_TEST(r.bad_lines == 0u);
     if (fixed) {
-        for (const char* kind : {"server_restart_empty", "worker_pause"})
+        for (const auto& kind : chaos::essential_faults(topology))
             BOOST_TEST((r.faults.contains(kind) && r.faults.at(kind) >= 1u),
                        "seed " << seed << ": no " << kind);
     }
@@ -67,6 +70,17 @@ BOOST_AUTO_TEST_CASE(a_random_seed_keeps_every_rule) {
         "chaos_test: random seed %llu (scripts/chaos --minutes 0.1 --seed %llu draws the same faults)\n",
         static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
     run_and_expect_no_violation(seed, false);
+}
+
+// One voter on a Redis Cluster, and on a master watched by Sentinel: masters killed and failed
+// over, failovers asked for, masters back empty before anyone noticed, paused servers, sentinels
+// and workers.
+BOOST_AUTO_TEST_CASE(a_cluster_keeps_every_rule_through_failovers) {
+    run_and_expect_no_violation(1, true, chaos::topology::cluster);
+}
+
+BOOST_AUTO_TEST_CASE(sentinel_keeps_every_rule_through_failovers) {
+    run_and_expect_no_violation(1, true, chaos::topology::sentinel);
 }
 
 // A checker that never fails proves nothing: workers that hold on a single node's grant overlap

@@ -3,7 +3,7 @@
 // violation with its seed and evidence. Exit status 0 with no violation, 1 with any, 2 on usage.
 //
 //   chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] [--broken]
-//         --worker PATH
+//         [--topology masters|cluster|sentinel] --worker PATH
 #include "fault/chaos/chaos_run.hpp"
 
 #include <nlohmann/json.hpp>
@@ -16,6 +16,8 @@
 
 namespace {
 
+namespace chaos = redlock::chaos;
+
 struct args {
     double minutes = 1;
     std::uint64_t seed = 0;
@@ -23,6 +25,7 @@ struct args {
     int schedule_seconds = 20;
     std::string report = "chaos-report.json";
     bool broken = false;
+    chaos::topology topology = chaos::topology::masters;
     std::string worker;
 };
 
@@ -46,10 +49,16 @@ bool parse(int argc, char** argv, args& a) {
             a.report = value;
         } else if (flag == "--worker") {
             a.worker = value;
+        } else if (flag == "--topology") {
+            const auto t = chaos::parse_topology(value);
+            if (!t) return false;
+            a.topology = *t;
         } else {
             return false;
         }
     }
+    // The negative control is a quorum of 1 among several masters.
+    if (a.broken && a.topology != chaos::topology::masters) return false;
     return !a.worker.empty() && a.minutes > 0 && a.schedule_seconds > 0;
 }
 
@@ -57,13 +66,14 @@ bool parse(int argc, char** argv, args& a) {
 
 int main(int argc, char** argv) {
     using nlohmann::json;
-    namespace chaos = redlock::chaos;
     args a;
     try {
         if (!parse(argc, argv, a)) {
-            std::fprintf(stderr,
-                         "usage: chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] "
-                         "[--broken] --worker PATH\n");
+            std::fprintf(
+                stderr,
+                "usage: chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] "
+                "[--broken] [--topology masters|cluster|sentinel] --worker PATH\n(--broken only with "
+                "the masters topology)\n");
             return 2;
         }
     } catch (const std::exception&) {
@@ -71,9 +81,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (!a.seed_given) a.seed = std::random_device{}();
-    std::printf("chaos: seed %llu, %.1f minutes, schedules of %d s%s\n",
-                static_cast<unsigned long long>(a.seed), a.minutes, a.schedule_seconds,
-                a.broken ? ", BROKEN variant (negative control)" : "");
+    std::printf("chaos: topology %s, seed %llu, %.1f minutes, schedules of %d s%s\n",
+                std::string(chaos::to_string(a.topology)).c_str(), static_cast<unsigned long long>(a.seed),
+                a.minutes, a.schedule_seconds, a.broken ? ", BROKEN variant (negative control)" : "");
     std::fflush(stdout);
 
     const auto started = std::chrono::steady_clock::now();
@@ -91,6 +101,7 @@ int main(int argc, char** argv) {
         o.seed = next_seed++;
         o.seconds = a.schedule_seconds;
         o.broken = a.broken;
+        o.topology = a.topology;
         o.worker_path = a.worker;
         chaos::schedule_result r;
         try {
@@ -135,12 +146,12 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
     }
     if (!violations.empty()) exit_status = 1;
-    // The safety claims rest on these having happened: nodes restarted empty (the quarantine),
-    // paused clients (validity and fences) and stale writes the store refused (fencing). A run
-    // without them passes nothing. At least one of each kind of fault per five schedules.
+    // The safety claims rest on these having happened: the topology's essential faults (nodes
+    // restarted empty, failovers, paused clients) and stale writes the store refused (fencing).
+    // A run without them passes nothing. At least one of each kind of fault per five schedules.
     std::vector<std::string> missing;
     const std::uint64_t needed = (schedules.size() + 4) / 5;
-    for (const char* kind : {"server_restart_empty", "worker_pause"}) {
+    for (const auto& kind : chaos::essential_faults(a.topology)) {
         if (faults.value(kind, std::uint64_t{0}) < needed)
             missing.push_back(std::string(kind) +
                               " faults: " + std::to_string(faults.value(kind, std::uint64_t{0})) +
@@ -152,6 +163,7 @@ int main(int argc, char** argv) {
         std::printf("chaos: the run did not exercise what its verdict rests on: %s\n", m.c_str());
     if (!missing.empty()) exit_status = 1;
     const json report = {
+        {"topology", chaos::to_string(a.topology)},
         {"seed", a.seed},
         {"broken", a.broken},
         {"minutes",

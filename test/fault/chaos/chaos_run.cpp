@@ -1,10 +1,8 @@
 #include "fault/chaos/chaos_run.hpp"
 
-#include "fault/chaos/fault_injector.hpp"
 #include "fault/chaos/lock_kinds.hpp"
 #include "support/redis_server.hpp"
 #include "support/scratch_dir.hpp"
-#include "support/tcp_proxy.hpp"
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -19,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <span>
 #include <stdexcept>
 #include <thread>
 
@@ -35,12 +32,10 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 using test::redis_server;
-using test::tcp_proxy;
 
 namespace {
 
 constexpr auto max_ttl = 2000ms;  // the workers' client_config.max_ttl
-constexpr std::size_t nodes_per_deployment = 5;
 
 // The worker processes, killed (by PID) and reaped on every exit path.
 struct worker_processes {
@@ -101,21 +96,18 @@ std::string join(const std::vector<std::string>& parts) {
 
 // After the faults healed: every resource can be acquired again within max_ttl, with the
 // options of its kind, and released.
-using server_list = std::span<const std::unique_ptr<redis_server>>;
-
-void check_acquirable_again(server_list plain_nodes, server_list fenced_nodes,
-                            const std::vector<std::string>& resources, std::vector<violation>& out) {
+void check_acquirable_again(const chaos_deployment& deployment, const std::vector<std::string>& resources,
+                            std::vector<violation>& out) {
     asio::io_context ioc;
-    auto client_for = [&](server_list servers) {
+    auto client_for = [&](bool fenced) {
         client_config cfg;
-        for (const auto& s : servers)
-            cfg.nodes.push_back(s->uri());
+        cfg.nodes = deployment.direct_nodes(fenced);
         cfg.key_prefix = "chaos:";
         cfg.max_ttl = max_ttl;
         return std::make_unique<redlock::client>(ioc.get_executor(), cfg);
     };
-    const auto plain_client = client_for(plain_nodes);
-    const auto fenced_client = client_for(fenced_nodes);
+    const auto plain_client = client_for(false);
+    const auto fenced_client = client_for(true);
     for (const auto& resource : resources) {
         const auto& kind = kind_of(resource);
         auto& client = kind.fenced ? *fenced_client : *plain_client;
@@ -123,6 +115,7 @@ void check_acquirable_again(server_list plain_nodes, server_list fenced_nodes,
         o.ttl = 500ms;
         o.wait = max_ttl;
         o.fenced = kind.fenced;
+        if (o.fenced) o.replicas = deployment.fenced_replicas();
         o.reentrant = kind.reentrant;
         if (o.reentrant) o.owner = owner_id("checker");
         o.fair = kind.fair;
@@ -157,7 +150,7 @@ void check_acquirable_again(server_list plain_nodes, server_list fenced_nodes,
 // Keys of ours other than the fence counters (which are kept for good, so fences never go
 // back) and the clients' recorded max_ttl (kept for good, for the restart quarantine). Every
 // lock was released or has expired by now, and fair queues empty themselves.
-std::vector<std::string> keys_left(const std::vector<std::unique_ptr<redis_server>>& servers) {
+std::vector<std::string> keys_left(const std::vector<const redis_server*>& servers) {
     std::vector<std::string> out;
     for (std::size_t n = 0; n < servers.size(); ++n) {
         const auto reply = servers[n]->command({"KEYS", "{chaos:*"});
@@ -192,29 +185,11 @@ schedule_result run_schedule(const schedule_options& options) {
     const auto started = clock::now();
     schedule_result result;
     result.seed = options.seed;
+    result.topology = options.topology;
     test::scratch_dir dir;
 
-    // The plain deployment: nodes 0-2 without persistence, 3-4 with AOF. The fenced one: AOF
-    // with fsync always everywhere (see lock_kinds.hpp).
-    test::redis_server_options empty_on_restart;
-    test::redis_server_options aof;
-    aof.appendonly = true;
-    aof.appendfsync = "always";
-    std::vector<std::unique_ptr<redis_server>> servers;  // plain deployment first, then fenced
-    std::vector<std::size_t> deployment;
-    std::vector<bool> persistent;
-    for (std::size_t n = 0; n < 2 * nodes_per_deployment; ++n) {
-        const bool keeps_data = n >= 3;
-        servers.push_back(std::make_unique<redis_server>(keeps_data ? aof : empty_on_restart));
-        deployment.push_back(n / nodes_per_deployment);
-        persistent.push_back(keeps_data);
-    }
+    const auto deployment = make_deployment(options.topology, options.workers);
     redis_server store;
-
-    std::vector<std::vector<std::unique_ptr<tcp_proxy>>> proxies(static_cast<std::size_t>(options.workers));
-    for (auto& per_worker : proxies)
-        for (const auto& s : servers)
-            per_worker.push_back(std::make_unique<tcp_proxy>(s->port()));
 
     // The workers' restart quarantine counts a server up for less than max_ttl as restarted
     // (its uptime is in whole seconds): let the fresh servers age first.
@@ -223,41 +198,51 @@ schedule_result run_schedule(const schedule_options& options) {
     worker_processes workers;
     std::vector<std::string> histories;
     for (int w = 0; w < options.workers; ++w) {
-        std::vector<std::string> uris;
-        std::vector<std::string> fenced_uris;
-        for (std::size_t n = 0; n < servers.size(); ++n)
-            (deployment[n] == 0 ? uris : fenced_uris)
-                .push_back(proxies[static_cast<std::size_t>(w)][n]->uri());
+        const auto uris = deployment->worker_nodes(static_cast<std::size_t>(w), false);
+        const auto fenced_uris = deployment->worker_nodes(static_cast<std::size_t>(w), true);
         histories.push_back((dir.path / ("history-" + std::to_string(w) + ".jsonl")).string());
-        workers.spawn(options.worker_path, {"--worker",       std::to_string(w),
-                                            "--nodes",        join(uris),
-                                            "--fenced-nodes", join(fenced_uris),
-                                            "--store",        store.uri(),
-                                            "--history",      histories.back(),
-                                            "--seconds",      std::to_string(options.seconds),
-                                            "--seed",         std::to_string(options.seed),
-                                            "--coroutines",   std::to_string(options.coroutines),
-                                            "--resources",    std::to_string(options.resources),
-                                            "--broken",       options.broken ? "1" : "0"},
+        workers.spawn(options.worker_path,
+                      {"--worker",
+                       std::to_string(w),
+                       "--nodes",
+                       join(uris),
+                       "--fenced-nodes",
+                       join(fenced_uris),
+                       "--store",
+                       store.uri(),
+                       "--history",
+                       histories.back(),
+                       "--seconds",
+                       std::to_string(options.seconds),
+                       "--seed",
+                       std::to_string(options.seed),
+                       "--coroutines",
+                       std::to_string(options.coroutines),
+                       "--resources",
+                       std::to_string(options.resources),
+                       "--fenced-replicas",
+                       std::to_string(deployment->fenced_replicas()),
+                       "--broken",
+                       options.broken ? "1" : "0"},
                       (dir.path / ("worker-" + std::to_string(w) + ".log")).string());
     }
 
-    fault_injector faults(options.seed, servers, deployment, persistent, proxies, workers.pids);
+    const auto faults = deployment->faults(options.seed, workers.pids);
     const auto faults_end = clock::now() + std::chrono::seconds(options.seconds);
     if (options.faults) {
-        auto next = clock::now() + faults.next_gap();
+        auto next = clock::now() + faults->next_gap();
         while (clock::now() < faults_end) {
             std::this_thread::sleep_for(std::min<clock::duration>(10ms, faults_end - clock::now()));
-            faults.heal_due();
+            faults->heal_due();
             if (clock::now() >= next) {
-                faults.inject();
-                next = clock::now() + faults.next_gap();
+                faults->inject();
+                next = clock::now() + faults->next_gap();
             }
         }
-        faults.heal_all();
+        faults->heal_all();
     }
-    result.faults = faults.injected();
-    result.fault_log = faults.log();
+    result.faults = faults->injected();
+    result.fault_log = faults->log();
     {
         std::ofstream log(dir.path / "faults.jsonl");
         for (const auto& line : result.fault_log)
@@ -292,12 +277,12 @@ schedule_result run_schedule(const schedule_options& options) {
 
     if (!options.broken) {
         // Restarted servers vote again once the quarantine is over; then max_ttl is the bound.
-        std::this_thread::sleep_until(std::max(clock::now(), faults.last_restart() + max_ttl + 100ms));
-        check_acquirable_again(std::span(servers).first(nodes_per_deployment),
-                               std::span(servers).last(nodes_per_deployment), resources, result.violations);
+        deployment->settle();
+        std::this_thread::sleep_until(std::max(clock::now(), faults->last_restart() + max_ttl + 100ms));
+        check_acquirable_again(*deployment, resources, result.violations);
         std::vector<std::string> left;
         const auto keys_deadline = clock::now() + max_ttl;
-        while (!(left = keys_left(servers)).empty() && clock::now() < keys_deadline)
+        while (!(left = keys_left(deployment->key_servers())).empty() && clock::now() < keys_deadline)
             std::this_thread::sleep_for(50ms);
         if (!left.empty())
             result.violations.push_back({"keys_left", "keys of ours left after max_ttl", left});

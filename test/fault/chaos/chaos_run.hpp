@@ -1,6 +1,7 @@
 #ifndef REDLOCK_TEST_FAULT_CHAOS_CHAOS_RUN_HPP
 #define REDLOCK_TEST_FAULT_CHAOS_CHAOS_RUN_HPP
 
+#include "fault/chaos/chaos_deployment.hpp"
 #include "fault/chaos/history_checker.hpp"
 
 #include <cstdint>
@@ -13,17 +14,19 @@ namespace redlock::chaos {
 
 struct schedule_options {
     std::uint64_t seed = 1;
+    chaos::topology topology = chaos::topology::masters;
     int seconds = 20;         ///< how long the workers work and the faults come
     int workers = 3;          ///< client processes
     int coroutines = 6;       ///< per worker
     int resources = 2;        ///< per kind of lock (lock_kinds.hpp)
     bool faults = true;       ///< false: the workload alone
-    bool broken = false;      ///< the negative control: workers hold on any one node's grant
+    bool broken = false;      ///< the negative control (masters only): workers hold on any one node's grant
     std::string worker_path;  ///< the chaos_worker executable
 };
 
 struct schedule_result {
     std::uint64_t seed = 0;
+    chaos::topology topology = chaos::topology::masters;
     double seconds = 0;
     std::map<std::string, std::uint64_t> faults;  ///< injected, by kind
     std::uint64_t holds = 0;
@@ -39,10 +42,10 @@ struct schedule_result {
     std::vector<violation> violations;
 };
 
-/// One randomized schedule: two Redlock deployments of five fresh redis-servers each (the plain
-/// one, for unfenced locks: three without persistence, two with AOF and fsync always; the fenced
-/// one: all five with AOF, fsync always) and a store server, a TCP proxy for every worker-node
-/// pair, `workers`
+/// One randomized schedule: the deployments of `topology` (chaos_deployment.hpp; for `masters`,
+/// two Redlock deployments of five fresh redis-servers each, the plain one for unfenced locks:
+/// three without persistence, two with AOF and fsync always; the fenced one: all five with AOF,
+/// fsync always; a TCP proxy for every worker-node pair) and a store server, `workers`
 /// chaos_worker processes, and faults drawn from the seed until the time is up; then everything
 /// heals, the workers finish, every resource must be acquirable again within max_ttl and no
 /// key of ours may be left, and the history is checked. Every process it started is stopped,

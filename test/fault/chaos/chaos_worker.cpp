@@ -7,7 +7,10 @@
 // only works and records.
 //
 //   chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI
-//                --history FILE --seconds S --seed X [--coroutines C] [--resources R] [--broken 1]
+//                --history FILE --seconds S --seed X [--coroutines C] [--resources R]
+//                [--fenced-replicas K] [--broken 1]
+// A node may be a cluster or a Sentinel URI. --fenced-replicas K: the fenced kinds' grants and
+// renewals wait for K replicas (lock_options::replicas), where a failover can promote one.
 // --broken 1: the negative control: one single-node client per node, and a hold as soon as any
 // one node grants (a quorum of 1): its holds overlap, which the checker must report.
 #include "fault/chaos/history.hpp"
@@ -68,6 +71,7 @@ struct args {
     std::uint64_t seed = 1;
     int coroutines = 8;
     int resources = 2;
+    int fenced_replicas = 0;  ///< lock_options::replicas of the fenced kinds
     bool broken = false;
 };
 
@@ -80,13 +84,14 @@ bool parse(int argc, char** argv, args& a) {
         if (!kv.count(required)) return false;
     a.worker = std::stoi(kv["--worker"]);
     a.nodes = redlock::test::split_node_uris(kv["--nodes"]);
-    a.fenced_nodes = redlock::test::split_commas(kv["--fenced-nodes"]);
+    a.fenced_nodes = redlock::test::split_node_uris(kv["--fenced-nodes"]);
     a.store = kv["--store"];
     a.history = kv["--history"];
     a.seconds = std::stoi(kv["--seconds"]);
     a.seed = std::stoull(kv["--seed"]);
     if (kv.count("--coroutines")) a.coroutines = std::stoi(kv["--coroutines"]);
     if (kv.count("--resources")) a.resources = std::stoi(kv["--resources"]);
+    if (kv.count("--fenced-replicas")) a.fenced_replicas = std::stoi(kv["--fenced-replicas"]);
     if (kv.count("--broken")) a.broken = kv["--broken"] == "1";
     return !a.nodes.empty() && !a.fenced_nodes.empty() && a.coroutines > 0 && a.resources > 0 &&
            a.seconds > 0;
@@ -282,6 +287,7 @@ private:
             o.ttl = std::array{300ms, 500ms, 800ms}[static_cast<std::size_t>(pick(3))];
             o.wait = std::array{0ms, 300ms, 1000ms}[static_cast<std::size_t>(pick(3))];
             o.fenced = kind.fenced;
+            if (o.fenced) o.replicas = args_.fenced_replicas;
             o.reentrant = kind.reentrant;
             if (o.reentrant)
                 o.owner = redlock::owner_id("w" + std::to_string(args_.worker) + "c" + std::to_string(index));
@@ -370,7 +376,8 @@ int main(int argc, char** argv) {
             std::fprintf(
                 stderr,
                 "usage: chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI "
-                "--history FILE --seconds S --seed X [--coroutines C] [--resources R] [--broken 1]\n");
+                "--history FILE --seconds S --seed X [--coroutines C] [--resources R] [--fenced-replicas K] "
+                "[--broken 1]\n");
             return 2;
         }
         asio::io_context ioc;

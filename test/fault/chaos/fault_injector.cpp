@@ -1,11 +1,6 @@
 #include "fault/chaos/fault_injector.hpp"
 
-#include "fault/chaos/history.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-#include <csignal>
 #include <stdexcept>
 
 namespace redlock::chaos {
@@ -14,10 +9,6 @@ using std::chrono::milliseconds;
 using mode = test::tcp_proxy::mode;
 
 namespace {
-// Longer than the workers' longest ttl (800 ms): a paused worker wakes up with a lease that ran
-// out while it slept, the GC-pause scenario.
-constexpr int worker_pause_min_ms = 900;
-constexpr int worker_pause_max_ms = 1800;
 constexpr std::size_t max_servers_out = 2;  // per deployment: 3 of its 5 nodes stay up
 }  // namespace
 
@@ -25,20 +16,11 @@ fault_injector::fault_injector(std::uint64_t seed, std::vector<std::unique_ptr<t
                                std::vector<std::size_t> deployment, std::vector<bool> persistent,
                                std::vector<std::vector<std::unique_ptr<test::tcp_proxy>>>& proxies,
                                std::vector<pid_t> workers)
-    : rng_(seed),
+    : fault_schedule(seed, std::move(workers)),
       servers_(servers),
       deployment_(std::move(deployment)),
       persistent_(std::move(persistent)),
-      proxies_(proxies),
-      workers_(std::move(workers)) {}
-
-int fault_injector::uniform(int lo, int hi) {
-    return std::uniform_int_distribution<int>(lo, hi)(rng_);
-}
-
-std::size_t fault_injector::below(std::size_t n) {
-    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
-}
+      proxies_(proxies) {}
 
 std::vector<std::size_t> fault_injector::available_servers() const {
     std::vector<std::size_t> out;
@@ -54,15 +36,6 @@ std::string fault_injector::node_name(std::size_t n) const {
     return "deployment " + std::to_string(deployment_[n]) + " node " + std::to_string(index);
 }
 
-void fault_injector::count(const std::string& kind, const std::string& target) {
-    ++injected_[kind];
-    note(kind, target);
-}
-
-void fault_injector::note(const std::string& event, const std::string& target) {
-    log_.push_back(nlohmann::json{{"at", now_ns()}, {"fault", event}, {"target", target}}.dump());
-}
-
 std::size_t fault_injector::out_in_deployment(std::size_t d) const {
     return static_cast<std::size_t>(std::count_if(servers_out_.begin(), servers_out_.end(),
                                                   [&](std::size_t n) { return deployment_[n] == d; }));
@@ -72,31 +45,8 @@ milliseconds fault_injector::heal_after() {
     return milliseconds(uniform(200, 1500));
 }
 
-milliseconds fault_injector::next_gap() {
-    return milliseconds(uniform(100, 500));
-}
-
-void fault_injector::later(milliseconds after, std::function<void()> heal) {
-    pending_.push_back({clock::now() + after, std::move(heal)});
-}
-
-void fault_injector::heal_due() {
-    const auto now = clock::now();
-    // A heal may schedule nothing new, but run them from a copy all the same.
-    std::vector<pending_heal> due;
-    auto split = std::stable_partition(pending_.begin(), pending_.end(),
-                                       [&](const pending_heal& p) { return p.at > now; });
-    std::move(split, pending_.end(), std::back_inserter(due));
-    pending_.erase(split, pending_.end());
-    for (auto& p : due)
-        p.heal();
-}
-
 void fault_injector::heal_all() {
-    auto all = std::move(pending_);
-    pending_.clear();
-    for (auto& p : all)
-        p.heal();
+    fault_schedule::heal_all();
     for (auto& per_worker : proxies_)
         for (auto& proxy : per_worker)
             proxy->heal();
@@ -226,27 +176,11 @@ void fault_injector::server_fault() {
         server->kill9();
         later(milliseconds(uniform(0, 500)), [this, server, n] {
             server->restart();
-            last_restart_ = clock::now();
+            restarted();
             servers_out_.erase(n);
             note("heal restarted", node_name(n));
         });
     }
-}
-
-void fault_injector::worker_pause() {
-    std::vector<std::size_t> candidates;
-    for (std::size_t w = 0; w < workers_.size(); ++w)
-        if (!workers_paused_.contains(w)) candidates.push_back(w);
-    if (candidates.empty()) return;
-    const auto w = candidates[below(candidates.size())];
-    count("worker_pause", "worker " + std::to_string(w));
-    ::kill(workers_[w], SIGSTOP);
-    workers_paused_.insert(w);
-    later(milliseconds(uniform(worker_pause_min_ms, worker_pause_max_ms)), [this, w] {
-        ::kill(workers_[w], SIGCONT);
-        workers_paused_.erase(w);
-        note("heal worker_pause", "worker " + std::to_string(w));
-    });
 }
 
 void fault_injector::server_command(const std::vector<std::string>& command, const std::string& kind) {

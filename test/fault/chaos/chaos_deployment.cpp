@@ -1,0 +1,40 @@
+#include "fault/chaos/chaos_deployment.hpp"
+
+namespace redlock::chaos {
+
+std::string_view to_string(topology t) noexcept {
+    switch (t) {
+        case topology::cluster:
+            return "cluster";
+        case topology::sentinel:
+            return "sentinel";
+        case topology::masters:
+            break;
+    }
+    return "masters";
+}
+
+std::optional<topology> parse_topology(std::string_view name) noexcept {
+    for (const auto t : {topology::masters, topology::cluster, topology::sentinel})
+        if (to_string(t) == name) return t;
+    return std::nullopt;
+}
+
+std::vector<std::string> essential_faults(topology t) {
+    if (t == topology::masters) return {"server_restart_empty", "worker_pause"};
+    return {"master_restart_empty", "master_down_failover", "manual_failover", "worker_pause"};
+}
+
+std::unique_ptr<chaos_deployment> make_deployment(topology t, int workers) {
+    switch (t) {
+        case topology::cluster:
+            return make_cluster_deployment();
+        case topology::sentinel:
+            return make_sentinel_deployment();
+        case topology::masters:
+            break;
+    }
+    return make_masters_deployment(workers);
+}
+
+}  // namespace redlock::chaos

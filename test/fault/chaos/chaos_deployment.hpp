@@ -1,0 +1,67 @@
+#ifndef REDLOCK_TEST_FAULT_CHAOS_CHAOS_DEPLOYMENT_HPP
+#define REDLOCK_TEST_FAULT_CHAOS_CHAOS_DEPLOYMENT_HPP
+
+#include "fault/chaos/fault_schedule.hpp"
+#include "support/redis_server.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace redlock::chaos {
+
+/// What the workers lock on. `masters`: two Redlock deployments of five independent masters,
+/// each reached through a fault-injecting proxy per worker. `cluster`: two Redis Clusters of
+/// three masters with a replica each, one voter each (N = 1). `sentinel`: two masters, each
+/// with two replicas and three sentinels, one voter each.
+enum class topology { masters, cluster, sentinel };
+
+[[nodiscard]] std::string_view to_string(topology t) noexcept;
+[[nodiscard]] std::optional<topology> parse_topology(std::string_view name) noexcept;
+/// The faults (fault_schedule::injected() kinds) a topology's safety claims rest on: masters
+/// restarted empty (the restart quarantine), failovers (the failover quarantine, and WAIT for
+/// fences), paused workers (validity and fences). A run without them passes nothing.
+[[nodiscard]] std::vector<std::string> essential_faults(topology t);
+
+/// The servers of one schedule and the faults that fit them. Each topology has a deployment
+/// for the unfenced kinds of lock (lock_kinds.hpp), whose servers lose their data when they are
+/// killed, and one for the fenced kinds, whose servers keep it (AOF, fsync always: fences need
+/// counters that survive a restart, docs/safety.md). Every process it started is stopped, by
+/// PID, when it is destroyed.
+class chaos_deployment {
+public:
+    virtual ~chaos_deployment() = default;
+
+    /// The nodes worker w's client uses for the unfenced kinds, or for the fenced ones.
+    [[nodiscard]] virtual std::vector<std::string> worker_nodes(std::size_t w, bool fenced) const = 0;
+    /// The same nodes, reached without a proxy: the harness's own check after the faults.
+    [[nodiscard]] virtual std::vector<std::string> direct_nodes(bool fenced) const = 0;
+    /// lock_options::replicas of the fenced kinds: where a failover can promote a replica, a
+    /// fence's increment must have reached one (docs/deployments.md).
+    [[nodiscard]] virtual int fenced_replicas() const noexcept { return 0; }
+    /// The faults of one schedule, against these servers and the workers' processes.
+    [[nodiscard]] virtual std::unique_ptr<fault_schedule> faults(std::uint64_t seed,
+                                                                 std::vector<pid_t> workers) = 0;
+    /// After the faults healed: waits until the deployment serves every lock again.
+    virtual void settle() {}
+    /// The servers that hold the locks' keys now (the masters).
+    [[nodiscard]] virtual std::vector<const test::redis_server*> key_servers() = 0;
+};
+
+/// Starts the servers of `t` for `workers` worker processes. Throws std::runtime_error if they
+/// cannot be started.
+[[nodiscard]] std::unique_ptr<chaos_deployment> make_deployment(topology t, int workers);
+
+// One per topology (masters_deployment.cpp, failover_deployments.cpp).
+[[nodiscard]] std::unique_ptr<chaos_deployment> make_masters_deployment(int workers);
+[[nodiscard]] std::unique_ptr<chaos_deployment> make_cluster_deployment();
+[[nodiscard]] std::unique_ptr<chaos_deployment> make_sentinel_deployment();
+
+}  // namespace redlock::chaos
+
+#endif

@@ -1,0 +1,169 @@
+// The `cluster` and `sentinel` topologies (chaos_deployment.hpp): deployments that fail over by
+// themselves, one voter each, the workers connected straight to the servers (failover_faults.hpp
+// says why there is no proxy).
+#include "fault/chaos/chaos_deployment.hpp"
+#include "fault/chaos/failover_faults.hpp"
+#include "support/redis_cluster.hpp"
+#include "support/redis_sentinel.hpp"
+
+#include <stdexcept>
+
+namespace redlock::chaos {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+// Short failure detection, so that a schedule of 20 s sees failovers and recovers from them.
+constexpr auto cluster_node_timeout = 2000ms;
+
+test::redis_server_options data_server_options(bool persistent) {
+    test::redis_server_options o;
+    if (persistent) {
+        o.appendonly = true;
+        o.appendfsync = "always";
+    }
+    return o;
+}
+
+std::string role_of(const test::redis_server& s) {
+    const auto reply = s.command({"ROLE"}, 500ms);
+    return !reply.elements.empty() && reply.elements[0].is_string() ? reply.elements[0].str : "";
+}
+
+class cluster_deployment final : public chaos_deployment {
+public:
+    cluster_deployment() {
+        for (const bool persistent : {false, true}) {
+            test::redis_cluster_options o;
+            o.server = data_server_options(persistent);
+            o.server.extra_args = {"--cluster-node-timeout", std::to_string(cluster_node_timeout.count())};
+            clusters_.push_back(std::make_unique<test::redis_cluster>(o));
+        }
+    }
+
+    std::vector<std::string> worker_nodes(std::size_t, bool fenced) const override {
+        return direct_nodes(fenced);
+    }
+    std::vector<std::string> direct_nodes(bool fenced) const override {
+        return {clusters_[fenced ? 1 : 0]->uri()};
+    }
+    int fenced_replicas() const noexcept override { return 1; }
+
+    std::unique_ptr<fault_schedule> faults(std::uint64_t seed, std::vector<pid_t> workers) override {
+        std::vector<failover_group> groups;
+        for (std::size_t c = 0; c < clusters_.size(); ++c) {
+            auto& cluster = *clusters_[c];
+            failover_group g;
+            g.name = "cluster " + std::to_string(c);
+            for (std::size_t i = 0; i < cluster.size(); ++i)
+                g.data.push_back(&cluster.server(i));
+            g.persistent = c == 1;
+            g.failure_detection = cluster_node_timeout;
+            g.manual_failover = [&cluster](std::mt19937_64& rng) {
+                // A replica asks its master to hand over (no write lost); it gives up after 5 s
+                // if the master or the other masters do not answer.
+                std::vector<test::redis_server*> replicas;
+                for (std::size_t i = 0; i < cluster.size(); ++i)
+                    if (role_of(cluster.server(i)) == "slave") replicas.push_back(&cluster.server(i));
+                if (replicas.empty()) throw std::runtime_error("no replica");
+                auto* r = replicas[rng() % replicas.size()];
+                const auto reply = r->command({"CLUSTER", "FAILOVER"}, 500ms);
+                if (reply.is_error()) throw std::runtime_error(reply.str);
+                return "CLUSTER FAILOVER on port " + std::to_string(r->port());
+            };
+            groups.push_back(std::move(g));
+        }
+        return std::make_unique<failover_faults>(seed, std::move(groups), std::move(workers));
+    }
+
+    void settle() override {
+        for (auto& c : clusters_)
+            c->wait_until_ok(30s);
+    }
+
+    std::vector<const test::redis_server*> key_servers() override {
+        std::vector<const test::redis_server*> out;
+        for (auto& c : clusters_)
+            for (auto* m : c->masters())
+                out.push_back(m);
+        return out;
+    }
+
+private:
+    std::vector<std::unique_ptr<test::redis_cluster>> clusters_;  // unfenced kinds, fenced kinds
+};
+
+class sentinel_deployment final : public chaos_deployment {
+public:
+    sentinel_deployment() {
+        for (const bool persistent : {false, true}) {
+            test::redis_sentinel_options o;
+            o.server = data_server_options(persistent);
+            groups_.push_back(std::make_unique<test::redis_sentinel_group>(o));
+        }
+    }
+
+    std::vector<std::string> worker_nodes(std::size_t, bool fenced) const override {
+        return direct_nodes(fenced);
+    }
+    std::vector<std::string> direct_nodes(bool fenced) const override {
+        return {groups_[fenced ? 1 : 0]->uri()};
+    }
+    int fenced_replicas() const noexcept override { return 1; }
+
+    std::unique_ptr<fault_schedule> faults(std::uint64_t seed, std::vector<pid_t> workers) override {
+        std::vector<failover_group> out;
+        for (std::size_t i = 0; i < groups_.size(); ++i) {
+            auto& group = *groups_[i];
+            failover_group g;
+            g.name = "sentinel group " + std::to_string(i);
+            for (std::size_t d = 0; d < group.data_servers(); ++d)
+                g.data.push_back(&group.data_server(d));
+            for (std::size_t s = 0; s < group.sentinels(); ++s)
+                g.sentinels.push_back(&group.sentinel(s));
+            g.sentinel_master_name = group.options().master_name;
+            g.persistent = i == 1;
+            g.failure_detection = group.options().down_after;
+            g.manual_failover = [&group](std::mt19937_64& rng) {
+                // A failover the sentinels start without agreement; the old master goes on
+                // answering as a master until they convert it (redis_sentinel.hpp).
+                auto& s = group.sentinel(rng() % group.sentinels());
+                const auto reply = s.command({"SENTINEL", "FAILOVER", group.options().master_name}, 500ms);
+                if (reply.is_error()) throw std::runtime_error(reply.str);
+                return "SENTINEL FAILOVER on port " + std::to_string(s.port());
+            };
+            out.push_back(std::move(g));
+        }
+        return std::make_unique<failover_faults>(seed, std::move(out), std::move(workers));
+    }
+
+    void settle() override {
+        for (auto& g : groups_) {
+            g->wait_until_stable(30s);
+            g->wait_until_replicas_linked(30s);
+        }
+    }
+
+    std::vector<const test::redis_server*> key_servers() override {
+        std::vector<const test::redis_server*> out;
+        for (auto& g : groups_)
+            out.push_back(&g->master());
+        return out;
+    }
+
+private:
+    std::vector<std::unique_ptr<test::redis_sentinel_group>> groups_;  // unfenced kinds, fenced kinds
+};
+
+}  // namespace
+
+std::unique_ptr<chaos_deployment> make_cluster_deployment() {
+    return std::make_unique<cluster_deployment>();
+}
+
+std::unique_ptr<chaos_deployment> make_sentinel_deployment() {
+    return std::make_unique<sentinel_deployment>();
+}
+
+}  // namespace redlock::chaos

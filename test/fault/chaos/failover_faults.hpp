@@ -1,0 +1,76 @@
+#ifndef REDLOCK_TEST_FAULT_CHAOS_FAILOVER_FAULTS_HPP
+#define REDLOCK_TEST_FAULT_CHAOS_FAILOVER_FAULTS_HPP
+
+#include "fault/chaos/fault_schedule.hpp"
+#include "support/redis_server.hpp"
+
+#include <chrono>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace redlock::chaos {
+
+/// A deployment whose servers fail over by themselves: a Redis Cluster (its masters and
+/// replicas) or a master watched by Sentinel (its data servers, and the sentinels).
+struct failover_group {
+    std::string name;                            ///< "cluster 0", "sentinel group 1"
+    std::vector<test::redis_server*> data;       ///< masters and replicas
+    std::vector<test::redis_server*> sentinels;  ///< none for a cluster
+    std::string sentinel_master_name;            ///< the master's name with the sentinels
+    bool persistent = false;                     ///< AOF, fsync always: a kill -9 loses nothing
+    /// cluster-node-timeout or down-after-milliseconds: a server paused for less goes
+    /// unnoticed; one down for longer is failed over.
+    std::chrono::milliseconds failure_detection{2000};
+    /// Starts a coordinated failover of the group (CLUSTER FAILOVER on a replica, SENTINEL
+    /// FAILOVER) without waiting for it; returns what it asked, or throws.
+    std::function<std::string(std::mt19937_64&)> manual_failover;
+};
+
+/// Faults for failover groups, drawn from the seed (besides fault_schedule's worker pauses):
+/// - a data server (master or replica) paused for less than failure_detection, or killed with
+///   -9 and restarted either at once (no failover: a master comes back empty unless persistent,
+///   the restart quarantine's case) or after failure_detection + 2 to 4 s (its replica was
+///   promoted meanwhile: the failover quarantine's case);
+/// - a coordinated failover (manual_failover);
+/// - a sentinel paused or killed and restarted;
+/// - SCRIPT FLUSH or CLIENT KILL on a data server.
+/// Every schedule has the faults essential_faults() names: the 5th fault restarts a master of
+/// the group without persistence at once, the 20th takes a master down until a failover, the
+/// 40th asks for one (each as soon after as its group allows).
+/// At most one data server and one sentinel of a group are out at a time: every fault leaves
+/// the group able to fail over. No network faults: a cluster's clients follow its MOVED
+/// replies, and a Sentinel's the addresses the sentinels name, past any proxy.
+class failover_faults final : public fault_schedule {
+public:
+    failover_faults(std::uint64_t seed, std::vector<failover_group> groups, std::vector<pid_t> workers);
+
+    void inject() override;
+
+private:
+    enum class data_fault { pause, restart_at_once, down_until_failover };
+
+    [[nodiscard]] bool inject_essential(std::size_t which);
+    // Each returns whether the fault happened (false: its group was busy).
+    bool data_server_fault(failover_group& g, bool master, data_fault fault);
+    void sentinel_fault(failover_group& g);  // a data server's for a cluster
+    bool manual_failover(failover_group& g);
+    void server_command(failover_group& g, const std::vector<std::string>& command, const std::string& kind);
+    void take_out(test::redis_server* s, bool kill, std::chrono::milliseconds back_after,
+                  const std::string& kind, const std::string& target);
+    [[nodiscard]] bool any_out(const std::vector<test::redis_server*>& of) const;
+    [[nodiscard]] std::string role_of(test::redis_server& s) const;  // "master", "slave", "" if unknown
+    // The port of the master the group's sentinels name (the first that answers), 0 if none.
+    [[nodiscard]] unsigned short named_master(const failover_group& g) const;
+    [[nodiscard]] std::string server_name(const failover_group& g, const test::redis_server& s) const;
+
+    std::vector<failover_group> groups_;
+    std::set<test::redis_server*> out_;  // paused or down
+    std::uint64_t injections_ = 0;
+    std::size_t essentials_done_ = 0;
+};
+
+}  // namespace redlock::chaos
+
+#endif

@@ -1,0 +1,74 @@
+#ifndef REDLOCK_TEST_FAULT_CHAOS_FAULT_SCHEDULE_HPP
+#define REDLOCK_TEST_FAULT_CHAOS_FAULT_SCHEDULE_HPP
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace redlock::chaos {
+
+/// What every deployment's faults share: the draws from the seed, the heals due later, the
+/// count and log of what was injected, and the pauses of worker processes (SIGSTOP past the
+/// longest ttl: the GC-pause scenario). A deployment adds its own faults in inject().
+/// Not thread-safe: one thread drives it.
+class fault_schedule {
+public:
+    using clock = std::chrono::steady_clock;
+
+    fault_schedule(std::uint64_t seed, std::vector<pid_t> workers);
+    virtual ~fault_schedule() = default;
+    fault_schedule(const fault_schedule&) = delete;
+    fault_schedule& operator=(const fault_schedule&) = delete;
+
+    /// Injects one new fault, drawn from the seed.
+    virtual void inject() = 0;
+    /// Heals the faults whose time has come.
+    void heal_due();
+    /// Heals everything now (restarts what is down, resumes what is paused).
+    virtual void heal_all();
+    /// How long to wait before the next fault (a draw from the seed).
+    [[nodiscard]] std::chrono::milliseconds next_gap();
+
+    [[nodiscard]] const std::map<std::string, std::uint64_t>& injected() const noexcept { return injected_; }
+    /// Every fault and heal as a JSON line {"at": steady ns, "fault": kind, "target": ...}.
+    [[nodiscard]] const std::vector<std::string>& log() const noexcept { return log_; }
+    /// When a server last came back from a restart, or the deployment from a failover: the
+    /// clients' quarantine of it ends max_ttl later.
+    [[nodiscard]] clock::time_point last_restart() const noexcept { return last_restart_; }
+
+protected:
+    [[nodiscard]] int uniform(int lo, int hi);       // inclusive
+    [[nodiscard]] std::size_t below(std::size_t n);  // in [0, n), n > 0
+    void later(std::chrono::milliseconds after, std::function<void()> heal);
+    // Counts a fault and logs it with its target ("node 3", "worker 1 -> node 2").
+    void count(const std::string& kind, const std::string& target);
+    void note(const std::string& event, const std::string& target);
+    void restarted() { last_restart_ = clock::now(); }
+    void worker_pause();
+
+    std::mt19937_64 rng_;
+
+private:
+    struct pending_heal {
+        clock::time_point at;
+        std::function<void()> heal;
+    };
+
+    std::vector<pid_t> workers_;
+    std::vector<pending_heal> pending_;
+    std::set<std::size_t> workers_paused_;
+    std::map<std::string, std::uint64_t> injected_;
+    std::vector<std::string> log_;
+    clock::time_point last_restart_{};
+};
+
+}  // namespace redlock::chaos
+
+#endif
