@@ -201,30 +201,20 @@ schedule_result run_schedule(const schedule_options& options) {
         const auto uris = deployment->worker_nodes(static_cast<std::size_t>(w), false);
         const auto fenced_uris = deployment->worker_nodes(static_cast<std::size_t>(w), true);
         histories.push_back((dir.path / ("history-" + std::to_string(w) + ".jsonl")).string());
-        workers.spawn(options.worker_path,
-                      {"--worker",
-                       std::to_string(w),
-                       "--nodes",
-                       join(uris),
-                       "--fenced-nodes",
-                       join(fenced_uris),
-                       "--store",
-                       store.uri(),
-                       "--history",
-                       histories.back(),
-                       "--seconds",
-                       std::to_string(options.seconds),
-                       "--seed",
-                       std::to_string(options.seed),
-                       "--coroutines",
-                       std::to_string(options.coroutines),
-                       "--resources",
-                       std::to_string(options.resources),
-                       "--fenced-replicas",
-                       std::to_string(deployment->fenced_replicas()),
-                       "--broken",
-                       options.broken ? "1" : "0"},
+        // clang-format off
+        workers.spawn(options.worker_path, {"--worker",          std::to_string(w),
+                                            "--nodes",           join(uris),
+                                            "--fenced-nodes",    join(fenced_uris),
+                                            "--store",           store.uri(),
+                                            "--history",         histories.back(),
+                                            "--seconds",         std::to_string(options.seconds),
+                                            "--seed",            std::to_string(options.seed),
+                                            "--coroutines",      std::to_string(options.coroutines),
+                                            "--resources",       std::to_string(options.resources),
+                                            "--fenced-replicas", std::to_string(deployment->fenced_replicas()),
+                                            "--broken",          options.broken ? "1" : "0"},
                       (dir.path / ("worker-" + std::to_string(w) + ".log")).string());
+        // clang-format on
     }
 
     const auto faults = deployment->faults(options.seed, workers.pids);

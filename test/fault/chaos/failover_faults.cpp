@@ -28,7 +28,7 @@ void failover_faults::inject() {
     }
     auto& g = groups_[below(groups_.size())];
     const int roll = uniform(0, 99);
-    if (roll < 35) {
+    if (roll < 40) {
         const bool master = uniform(0, 1) == 0;
         const auto fault = static_cast<data_fault>(uniform(0, 2));
         (void)data_server_fault(g, master, fault);
@@ -94,7 +94,8 @@ std::string failover_faults::server_name(const failover_group& g, const test::re
 }
 
 void failover_faults::take_out(test::redis_server* s, bool kill, milliseconds back_after,
-                               const std::string& kind, const std::string& target) {
+                               const std::string& kind, const std::string& target,
+                               std::function<void()> after_restart) {
     out_.insert(s);
     count(kind, target);
     if (kill) {
@@ -102,10 +103,11 @@ void failover_faults::take_out(test::redis_server* s, bool kill, milliseconds ba
     } else {
         s->pause();
     }
-    later(back_after, [this, s, kill, kind, target] {
+    later(back_after, [this, s, kill, kind, target, after_restart = std::move(after_restart)] {
         if (kill) {
             s->restart();
             restarted();
+            if (after_restart) after_restart();
         } else {
             s->resume();
         }
@@ -130,6 +132,22 @@ bool failover_faults::data_server_fault(failover_group& g, bool master, data_fau
     if (of_role.empty()) return false;  // in the middle of a failover
     auto* s = of_role[pick % of_role.size()];
     const std::string who = master ? "master" : "replica";
+    // A replica watched by Sentinel comes back as a replica: the sentinels rewrote its config
+    // file when they made it one. The fixture's servers have no config file: say it again. (A
+    // cluster node's role is in its nodes.conf; a master comes back as one in both, and the
+    // sentinels convert it once they have failed it over.)
+    std::function<void()> rejoin;
+    if (!master && !g.sentinels.empty()) {
+        rejoin = [this, &g, s] {
+            const auto port = named_master(g);
+            if (port == 0 || port == s->port()) return;
+            try {
+                (void)s->command({"REPLICAOF", "127.0.0.1", std::to_string(port)}, probe_timeout);
+            } catch (const std::exception&) {
+                // The sentinels will convert it, 8 to 20 s later.
+            }
+        };
+    }
     const auto detection = static_cast<int>(g.failure_detection.count());
     switch (fault) {
         case data_fault::pause:
@@ -138,13 +156,13 @@ bool failover_faults::data_server_fault(failover_group& g, bool master, data_fau
         case data_fault::restart_at_once:
             // Back before anyone noticed: a master without persistence is an empty master now.
             take_out(s, true, milliseconds(uniform(0, 500)),
-                     who + (g.persistent ? "_restart_aof" : "_restart_empty"), server_name(g, *s));
+                     who + (g.persistent ? "_restart_aof" : "_restart_empty"), server_name(g, *s), rejoin);
             break;
         case data_fault::down_until_failover:
             // Down for long enough that a replica takes over (a replica's absence just costs
-            // the WAITs of the fenced kinds). It comes back as a replica.
+            // the WAITs of the fenced kinds). A master comes back as a replica.
             take_out(s, true, milliseconds(detection + uniform(2000, 4000)), who + "_down_failover",
-                     server_name(g, *s));
+                     server_name(g, *s), rejoin);
             break;
     }
     return true;

@@ -32,7 +32,8 @@ struct failover_group {
 /// - a data server (master or replica) paused for less than failure_detection, or killed with
 ///   -9 and restarted either at once (no failover: a master comes back empty unless persistent,
 ///   the restart quarantine's case) or after failure_detection + 2 to 4 s (its replica was
-///   promoted meanwhile: the failover quarantine's case);
+///   promoted meanwhile: the failover quarantine's case); a replica of Sentinel comes back as a
+///   replica, as the config file the sentinels rewrite would make it;
 /// - a coordinated failover (manual_failover);
 /// - a sentinel paused or killed and restarted;
 /// - SCRIPT FLUSH or CLIENT KILL on a data server.
@@ -57,8 +58,10 @@ private:
     void sentinel_fault(failover_group& g);  // a data server's for a cluster
     bool manual_failover(failover_group& g);
     void server_command(failover_group& g, const std::vector<std::string>& command, const std::string& kind);
+    // Pauses or kills `s`, and resumes or restarts it (then calls after_restart) back_after later.
     void take_out(test::redis_server* s, bool kill, std::chrono::milliseconds back_after,
-                  const std::string& kind, const std::string& target);
+                  const std::string& kind, const std::string& target,
+                  std::function<void()> after_restart = {});
     [[nodiscard]] bool any_out(const std::vector<test::redis_server*>& of) const;
     [[nodiscard]] std::string role_of(test::redis_server& s) const;  // "master", "slave", "" if unknown
     // The port of the master the group's sentinels name (the first that answers), 0 if none.
