@@ -178,7 +178,10 @@ error_code check_per_node(const client_config& cfg, std::string& why) {
         const bool sentinel = !redis::parse_node_spec(nodes[i], spec, ignored) &&
                               spec.kind == redis::node_spec::topology::sentinel;
         if (!sentinel && !(extra.sentinel_username.empty() && extra.sentinel_password.empty()))
-            return fail(why, path + ": sentinel credentials for a node that is not redis-sentinel://");
+            return fail(
+                why,
+                path +
+                    ": sentinel credentials for a node that is not redis-sentinel:// or rediss-sentinel://");
         if (extra.tls && extra.tls->cert_file.empty() != extra.tls->key_file.empty())
             return fail(
                 why, path + ".tls: cert_file and key_file go together (a client certificate needs its key)");

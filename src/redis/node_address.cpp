@@ -106,7 +106,8 @@ boost::system::error_code parse_node_uri(std::string_view uri, node_address& out
         out.kind = node_address::transport::tls;
     } else if (scheme == "unix") {
         out.kind = node_address::transport::unix_socket;
-    } else if (scheme == "redis-cluster" || scheme == "rediss-cluster" || scheme == "redis-sentinel") {
+    } else if (scheme == "redis-cluster" || scheme == "rediss-cluster" || scheme == "redis-sentinel" ||
+               scheme == "rediss-sentinel") {
         return fail(uri, why, "names a cluster or a Sentinel deployment, where one server is expected");
     } else {
         return fail(uri, why,

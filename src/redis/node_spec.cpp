@@ -42,7 +42,7 @@ void append_host(std::string& out, const node_address& a) {
 std::string node_spec::to_string() const {
     if (kind == topology::server) return addresses.empty() ? std::string() : addresses.front().to_string();
     const bool tls = !addresses.empty() && addresses.front().kind == node_address::transport::tls;
-    std::string out = kind == topology::sentinel ? "redis-sentinel://"
+    std::string out = kind == topology::sentinel ? (tls ? "rediss-sentinel://" : "redis-sentinel://")
                       : tls                      ? "rediss-cluster://"
                                                  : "redis-cluster://";
     if (!addresses.empty()) {
@@ -73,7 +73,7 @@ boost::system::error_code parse_node_spec(std::string_view uri, node_spec& out, 
     const auto scheme_end = uri.find("://");
     const auto scheme = scheme_end == std::string_view::npos ? std::string_view() : uri.substr(0, scheme_end);
     const bool cluster = scheme == "redis-cluster" || scheme == "rediss-cluster";
-    const bool sentinel = scheme == "redis-sentinel";
+    const bool sentinel = scheme == "redis-sentinel" || scheme == "rediss-sentinel";
     if (!cluster && !sentinel) {
         node_address one;
         if (auto ec = parse_node_uri(uri, one, why)) return ec;
@@ -107,7 +107,8 @@ boost::system::error_code parse_node_spec(std::string_view uri, node_spec& out, 
             return fail(uri, why, "a cluster has only database 0, got '" + db.substr(1) + "'");
     }
     if (rest.empty()) return fail(uri, why, "no host:port");
-    const std::string single_scheme = scheme == "rediss-cluster" ? "rediss://" : "redis://";
+    const bool tls = scheme == "rediss-cluster" || scheme == "rediss-sentinel";
+    const std::string single_scheme = tls ? "rediss://" : "redis://";
     for (std::size_t begin = 0; begin <= rest.size();) {
         const auto comma = std::min(rest.find(',', begin), rest.size());
         const auto host = rest.substr(begin, comma - begin);
@@ -143,7 +144,7 @@ std::vector<std::string> split_node_list(std::string_view text) {
         const bool continues =
             piece.find("://") == std::string_view::npos && !out.empty() &&
             (out.back().starts_with("redis-cluster://") || out.back().starts_with("rediss-cluster://") ||
-             out.back().starts_with("redis-sentinel://"));
+             out.back().starts_with("redis-sentinel://") || out.back().starts_with("rediss-sentinel://"));
         if (continues) {
             out.back() += ',';
             out.back() += piece;

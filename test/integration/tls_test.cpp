@@ -2,6 +2,7 @@
 // test makes with the `openssl` command at run time: verification by CA and by name (SNI),
 // client certificates, clear tls_failed errors, and never a fallback to plaintext.
 #include "support/lock_helpers.hpp"
+#include "support/redis_sentinel.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
 #include "support/scratch_dir.hpp"
@@ -185,6 +186,42 @@ BOOST_AUTO_TEST_CASE(each_node_may_have_tls_settings_of_its_own) {
         BOOST_TEST(redlock::test::holder_on(*theirs, "per-node-tls") == lease.token());
         co_await lease.async_release(asio::use_awaitable);
     }());
+}
+
+// rediss-sentinel://: the sentinels are asked over TLS, the master they name is reached over
+// TLS on the port they name, and their +switch-master comes over TLS too.
+BOOST_AUTO_TEST_CASE(a_sentinel_node_over_tls_finds_the_master_and_follows_a_failover) {
+    certificates certs;
+    redlock::test::redis_sentinel_options o;
+    o.server.tls = true;
+    o.server.extra_args = {"--tls-cert-file",    certs.server, "--tls-key-file",     certs.server_key,
+                           "--tls-ca-cert-file", certs.ca,     "--tls-auth-clients", "no"};
+    redlock::test::redis_sentinel_group group(o);
+    BOOST_TEST(group.uri().starts_with("rediss-sentinel://"));
+    redlock::client_config cfg;
+    cfg.nodes = {group.uri()};
+    cfg.restart_quarantine = false;  // the failover's quarantine is sentinel_lock_test's
+    cfg.tls.ca_file = certs.ca;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    const auto acquire_on = [&](const std::string& resource, redlock::test::redis_server& master) {
+        run_coro(ioc, [&]() -> asio::awaitable<void> {
+            redlock::lock_options lo;
+            lo.ttl = 5s;
+            lo.wait = 10s;  // while the client moves to a new master
+            redlock::diagnostics diag;
+            auto [ec, lease] = co_await client.async_acquire(resource, lo, diag, tuple_awaitable);
+            BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << diag.message);
+            BOOST_TEST(redlock::test::holder_on(master, resource) == lease.token());
+            co_await lease.async_release(asio::use_awaitable);
+        }());
+        BOOST_TEST(client.metrics().nodes.at(0).sentinel_master ==
+                   "127.0.0.1:" + std::to_string(master.tls_port()));
+    };
+    acquire_on("tls-sentinel", group.master());
+    auto& promoted = group.failover();
+    acquire_on("tls-sentinel-after", promoted);
+    BOOST_TEST(client.metrics().nodes.at(0).sentinel_switches >= 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_certificate_from_another_ca_is_tls_failed_with_the_reason) {

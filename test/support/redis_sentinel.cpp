@@ -28,6 +28,16 @@ constexpr auto startup_limit = 20s;   // processes started -> replicas linked, s
 constexpr auto poll_interval = 25ms;  // between two looks at the servers
 constexpr auto probe_timeout = 2s;    // one command while polling: a paused server must not stall us
 
+// The port the servers and sentinels know a process by: its TLS port in a group over TLS (the
+// plain one stays for the fixture's own commands).
+unsigned short known_port(const redis_server& s) {
+    return s.tls_port() != 0 ? s.tls_port() : s.port();
+}
+
+std::string known_address(const redis_server& s) {
+    return "127.0.0.1:" + std::to_string(known_port(s));
+}
+
 std::chrono::milliseconds left_until(steady::time_point deadline) {
     return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()), 1ms);
 }
@@ -91,7 +101,7 @@ std::vector<std::map<std::string, std::string>> entries_of(const redis_server& s
 std::string replication_problem(const redis_server& s, const redis_server& master) {
     const auto info = s.command({"INFO", "replication"}, probe_timeout).str;
     if (info_field(info, "role") == "slave" &&
-        info_field(info, "master_port") == std::to_string(master.port()) &&
+        info_field(info, "master_port") == std::to_string(known_port(master)) &&
         info_field(info, "master_link_status") == "up")
         return {};
     return address(s) + " does not replicate from " + address(master) + ":\n" + info;
@@ -126,12 +136,24 @@ redis_sentinel_group::redis_sentinel_group(redis_sentinel_options opts) : opts_(
     // every replica's first sync would wait for it.
     if (!has_arg(extra, "--repl-diskless-sync-delay"))
         extra.insert(extra.end(), {"--repl-diskless-sync-delay", "0"});
+    // Over TLS, replicas reach their master, and sentinels every server, on its TLS port.
+    redis_server_options sentinel_opts;
+    if (server_opts.tls) {
+        if (!has_arg(extra, "--tls-replication")) extra.insert(extra.end(), {"--tls-replication", "yes"});
+        sentinel_opts.tls = true;
+        for (const char* name :
+             {"--tls-cert-file", "--tls-key-file", "--tls-ca-cert-file", "--tls-auth-clients"}) {
+            if (const auto value = arg_value(extra, name))
+                sentinel_opts.extra_args.insert(sentinel_opts.extra_args.end(), {name, *value});
+        }
+        sentinel_opts.extra_args.insert(sentinel_opts.extra_args.end(), {"--tls-replication", "yes"});
+    }
 
     // If anything below throws, data_ and sentinels_ are destroyed with the half-built object:
     // every server already started is stopped.
     data_ = start_redis_servers(1 + opts_.replicas, server_opts);
     const auto deadline = steady::now() + startup_limit;
-    const auto master_port = std::to_string(data_[0]->port());
+    const auto master_port = std::to_string(known_port(*data_[0]));
     for (std::size_t i = 1; i < data_.size(); ++i)
         expect_ok("redis_sentinel_group", *data_[i], {"REPLICAOF", "127.0.0.1", master_port});
     // Before the sentinels: a sentinel learns the replicas from the master's INFO, which it
@@ -149,7 +171,6 @@ redis_sentinel_group::redis_sentinel_group(redis_sentinel_options opts) : opts_(
     line("sentinel parallel-syncs " + name + " 1");
     // Quoted: the config parser splits on spaces. A password with a quote would need escaping.
     if (password) line("sentinel auth-pass " + name + " \"" + *password + "\"");
-    redis_server_options sentinel_opts;
     sentinel_opts.sentinel = true;
     sentinel_opts.sentinel_config = std::move(config);
     sentinels_ = start_redis_servers(opts_.sentinels, sentinel_opts);
@@ -169,7 +190,7 @@ void redis_sentinel_group::wait_until_formed(steady::time_point deadline) {
         try {
             for (const auto& s : sentinels_) {
                 const auto where = address(*s) + ": ";
-                if (const auto port = named_master_port(*s, name); port != data_[0]->port()) {
+                if (const auto port = named_master_port(*s, name); port != known_port(*data_[0])) {
                     pending = where + "names the master 127.0.0.1:" + std::to_string(port);
                     break;
                 }
@@ -188,7 +209,7 @@ void redis_sentinel_group::wait_until_formed(steady::time_point deadline) {
                 }
                 if (!pending.empty()) break;
                 for (std::size_t i = 1; i < data_.size(); ++i) {
-                    if (std::find(seen.begin(), seen.end(), data_[i]->port()) == seen.end())
+                    if (std::find(seen.begin(), seen.end(), known_port(*data_[i])) == seen.end())
                         pending = where + "does not know the replica " + address(*data_[i]);
                 }
                 if (!pending.empty()) break;
@@ -202,7 +223,7 @@ void redis_sentinel_group::wait_until_formed(steady::time_point deadline) {
                 }
                 if (!pending.empty()) break;
                 for (const auto& o : sentinels_) {
-                    if (o != s && std::find(seen.begin(), seen.end(), o->port()) == seen.end())
+                    if (o != s && std::find(seen.begin(), seen.end(), known_port(*o)) == seen.end())
                         pending = where + "does not know the sentinel " + address(*o);
                 }
                 if (!pending.empty()) break;
@@ -237,18 +258,23 @@ redis_server& redis_sentinel_group::sentinel(std::size_t i) {
 }
 
 std::string redis_sentinel_group::sentinel_addresses() const {
-    return fixture::addresses(sentinels_);
+    std::string text;
+    for (const auto& s : sentinels_)
+        text += (text.empty() ? "" : ",") + known_address(*s);
+    return text;
 }
 
 std::string redis_sentinel_group::uri() const {
-    std::string login;
-    if (const auto pw = arg_value(opts_.server.extra_args, "--requirepass")) login = ":" + *pw + "@";
-    return "redis-sentinel://" + login + sentinel_addresses() + "#" + opts_.master_name;
+    std::string out = opts_.server.tls ? "rediss-sentinel://" : "redis-sentinel://";
+    if (const auto pw = arg_value(opts_.server.extra_args, "--requirepass"))
+        out.append(":").append(*pw).append("@");
+    out.append(sentinel_addresses()).append("#").append(opts_.master_name);
+    return out;
 }
 
 redis_server* redis_sentinel_group::data_server_on_port(unsigned short port) {
     for (const auto& s : data_) {
-        if (s->port() == port) return s.get();
+        if (known_port(*s) == port) return s.get();
     }
     return nullptr;
 }
@@ -329,7 +355,7 @@ redis_server& redis_sentinel_group::wait_for_failover(const redis_server& old, b
                 }
             }
             for (const auto& [port, n] : votes) {
-                if (2 * n > live && port != old.port()) promoted = data_server_on_port(port);
+                if (2 * n > live && port != known_port(old)) promoted = data_server_on_port(port);
             }
             if (live == 0) {
                 pending = "no sentinel is running";

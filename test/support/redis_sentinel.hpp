@@ -32,7 +32,12 @@ struct redis_sentinel_options {
     /// `--repl-diskless-sync-delay 0` (Redis: 5 s before a replica's first sync), and with
     /// `--requirepass` also `--masterauth` with the same password (every data server may become
     /// a replica); the sentinels then get `sentinel auth-pass`. The sentinels themselves have
-    /// no password.
+    /// no password. With `tls` (and the certificates in extra_args: --tls-cert-file,
+    /// --tls-key-file, --tls-ca-cert-file, and --tls-auth-clients if wanted), the group speaks TLS:
+    /// the replicas replicate over it (--tls-replication yes), the sentinels listen on a TLS
+    /// port of their own with the same certificates and reach every server over TLS, and all of
+    /// them know each other by their TLS ports; uri() is then rediss-sentinel://. The plain
+    /// ports stay, for the fixture's own commands.
     redis_server_options server;
 };
 
@@ -72,9 +77,10 @@ public:
     [[nodiscard]] std::size_t data_servers() const noexcept { return data_.size(); }
     [[nodiscard]] redis_server& sentinel(std::size_t i);
     [[nodiscard]] std::size_t sentinels() const noexcept { return sentinels_.size(); }
-    /// "127.0.0.1:p1,127.0.0.1:p2,..." of all sentinels.
+    /// "127.0.0.1:p1,127.0.0.1:p2,..." of all sentinels (their TLS ports over TLS).
     [[nodiscard]] std::string sentinel_addresses() const;
-    /// "redis-sentinel://" + sentinel_addresses() + "#" + master name; with the `--requirepass`
+    /// "redis-sentinel://" (over TLS "rediss-sentinel://") + sentinel_addresses() + "#" + master
+    /// name; with the `--requirepass`
     /// of options().server, "redis-sentinel://:<password>@..." (not percent-encoded).
     [[nodiscard]] std::string uri() const;
 

@@ -109,6 +109,7 @@ namespace {
 
 using redlock::redis::node_spec;
 using redlock::redis::parse_node_spec;
+using redlock::redis::split_node_list;
 
 node_spec spec_ok(std::string_view uri) {
     node_spec s;
@@ -179,6 +180,19 @@ BOOST_AUTO_TEST_CASE(sentinel_uris_name_the_master) {
     BOOST_TEST(s.addresses[1].password == "pw");
     BOOST_TEST(s.to_string() == "redis-sentinel://:***@127.0.0.1:26379,127.0.0.1:26380/3#mymaster");
     BOOST_TEST(spec_ok("redis-sentinel://h:26379#m").to_string() == "redis-sentinel://h:26379#m");
+    BOOST_TEST((s.addresses[0].kind == node_address::transport::tcp));
+}
+
+// TLS to the sentinels, and (the transport of the master's address) to the master they name.
+BOOST_AUTO_TEST_CASE(rediss_sentinel_uris_speak_tls) {
+    auto s = spec_ok("rediss-sentinel://127.0.0.1:26379,127.0.0.1:26380#mymaster");
+    BOOST_TEST((s.kind == node_spec::topology::sentinel));
+    BOOST_REQUIRE(s.addresses.size() == 2u);
+    for (const auto& a : s.addresses)
+        BOOST_TEST((a.kind == node_address::transport::tls));
+    BOOST_TEST(s.to_string() == "rediss-sentinel://127.0.0.1:26379,127.0.0.1:26380#mymaster");
+    BOOST_TEST((split_node_list("rediss-sentinel://h:1,h:2#m,redis://x:3") ==
+                std::vector<std::string>{"rediss-sentinel://h:1,h:2#m", "redis://x:3"}));
 }
 
 BOOST_AUTO_TEST_CASE(bad_cluster_and_sentinel_uris_name_what_is_wrong) {
@@ -205,6 +219,7 @@ BOOST_AUTO_TEST_CASE(a_one_server_parse_refuses_cluster_and_sentinel_uris) {
     std::string why;
     BOOST_TEST((parse_node_uri("redis-cluster://h:1", a, why) == redlock::error::invalid_uri));
     BOOST_TEST(why.find("names a cluster or a Sentinel deployment") != std::string::npos);
+    BOOST_TEST((parse_node_uri("rediss-sentinel://h:1#m", a, why) == redlock::error::invalid_uri));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -17,6 +17,8 @@ namespace redlock::redis {
 ///   redis-cluster://[[user]:password@]host:port[,host:port...]   a cluster, by seed nodes
 ///   rediss-cluster://...                                     the same over TLS
 ///   redis-sentinel://[[user]:password@]host:port[,host:port...][/db]#master-name
+///   rediss-sentinel://...                                    the same over TLS: to the
+///                                                            sentinels and to the master
 /// A cluster has only database 0. The credentials of a cluster URI log in to every node of the
 /// cluster; those of a Sentinel URI to the master it names (the sentinels' own are not in the
 /// URI). The port is required in the multi-host forms.
