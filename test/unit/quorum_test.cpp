@@ -13,6 +13,9 @@
 #include <set>
 #include <string>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace std::chrono_literals;
 using redlock::detail::quorum_of;
 using redlock::detail::round_state;
@@ -141,6 +144,37 @@ BOOST_AUTO_TEST_CASE(tokens_are_128_random_bits_in_hex) {
         tokens.insert(t);
     }
     BOOST_TEST(tokens.size() == 1000u);
+}
+
+// Tokens come from a per-thread pool of the OS's bytes: a forked child must not hand out the
+// bytes its parent hands out next (two processes, one token).
+BOOST_AUTO_TEST_CASE(a_forked_child_makes_tokens_of_its_own) {
+    (void)redlock::detail::make_token();  // the pool holds bytes for more tokens now
+    int fds[2];
+    BOOST_TEST_REQUIRE(::pipe(fds) == 0);
+    const pid_t child = ::fork();
+    BOOST_TEST_REQUIRE(child >= 0);
+    if (child == 0) {
+        const auto t = redlock::detail::make_token();
+        const auto written = ::write(fds[1], t.data(), t.size());
+        ::_exit(written == static_cast<ssize_t>(t.size()) ? 0 : 1);
+    }
+    ::close(fds[1]);
+    const auto ours = redlock::detail::make_token();
+    std::string theirs(32, '\0');
+    std::size_t got = 0;
+    while (got < theirs.size()) {
+        const auto n = ::read(fds[0], theirs.data() + got, theirs.size() - got);
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    BOOST_TEST_REQUIRE(got == theirs.size());
+    BOOST_TEST(WIFEXITED(status));
+    BOOST_TEST(theirs.find_first_not_of("0123456789abcdef") == std::string::npos);
+    BOOST_TEST(theirs != ours);
 }
 
 BOOST_AUTO_TEST_CASE(keys_of_a_resource_share_one_hash_tag) {
