@@ -69,14 +69,18 @@ struct certificates {
            " -CAcreateserial -out " + cert + " -extfile " + ext);
     }
 
-    // A server that speaks TLS on tls_port() (and plaintext on port(), for the fixture).
-    // `clients`: tls-auth-clients (no, optional or yes).
-    [[nodiscard]] std::unique_ptr<redis_server> server_with(const std::string& clients) const {
+    // The options of a server that speaks TLS on tls_port() (and plaintext on port(), for the
+    // fixture) with the server certificate. `clients`: tls-auth-clients (no, optional or yes).
+    [[nodiscard]] redlock::test::redis_server_options server_options(const std::string& clients) const {
         redlock::test::redis_server_options o;
         o.tls = true;
         o.extra_args = {"--tls-cert-file",    server, "--tls-key-file",     server_key,
                         "--tls-ca-cert-file", ca,     "--tls-auth-clients", clients};
-        return std::make_unique<redis_server>(o);
+        return o;
+    }
+
+    [[nodiscard]] std::unique_ptr<redis_server> server_with(const std::string& clients) const {
+        return std::make_unique<redis_server>(server_options(clients));
     }
 };
 
@@ -193,9 +197,7 @@ BOOST_AUTO_TEST_CASE(each_node_may_have_tls_settings_of_its_own) {
 BOOST_AUTO_TEST_CASE(a_sentinel_node_over_tls_finds_the_master_and_follows_a_failover) {
     certificates certs;
     redlock::test::redis_sentinel_options o;
-    o.server.tls = true;
-    o.server.extra_args = {"--tls-cert-file",    certs.server, "--tls-key-file",     certs.server_key,
-                           "--tls-ca-cert-file", certs.ca,     "--tls-auth-clients", "no"};
+    o.server = certs.server_options("no");
     redlock::test::redis_sentinel_group group(o);
     BOOST_TEST(group.uri().starts_with("rediss-sentinel://"));
     redlock::client_config cfg;

@@ -20,6 +20,15 @@ std::optional<topology> parse_topology(std::string_view name) noexcept {
     return std::nullopt;
 }
 
+test::redis_server_options data_server_options(bool persistent) {
+    test::redis_server_options o;
+    if (persistent) {
+        o.appendonly = true;
+        o.appendfsync = "always";
+    }
+    return o;
+}
+
 std::vector<std::string> essential_faults(topology t) {
     if (t == topology::masters) return {"server_restart_empty", "worker_pause"};
     return {"master_restart_empty", "master_down_failover", "manual_failover", "worker_pause"};

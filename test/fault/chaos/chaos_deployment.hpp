@@ -37,8 +37,12 @@ class chaos_deployment {
 public:
     virtual ~chaos_deployment() = default;
 
-    /// The nodes worker w's client uses for the unfenced kinds, or for the fenced ones.
-    [[nodiscard]] virtual std::vector<std::string> worker_nodes(std::size_t w, bool fenced) const = 0;
+    /// The nodes worker w's client uses for the unfenced kinds, or for the fenced ones; by
+    /// default direct_nodes(), the same for every worker.
+    [[nodiscard]] virtual std::vector<std::string> worker_nodes(std::size_t w, bool fenced) const {
+        (void)w;
+        return direct_nodes(fenced);
+    }
     /// The same nodes, reached without a proxy: the harness's own check after the faults.
     [[nodiscard]] virtual std::vector<std::string> direct_nodes(bool fenced) const = 0;
     /// lock_options::replicas of the fenced kinds: where a failover can promote a replica, a
@@ -52,6 +56,10 @@ public:
     /// The servers that hold the locks' keys now (the masters).
     [[nodiscard]] virtual std::vector<const test::redis_server*> key_servers() = 0;
 };
+
+/// A data server's options: `persistent`, AOF with fsync always (a kill -9 loses nothing);
+/// else no persistence at all (a kill -9 loses everything).
+[[nodiscard]] test::redis_server_options data_server_options(bool persistent);
 
 /// Starts the servers of `t` for `workers` worker processes. Throws std::runtime_error if they
 /// cannot be started.

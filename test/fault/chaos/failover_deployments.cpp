@@ -17,20 +17,6 @@ namespace {
 // Short failure detection, so that a schedule of 20 s sees failovers and recovers from them.
 constexpr auto cluster_node_timeout = 2000ms;
 
-test::redis_server_options data_server_options(bool persistent) {
-    test::redis_server_options o;
-    if (persistent) {
-        o.appendonly = true;
-        o.appendfsync = "always";
-    }
-    return o;
-}
-
-std::string role_of(const test::redis_server& s) {
-    const auto reply = s.command({"ROLE"}, 500ms);
-    return !reply.elements.empty() && reply.elements[0].is_string() ? reply.elements[0].str : "";
-}
-
 class cluster_deployment final : public chaos_deployment {
 public:
     cluster_deployment() {
@@ -42,9 +28,6 @@ public:
         }
     }
 
-    std::vector<std::string> worker_nodes(std::size_t, bool fenced) const override {
-        return direct_nodes(fenced);
-    }
     std::vector<std::string> direct_nodes(bool fenced) const override {
         return {clusters_[fenced ? 1 : 0]->uri()};
     }
@@ -104,9 +87,6 @@ public:
         }
     }
 
-    std::vector<std::string> worker_nodes(std::size_t, bool fenced) const override {
-        return direct_nodes(fenced);
-    }
     std::vector<std::string> direct_nodes(bool fenced) const override {
         return {groups_[fenced ? 1 : 0]->uri()};
     }

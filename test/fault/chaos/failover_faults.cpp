@@ -64,7 +64,7 @@ bool failover_faults::any_out(const std::vector<test::redis_server*>& of) const 
     return std::any_of(of.begin(), of.end(), [&](test::redis_server* s) { return out_.contains(s); });
 }
 
-std::string failover_faults::role_of(test::redis_server& s) const {
+std::string role_of(const test::redis_server& s) {
     try {
         const auto reply = s.command({"ROLE"}, probe_timeout);
         if (!reply.elements.empty() && reply.elements[0].is_string()) return reply.elements[0].str;

@@ -28,6 +28,9 @@ struct failover_group {
     std::function<std::string(std::mt19937_64&)> manual_failover;
 };
 
+/// ROLE of a server: "master", "slave", or "" if it does not answer within half a second.
+[[nodiscard]] std::string role_of(const test::redis_server& s);
+
 /// Faults for failover groups, drawn from the seed (besides fault_schedule's worker pauses):
 /// - a data server (master or replica) paused for less than failure_detection, or killed with
 ///   -9 and restarted either at once (no failover: a master comes back empty unless persistent,
@@ -63,7 +66,6 @@ private:
                   const std::string& kind, const std::string& target,
                   std::function<void()> after_restart = {});
     [[nodiscard]] bool any_out(const std::vector<test::redis_server*>& of) const;
-    [[nodiscard]] std::string role_of(test::redis_server& s) const;  // "master", "slave", "" if unknown
     // The port of the master the group's sentinels name (the first that answers), 0 if none.
     [[nodiscard]] unsigned short named_master(const failover_group& g) const;
     [[nodiscard]] std::string server_name(const failover_group& g, const test::redis_server& s) const;

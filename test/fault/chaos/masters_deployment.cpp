@@ -16,13 +16,9 @@ public:
     explicit masters_deployment(int workers) {
         // The plain deployment: nodes 0-2 without persistence, 3-4 with AOF. The fenced one:
         // AOF with fsync always everywhere.
-        test::redis_server_options empty_on_restart;
-        test::redis_server_options aof;
-        aof.appendonly = true;
-        aof.appendfsync = "always";
         for (std::size_t n = 0; n < 2 * nodes_per_deployment; ++n) {
             const bool keeps_data = n >= 3;
-            servers_.push_back(std::make_unique<test::redis_server>(keeps_data ? aof : empty_on_restart));
+            servers_.push_back(std::make_unique<test::redis_server>(data_server_options(keeps_data)));
             deployment_.push_back(n / nodes_per_deployment);
             persistent_.push_back(keeps_data);
         }
