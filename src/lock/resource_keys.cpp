@@ -3,13 +3,18 @@
 namespace redlock::detail {
 
 resource_keys keys_for(std::string_view prefix, std::string_view resource) {
-    std::string tag;
-    tag.reserve(prefix.size() + resource.size() + 2);
-    tag += '{';
-    tag += prefix;
-    tag += resource;
-    tag += '}';
-    return resource_keys{tag + ":lock", tag + ":released"};
+    // Each name built in place: one allocation per name, none for a shared tag.
+    const auto named = [&](std::string_view suffix) {
+        std::string name;
+        name.reserve(prefix.size() + resource.size() + 2 + suffix.size());
+        name += '{';
+        name += prefix;
+        name += resource;
+        name += '}';
+        name += suffix;
+        return name;
+    };
+    return resource_keys{named(":lock"), named(":released")};
 }
 
 namespace {

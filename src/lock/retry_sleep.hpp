@@ -7,6 +7,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <optional>
 #include <utility>
 
 namespace redlock::detail {
@@ -19,7 +20,7 @@ class retry_sleep {
 public:
     using clock = std::chrono::steady_clock;
 
-    explicit retry_sleep(const boost::asio::strand<boost::asio::any_io_executor>& strand) : timer_(strand) {}
+    explicit retry_sleep(const boost::asio::strand<boost::asio::any_io_executor>& strand) : strand_(strand) {}
 
     [[nodiscard]] bool sleeping() const noexcept { return sleeping_; }
 
@@ -28,29 +29,32 @@ public:
     template <class Then>
     void sleep_for(clock::duration delay, Then then) {
         sleeping_ = true;
-        timer_.expires_after(delay);
+        // Made at the first sleep: most acquisitions never sleep, and a timer on a strand
+        // costs an allocation.
+        if (!timer_) timer_.emplace(strand_);
+        timer_->expires_after(delay);
         arm(std::move(then));
     }
 
     /// Ends the sleep at `at` instead, if that is sooner; `then` as for sleep_for().
     template <class Then>
     void end_by(clock::time_point at, Then then) {
-        if (!sleeping_ || at >= timer_.expiry()) return;
-        timer_.expires_at(at);  // cancels the current wait: its handler is now stale
+        if (!sleeping_ || at >= timer_->expiry()) return;
+        timer_->expires_at(at);  // cancels the current wait: its handler is now stale
         arm(std::move(then));
     }
 
     /// Ends the sleep here; its timer's handler does nothing. The caller goes on itself.
     void end_now() {
         ++generation_;
-        timer_.cancel();
+        if (timer_) timer_->cancel();
         sleeping_ = false;
     }
 
 private:
     template <class Then>
     void arm(Then then) {
-        timer_.async_wait(
+        timer_->async_wait(
             [this, generation = ++generation_, then = std::move(then)](boost::system::error_code) mutable {
                 if (generation != generation_) return;
                 sleeping_ = false;
@@ -58,7 +62,8 @@ private:
             });
     }
 
-    boost::asio::steady_timer timer_;
+    boost::asio::strand<boost::asio::any_io_executor> strand_;
+    std::optional<boost::asio::steady_timer> timer_;
     unsigned generation_ = 0;
     bool sleeping_ = false;
 };

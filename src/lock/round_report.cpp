@@ -11,33 +11,33 @@ round_report::round_report(const client_state& client, std::string_view operatio
 
 void round_report::reset() {
     const auto n = client_.node_count();
-    verdicts_.assign(n, node_outcome::verdict::pending);
-    errors_.assign(n, {});
-    details_.assign(n, {});
+    answers_.assign(n, {});
 }
 
 void round_report::record(std::size_t node, vote v, boost::system::error_code ec, std::string detail) {
-    if (node >= verdicts_.size()) return;
+    if (node >= answers_.size()) return;
+    auto& a = answers_[node];
     switch (v) {
         case vote::granted:
-            verdicts_[node] = node_outcome::verdict::granted;
+            a.verdict = node_outcome::verdict::granted;
             break;
         case vote::denied:
-            verdicts_[node] = node_outcome::verdict::denied;
+            a.verdict = node_outcome::verdict::denied;
             break;
         case vote::failed:
-            verdicts_[node] = node_outcome::verdict::failed;
+            a.verdict = node_outcome::verdict::failed;
             break;
     }
-    errors_[node] = ec;
-    details_[node] = std::move(detail);
+    a.error = ec;
+    a.detail = std::move(detail);
 }
 
 std::vector<node_outcome> round_report::outcomes() const {
     std::vector<node_outcome> out;
-    out.reserve(verdicts_.size());
-    for (std::size_t i = 0; i < verdicts_.size(); ++i) {
-        out.push_back(node_outcome{client_.node_name(i), verdicts_[i], errors_[i], details_[i]});
+    out.reserve(answers_.size());
+    for (std::size_t i = 0; i < answers_.size(); ++i) {
+        const auto& a = answers_[i];
+        out.push_back(node_outcome{client_.node_name(i), a.verdict, a.error, a.detail});
     }
     return out;
 }
@@ -45,8 +45,8 @@ std::vector<node_outcome> round_report::outcomes() const {
 std::string round_report::summary(const vote_tally& tally, std::string_view outcome) const {
     std::size_t pending = 0;
     std::string denied, failed;
-    for (std::size_t i = 0; i < verdicts_.size(); ++i) {
-        switch (verdicts_[i]) {
+    for (std::size_t i = 0; i < answers_.size(); ++i) {
+        switch (answers_[i].verdict) {
             case node_outcome::verdict::pending:
                 ++pending;
                 break;
@@ -58,14 +58,14 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
                 break;
             case node_outcome::verdict::failed:
                 if (!failed.empty()) failed += ", ";
-                failed += client_.node_name(i) + " (" + errors_[i].message();
-                if (!details_[i].empty()) failed += ": " + details_[i];
+                failed += client_.node_name(i) + " (" + answers_[i].error.message();
+                if (!answers_[i].detail.empty()) failed += ": " + answers_[i].detail;
                 failed += ")";
                 break;
         }
     }
-    std::string s = operation_ + " \"" + resource_ + "\" on " + std::to_string(verdicts_.size()) + " node" +
-                    (verdicts_.size() == 1 ? "" : "s") + ": " + std::string(outcome) + ": granted " +
+    std::string s = operation_ + " \"" + resource_ + "\" on " + std::to_string(answers_.size()) + " node" +
+                    (answers_.size() == 1 ? "" : "s") + ": " + std::string(outcome) + ": granted " +
                     std::to_string(tally.granted()) + ", denied " + std::to_string(tally.denied()) +
                     ", failed " + std::to_string(tally.failed()) + ", pending " + std::to_string(pending) +
                     " (quorum " + std::to_string(tally.quorum()) + ")";
@@ -76,9 +76,9 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
 
 boost::system::error_code round_report::unreachable_cause() const {
     bool any = false;
-    for (std::size_t i = 0; i < verdicts_.size(); ++i) {
-        if (verdicts_[i] != node_outcome::verdict::failed) continue;
-        if (errors_[i] != error::server_error) return error::quorum_unreachable;
+    for (const auto& a : answers_) {
+        if (a.verdict != node_outcome::verdict::failed) continue;
+        if (a.error != error::server_error) return error::quorum_unreachable;
         any = true;
     }
     return any ? error::server_error : error::quorum_unreachable;

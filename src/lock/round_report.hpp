@@ -39,9 +39,12 @@ private:
     const client_state& client_;
     std::string operation_;
     std::string resource_;
-    std::vector<node_outcome::verdict> verdicts_;
-    std::vector<boost::system::error_code> errors_;
-    std::vector<std::string> details_;
+    struct node_answer {
+        node_outcome::verdict verdict = node_outcome::verdict::pending;
+        boost::system::error_code error;
+        std::string detail;
+    };
+    std::vector<node_answer> answers_;  // one allocation per operation, not one per field
 };
 
 }  // namespace redlock::detail

@@ -116,6 +116,37 @@ BOOST_AUTO_TEST_CASE(pipeline_size_and_clear) {
     BOOST_TEST(r.payload() == "*1\r\n$4\r\nPING\r\n");
 }
 
+BOOST_AUTO_TEST_CASE(release_payload_moves_the_commands_out_and_leaves_it_empty) {
+    request r;
+    r.push("SET", "k", "v", "PX", std::numeric_limits<std::int64_t>::min());
+    const std::string expected =
+        "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nPX\r\n$20\r\n-9223372036854775808\r\n";
+    BOOST_TEST(r.payload() == expected);
+    BOOST_TEST(r.release_payload() == expected);
+    BOOST_TEST(r.empty());
+    BOOST_TEST(r.payload().empty());
+    r.push("PING");
+    BOOST_TEST(r.payload() == "*1\r\n$4\r\nPING\r\n");
+}
+
+// Every command is sized before it is appended: one that is long or has many arguments, after
+// others, still comes out whole.
+BOOST_AUTO_TEST_CASE(a_long_command_after_others_is_encoded_whole) {
+    request r;
+    r.push("PING");
+    std::vector<std::string> args;
+    for (int i = 0; i < 300; ++i)
+        args.push_back(std::string(static_cast<std::size_t>(i), 'a'));
+    r.push_range("RPUSH", args);
+    r.push("DEL", std::string(100000, 'k'), 12345u);
+    const auto commands = parse_commands(r.payload());
+    BOOST_TEST_REQUIRE(commands.size() == 3u);
+    BOOST_TEST(commands[1].size() == 301u);
+    BOOST_TEST(commands[1][300] == std::string(299, 'a'));
+    BOOST_TEST(commands[2][1].size() == 100000u);
+    BOOST_TEST(commands[2][2] == "12345");
+}
+
 BOOST_AUTO_TEST_CASE(round_trip_through_the_reply_parser) {
     request r;
     const std::string binary = "\r\n\0\xff*1\r\n$3\r\n"s;
