@@ -272,7 +272,6 @@ asio::awaitable<error_code> connection::impl::handshake() {
 asio::awaitable<error_code> connection::impl::serve() {
     using namespace asio::experimental;
     last_progress_ = clock_type::now();
-    write_hold_ = detail::write_hold{};  // a new connection: its round trips are yet to be seen
     unwritten_ = {};
     write_error_ = {};
     auto self = shared_from_this();
@@ -329,15 +328,11 @@ asio::awaitable<error_code> connection::impl::reader(std::shared_ptr<impl> self)
                     co_return error::unexpected_reply;
             }
         }
-        // Requests held for the replies owed leave once the last of them is in.
-        self->release_held(self->last_progress_);
         auto [ec, n] = co_await self->transport_.read_some(asio::buffer(self->read_buffer_));
         if (ec) co_return ec;
         self->read_pos_ = 0;
         self->read_end_ = n;
-        const auto now = clock_type::now();
-        self->last_progress_ = now;
-        self->write_hold_.bytes_arrived(now);
+        self->last_progress_ = clock_type::now();
     }
 }
 
@@ -366,7 +361,8 @@ asio::awaitable<error_code> connection::impl::writer(std::shared_ptr<impl> self)
             if (self->write_error_ || !self->unwritten_.empty()) break;
         }
         if (self->write_error_ || !self->unwritten_.empty()) continue;
-        self->note_write_start();
+        // The health check measures silence from the moment a reply is first owed.
+        if (!self->mux_.awaiting_replies()) self->last_progress_ = clock_type::now();
         std::string_view bytes = self->mux_.prepare_write();
         auto [ec, n] = co_await self->transport_.write_all(asio::buffer(bytes));
         (void)n;

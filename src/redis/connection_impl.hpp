@@ -10,7 +10,6 @@
 #include "redis/handshake.hpp"
 #include "redis/multiplexer.hpp"
 #include "redis/transport.hpp"
-#include "redis/write_hold.hpp"
 #include "resp/reply_parser.hpp"
 #include <redlock/redis/connection.hpp>
 
@@ -139,9 +138,8 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     bool closed_ = false;
     bool writer_waiting_ = false;
     bool flush_scheduled_ = false;
-    detail::write_hold write_hold_;  // whether a request admitted while replies are owed waits for them
-    std::string_view unwritten_;     // what flush() could not write at once: the writer finishes it
-    error_code write_error_;         // flush() failed: the writer ends the connected phase with it
+    std::string_view unwritten_;  // what flush() could not write at once: the writer finishes it
+    error_code write_error_;      // flush() failed: the writer ends the connected phase with it
     bool connect_timed_out_ = false;
     bool connecting_ = false;  // a connect attempt is running: only then may its timer close the socket
     clock_type::time_point last_progress_{};
@@ -192,22 +190,14 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
 
     // Requests admitted in one turn of the strand leave in one write, made by flush() once the
     // handlers queued before it have run; the writer coroutine is only woken when the socket
-    // cannot take everything at once. While write_hold_ holds, requests wait instead for the
-    // replies owed: release_held() lets them go when the last reply is in (the reader), or when
-    // a request times out (the request timer), since an overdue reply may never come.
+    // cannot take everything at once.
     void schedule_flush();
-
-    void release_held(clock_type::time_point now);
 
     static constexpr std::size_t flush_slice = 16;
 
     void flush();
 
     void wake_writer();
-
-    // A write begins: the health check's silence and the hold's round trip start from an idle
-    // connection's first write.
-    void note_write_start();
 
     // The timer is set for the earliest deadline of the queued requests; requests with later
     // deadlines do not touch it, so a request costs no timer operation of its own.

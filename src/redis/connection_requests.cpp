@@ -98,7 +98,6 @@ void connection::impl::enqueue(std::shared_ptr<exec_entry> e) {
         return;
     }
     mux_.add(std::move(e));
-    if (write_hold_.holds(mux_.awaiting_replies(), clock_type::now())) return;
     // A long turn writes in slices, so the server works on the first requests while we
     // produce the rest: on few cores that overlap is worth more than fewer writes.
     if (mux_.staged() >= flush_slice && writer_waiting_ && !closed_) {
@@ -119,7 +118,7 @@ void connection::impl::schedule_flush() {
 
 void connection::impl::flush() {
     if (!writer_waiting_ || closed_ || !mux_.has_staged()) return;
-    note_write_start();
+    if (!mux_.awaiting_replies()) last_progress_ = clock_type::now();
     std::string_view bytes = mux_.prepare_write();
     // TLS records are written by the writer coroutine (transport::write_now writes none).
     error_code ec;
@@ -131,17 +130,6 @@ void connection::impl::flush() {
     unwritten_ = bytes.substr(n);
     write_error_ = ec;
     wake_writer();
-}
-
-void connection::impl::release_held(clock_type::time_point now) {
-    if (mux_.has_staged() && !write_hold_.holds(mux_.awaiting_replies(), now)) schedule_flush();
-}
-
-void connection::impl::note_write_start() {
-    if (mux_.awaiting_replies()) return;
-    const auto now = clock_type::now();
-    last_progress_ = now;
-    write_hold_.idle_write_started(now);
 }
 
 void connection::impl::wake_writer() {
@@ -159,11 +147,8 @@ void connection::impl::arm_request_timer(clock_type::time_point deadline) {
         auto s = self.lock();
         if (ec || !s || s->closed_) return;  // re-armed earlier, or closed
         s->request_timer_at_ = clock_type::time_point::max();
-        const auto now = clock_type::now();
-        auto next = s->mux_.expire(now, error::request_timeout);
+        auto next = s->mux_.expire(clock_type::now(), error::request_timeout);
         s->arm_request_timer(next);
-        // A reply overdue may never come: what was held for it goes out now.
-        s->release_held(now);
     });
 }
 
