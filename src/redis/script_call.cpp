@@ -2,10 +2,9 @@
 
 #include <redlock/resp/request.hpp>
 
-#include <algorithm>
-#include <array>
+#include <boost/container/small_vector.hpp>
+
 #include <charconv>
-#include <vector>
 
 namespace redlock::redis::detail {
 
@@ -14,20 +13,13 @@ std::string evalsha_payload(const script& s, std::span<const std::string_view> k
     char numkeys[24];
     const auto end = std::to_chars(numkeys, numkeys + sizeof numkeys, keys.size()).ptr;
     // Our scripts take a dozen arguments at most: those fit on the stack.
-    std::array<std::string_view, 16> on_stack;
-    std::vector<std::string_view> on_heap;
-    const std::size_t n = 2 + keys.size() + args.size();
-    std::string_view* parts = on_stack.data();
-    if (n > on_stack.size()) {
-        on_heap.resize(n);
-        parts = on_heap.data();
-    }
-    parts[0] = s.sha1;
-    parts[1] = std::string_view(numkeys, static_cast<std::size_t>(end - numkeys));
-    std::copy(keys.begin(), keys.end(), parts + 2);
-    std::copy(args.begin(), args.end(), parts + 2 + keys.size());
+    boost::container::small_vector<std::string_view, 16> parts;
+    parts.push_back(s.sha1);
+    parts.push_back(std::string_view(numkeys, static_cast<std::size_t>(end - numkeys)));
+    parts.insert(parts.end(), keys.begin(), keys.end());
+    parts.insert(parts.end(), args.begin(), args.end());
     resp::request req;
-    req.push_range("EVALSHA", std::span<const std::string_view>(parts, n));
+    req.push_range("EVALSHA", parts);
     return req.release_payload();
 }
 
