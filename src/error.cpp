@@ -50,6 +50,8 @@ private:
                 return "the node restarted less than max_ttl ago and does not vote yet";
             case error::not_replicated:
                 return "too few replicas acknowledged the lock";
+            case error::permits_mismatch:
+                return "the semaphore's permits are in use under another permit count";
             case error::invalid_uri:
                 return "the node URI is invalid";
             case error::connect_timeout:
@@ -131,6 +133,8 @@ const char* error_name(error e) noexcept {
             return "node_quarantined";
         case error::not_replicated:
             return "not_replicated";
+        case error::permits_mismatch:
+            return "permits_mismatch";
         case error::invalid_uri:
             return "invalid_uri";
         case error::connect_timeout:

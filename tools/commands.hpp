@@ -9,6 +9,8 @@ int run_command(int argc, char** argv, int first);
 int check_command(int argc, char** argv, int first);
 int demo_command(int argc, char** argv, int first);
 int bench_command(int argc, char** argv, int first);
+int inspect_command(int argc, char** argv, int first);
+int unlock_command(int argc, char** argv, int first);
 
 /// Exit statuses of `redlock run` besides the command's own.
 inline constexpr int exit_usage = 2;

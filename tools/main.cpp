@@ -18,6 +18,8 @@ constexpr const char* help =
     "  check   say what makes a deployment's locks unsafe (redlock check --help)\n"
     "  demo    Redlock at work on local servers, with nodes killed under it (redlock demo --help)\n"
     "  bench   acquire + release pairs/s and latencies against PING (redlock bench --help)\n"
+    "  inspect what holds a resource on every node         (redlock inspect --help)\n"
+    "  unlock  --force: an operator's release of a resource (redlock unlock --help)\n"
     "\n"
     "The full benchmark (node-redlock, the floors, hand-offs) is bench/run_lock_bench in the source tree.\n";
 
@@ -35,6 +37,8 @@ int main(int argc, char** argv) {
         if (command == "check") return check_command(argc, argv, 2);
         if (command == "demo") return demo_command(argc, argv, 2);
         if (command == "bench") return bench_command(argc, argv, 2);
+        if (command == "inspect") return inspect_command(argc, argv, 2);
+        if (command == "unlock") return unlock_command(argc, argv, 2);
         if (command == "--help" || command == "-h" || command == "help") {
             std::fputs(help, stdout);
             return 0;

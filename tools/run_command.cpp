@@ -50,6 +50,8 @@ constexpr const char* run_help =
     "  --ttl DURATION            the lease's ttl, renewed every third of it (default 10s)\n"
     "  --wait DURATION           how long to wait for the lock; 0: try once (default 30s)\n"
     "  --fenced                  number the lease with a fencing token (REDLOCK_FENCE)\n"
+    "  --permits K               a semaphore: up to K runs hold RESOURCE at once (every run of\n"
+    "                            RESOURCE must name the same K); not with --fenced\n"
     "  --grace DURATION          from SIGTERM to SIGKILL; at most half of --ttl (default: 5s, or\n"
     "                            half of --ttl if that is less)\n"
     "  --quiet                   no status line while waiting\n"
@@ -66,6 +68,7 @@ struct run_settings {
     milliseconds wait{30'000};
     std::optional<milliseconds> grace;  // default: grace_for(ttl)
     bool fenced = false;
+    int permits = 0;
     bool quiet = false;
     std::string resource;
     std::vector<std::string> command;
@@ -84,6 +87,8 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
             s.grace = args.duration_value();
         } else if (*flag == "--fenced") {
             s.fenced = true;
+        } else if (*flag == "--permits") {
+            s.permits = static_cast<int>(args.number_value(1, 1'000'000));
         } else if (*flag == "--quiet") {
             s.quiet = true;
         } else if (*flag == "--help" || *flag == "-h") {
@@ -100,6 +105,8 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
     s.command.assign(rest.begin() + 2, rest.end());
     if (s.command.empty()) throw usage_error("no command after --");
     if (s.ttl < milliseconds(3)) throw usage_error("--ttl: at least 3ms");
+    if (s.fenced && s.permits > 0)
+        throw usage_error("--permits: not with --fenced (a semaphore's holders are not numbered)");
     // SIGTERM goes out --grace before the validity ends, which must leave the watchdog its
     // renewals (every third of the ttl) first.
     if (s.grace && *s.grace * 2 > s.ttl)
@@ -137,6 +144,7 @@ public:
         o.ttl = s_.ttl;
         o.wait = s_.wait;
         o.fenced = s_.fenced;
+        o.permits = s_.permits;
         o.watchdog = true;
         client_.async_acquire(
             s_.resource, o, diag_,

@@ -3,6 +3,7 @@
 
 #include <redlock/config.hpp>
 #include <redlock/diagnostics.hpp>
+#include <redlock/inspection.hpp>
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
 #include <redlock/metrics.hpp>
@@ -83,6 +84,64 @@ public:
             acquire_initiation{this}, token, std::string(resource), options, &diag);
     }
 
+    /// Turns a lease another process wrote out (lease::handover) back into a lease here: one
+    /// extend to `options.ttl` on every node, for the lease's token; held when a quorum
+    /// confirmed, with validity = ttl - elapsed - drift counted from before the extend was sent,
+    /// as an acquire's. The kind of lock (reentrant and its owner, fair, permits, fenced) comes
+    /// from the text; the rest of `options` (ttl, watchdog, max_hold, node_timeout,
+    /// min_validity, replicas for later extends) is the adopter's, and `wait` is ignored.
+    ///
+    /// Handler signature: `void(error_code, lease)`. Errors: invalid_config (not a handover
+    /// text; the diagnostics say why), invalid_ttl, invalid_resource, not_owner (a majority of
+    /// nodes no longer hold the token: it expired or was released), quorum_unreachable,
+    /// validity_expired. Cancellation: terminal, partial and total complete it at once with
+    /// operation_aborted; an extend already sent still runs, and the hold expires with its ttl.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_adopt(std::string_view handover, const lock_options& options, CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lease)>(
+            adopt_initiation{this}, token, std::string(handover), options,
+            static_cast<diagnostics*>(nullptr));
+    }
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_adopt(std::string_view handover, const lock_options& options, diagnostics& diag,
+                     CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lease)>(
+            adopt_initiation{this}, token, std::string(handover), options, &diag);
+    }
+
+    /// Reads what holds `resource` on every node, for operators and tools (inspect.lua: reads
+    /// only): per node the kind of hold, its holders' tokens (a reentrant lock's owner), the
+    /// key's PTTL, the fence counter, fair waiters queued and a semaphore's count; and the
+    /// holders a quorum of nodes agree on. Waits for every node (or its node_timeout).
+    ///
+    /// Handler signature: `void(error_code, inspection)`. Errors: invalid_resource;
+    /// quorum_unreachable when fewer than a quorum of nodes answered (the inspection still
+    /// has what the others said). Executor: the handler's associated executor, else the
+    /// client's. Cancellation: terminal, partial and total complete it at once with
+    /// operation_aborted.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_inspect(std::string_view resource, CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, inspection)>(
+            inspect_initiation{this}, token, std::string(resource));
+    }
+
+    /// An operator's release of whatever holds `resource` (any kind, any holder) on every node,
+    /// waking its waiters. Dangerous: the holders are not told, and believe they hold it until
+    /// their next extend (not_owner) or, without one, until their validity runs out; a fenced
+    /// resource refuses nothing for it, since the next holder's fence is larger anyway. Use it
+    /// for a lock whose holder is known dead with a long ttl left. The fence counter and a fair
+    /// lock's queue stay.
+    ///
+    /// Handler signature: `void(error_code, std::size_t)`: the number of nodes where something
+    /// held the resource and was deleted. Errors: invalid_resource; quorum_unreachable when
+    /// fewer than a quorum of nodes answered (those that did were freed). Cancellation: as
+    /// async_inspect; commands already sent still run.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_force_release(std::string_view resource, CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, std::size_t)>(
+            force_release_initiation{this}, token, std::string(resource));
+    }
+
     /// Counters and latency histogram since construction.
     [[nodiscard]] metrics_snapshot metrics() const;
 
@@ -99,6 +158,38 @@ private:
     };
 
     void async_acquire_impl(std::string resource, lock_options options, diagnostics* diag, acquire_handler h);
+
+    struct adopt_initiation {
+        client* self;
+        template <class Handler>
+        void operator()(Handler&& h, std::string text, lock_options options, diagnostics* diag) const {
+            self->async_adopt_impl(std::move(text), std::move(options), diag,
+                                   acquire_handler(std::forward<Handler>(h)));
+        }
+    };
+    void async_adopt_impl(std::string text, lock_options options, diagnostics* diag, acquire_handler h);
+
+    using inspect_handler = boost::asio::any_completion_handler<void(boost::system::error_code, inspection)>;
+    struct inspect_initiation {
+        client* self;
+        template <class Handler>
+        void operator()(Handler&& h, std::string resource) const {
+            self->async_inspect_impl(std::move(resource), inspect_handler(std::forward<Handler>(h)));
+        }
+    };
+    void async_inspect_impl(std::string resource, inspect_handler h);
+
+    using force_release_handler =
+        boost::asio::any_completion_handler<void(boost::system::error_code, std::size_t)>;
+    struct force_release_initiation {
+        client* self;
+        template <class Handler>
+        void operator()(Handler&& h, std::string resource) const {
+            self->async_force_release_impl(std::move(resource),
+                                           force_release_handler(std::forward<Handler>(h)));
+        }
+    };
+    void async_force_release_impl(std::string resource, force_release_handler h);
 
     std::shared_ptr<detail::client_state> state_;
 };

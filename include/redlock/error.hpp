@@ -26,6 +26,7 @@ enum class error {
     stale_fence,         ///< a fenced write refused: the resource saw a higher fence
     node_quarantined,    ///< a node that (re)started less than max_ttl ago: its grant did not count
     not_replicated,      ///< fewer replicas than lock_options::replicas acknowledged a grant
+    permits_mismatch,    ///< a semaphore's permits are in use under another lock_options::permits
 
     // Connection level.
     invalid_uri,          ///< a node address that does not parse as redis://, rediss:// or unix://

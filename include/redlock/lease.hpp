@@ -60,6 +60,15 @@ public:
     /// Nodes that granted in the round that acquired the lease (or last extended it).
     [[nodiscard]] unsigned nodes_granted() const noexcept;
 
+    /// The lease written out for another process, which turns it back into a lease with
+    /// client::async_adopt (redsync's and node-redlock's "extend or release by token"). A JSON
+    /// object naming the resource, the kind of lock, the token, the fence, and the owner, place
+    /// or permits of its kind. Empty for an empty lease. The text is the lock: whoever has it can
+    /// extend or release it. This lease is unchanged: stop using it (drop it with release(),
+    /// or let the other process release) once the text is handed on; both keeping it alive is
+    /// harmless, both releasing it ends it.
+    [[nodiscard]] std::string handover() const;
+
     /// Gives the lease a new ttl on the servers: a token-checked PEXPIRE sent to all N nodes,
     /// successful when a quorum confirms within the remaining validity; never recreates a key.
     /// On success valid_until() moves to now + ttl - elapsed - drift.
@@ -100,6 +109,25 @@ public:
             release_initiation{this}, token, &diag);
     }
 
+    /// Asks every node whether it still holds this lease's token with time left (check.lua,
+    /// which reads only), like redsync's Valid or redis-py's owned(). Does not change the
+    /// lease: an extend or the watchdog acts on what the servers hold.
+    ///
+    /// Handler signature: `void(error_code)`. Success: a quorum of nodes hold our token.
+    /// Errors: not_owner (more nodes than a quorum can spare no longer hold it: it expired,
+    /// was released, or was freed by async_force_release; also for an empty lease),
+    /// quorum_unreachable (too few nodes answered). Cancellation: as async_extend.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_check(CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            check_initiation{this}, token, static_cast<diagnostics*>(nullptr));
+    }
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_check(diagnostics& diag, CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            check_initiation{this}, token, &diag);
+    }
+
     /// Completes when the lease ends: with error::lock_lost when it was lost (an extend found
     /// that a majority of nodes no longer hold our token, its watchdog could not extend it
     /// before its validity ran out or reached options.max_hold, or, without a watchdog, its
@@ -133,6 +161,13 @@ private:
         }
     };
 
+    struct check_initiation {
+        lease* self;
+        template <class Handler>
+        void operator()(Handler&& h, diagnostics* diag) const {
+            self->async_check_impl(diag, void_handler(std::forward<Handler>(h)));
+        }
+    };
     struct wait_lost_initiation {
         lease* self;
         template <class Handler>
@@ -143,6 +178,7 @@ private:
     void async_wait_lost_impl(void_handler h);
     void async_extend_impl(std::chrono::milliseconds ttl, diagnostics* diag, void_handler h);
     void async_release_impl(diagnostics* diag, void_handler h);
+    void async_check_impl(diagnostics* diag, void_handler h);
 
     std::shared_ptr<detail::lease_state> state_;
 };

@@ -84,6 +84,16 @@ struct lock_options {
     /// (crashed, paused, cut off) loses its place this long after its last refresh, measured
     /// by the server's clock, and no longer holds up the waiters behind it.
     std::chrono::milliseconds queue_timeout{5000};
+
+    /// A semaphore (Redisson's RPermitExpirableSemaphore): at most `permits` acquisitions hold
+    /// the resource at once, each lease on one permit, which expires by the server's clock
+    /// (a dead holder's permit comes back after its ttl). 0: a lock (one holder). Every
+    /// acquisition of a resource must name the same count while permits are in use; one that
+    /// names another fails with error::permits_mismatch. Not with `reentrant`, `fair` or
+    /// `fenced` (holders at once have no order to number). With N > 1 a permit counts when a quorum of nodes
+    /// granted it: at most `permits` holders on each node, but up to floor(permits * N / quorum) holders in
+    /// all (docs/safety.md).
+    int permits = 0;
 };
 
 }  // namespace redlock

@@ -7,6 +7,7 @@
 #include <redlock/diagnostics.hpp>
 #include <redlock/error.hpp>
 #include <redlock/fenced_set.hpp>
+#include <redlock/inspection.hpp>
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
 #include <redlock/metrics.hpp>

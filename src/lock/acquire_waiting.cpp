@@ -11,7 +11,8 @@ namespace redlock::detail {
 
 void acquire_op::fail_round(error_code cause) {
     const auto now = clock::now();
-    if (!waits_ || now >= deadline_) {
+    // A semaphore's count that others use differently does not change by waiting.
+    if (!waits_ || now >= deadline_ || report_.unreachable_cause() == error::permits_mismatch) {
         leave();
         // A round lost early to denials may still be one in which most nodes are down (the
         // denials then come from other contenders' doomed attempts). The last round hears

@@ -1,5 +1,7 @@
 #include "lock/acquire_op.hpp"
 #include "lock/client_state.hpp"
+#include "lock/lease_handover.hpp"
+#include "lock/resource_admin.hpp"
 #include <redlock/client.hpp>
 #include <redlock/error.hpp>
 
@@ -66,6 +68,19 @@ void client::async_acquire_impl(std::string resource, lock_options options, diag
                                 acquire_handler h) {
     if (diag) diag->clear();
     detail::start_acquire(state_, std::move(resource), std::move(options), diag, std::move(h));
+}
+
+void client::async_adopt_impl(std::string text, lock_options options, diagnostics* diag, acquire_handler h) {
+    if (diag) diag->clear();
+    detail::start_adopt(state_, std::move(text), std::move(options), diag, std::move(h));
+}
+
+void client::async_inspect_impl(std::string resource, inspect_handler h) {
+    detail::start_inspect(state_, std::move(resource), std::move(h));
+}
+
+void client::async_force_release_impl(std::string resource, force_release_handler h) {
+    detail::start_force_release(state_, std::move(resource), std::move(h));
 }
 
 }  // namespace redlock

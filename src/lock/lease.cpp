@@ -1,4 +1,5 @@
 #include "lock/lease_end.hpp"
+#include "lock/lease_handover.hpp"
 #include "lock/lease_ops.hpp"
 #include "lock/lease_state.hpp"
 #include <redlock/error.hpp>
@@ -65,6 +66,10 @@ unsigned lease::nodes_granted() const noexcept {
     return state_ ? state_->nodes_granted.load() : 0u;
 }
 
+std::string lease::handover() const {
+    return state_ ? detail::handover_text(*state_) : std::string();
+}
+
 void lease::async_extend_impl(std::chrono::milliseconds ttl, diagnostics* diag, void_handler h) {
     if (!state_) {
         if (diag) {
@@ -75,6 +80,18 @@ void lease::async_extend_impl(std::chrono::milliseconds ttl, diagnostics* diag, 
         return;
     }
     detail::start_extend(state_, ttl, diag, std::move(h));
+}
+
+void lease::async_check_impl(diagnostics* diag, void_handler h) {
+    if (!state_) {
+        if (diag) {
+            diag->clear();
+            diag->message = "check: the lease is empty (default-constructed or moved from)";
+        }
+        detail::complete_refused(boost::asio::system_executor(), std::move(h), error::not_owner);
+        return;
+    }
+    detail::start_check(state_, diag, std::move(h));
 }
 
 void lease::async_wait_lost_impl(void_handler h) {

@@ -5,11 +5,13 @@
 #include "lock/lease_end.hpp"
 #include "lock/quorum.hpp"
 #include "lock/round_report.hpp"
+#include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,16 +51,23 @@ protected:
         if (done_ || tally_.decided()) return;
         vote verdict = vote::failed;
         if (!ec) {
-            if (v.kind == resp::type::integer && v.integer == 1) {
+            if (const auto did = did_it(v); !did) {
+                ec = error::unexpected_reply;
+            } else if (*did) {
                 on_done_by(node);
                 return;
-            } else if (v.kind == resp::type::integer && v.integer == 0) {
-                verdict = vote::denied;
             } else {
-                ec = error::unexpected_reply;
+                verdict = vote::denied;
             }
         }
         count(node, verdict, ec, v.is_error() ? v.str : std::string());
+    }
+
+    // Whether a node's answer says it did it (1) or that the lease is not ours there (0);
+    // nullopt for an answer the script never gives.
+    [[nodiscard]] virtual std::optional<bool> did_it(const resp::value& v) const {
+        if (v.kind != resp::type::integer || (v.integer != 0 && v.integer != 1)) return std::nullopt;
+        return v.integer == 1;
     }
 
     // Node `node` did it (extended, released): its vote, unless the operation waits for more.
@@ -225,6 +234,43 @@ private:
     }
 };
 
+class check_op final : public lease_round_op {
+public:
+    using lease_round_op::lease_round_op;
+
+    void start() override {
+        if (done_) return;
+        node_call call;
+        call.script = &scripts::check;
+        call.key(state_->kind->keys().lock);
+        call.arg(state_->token);
+        client_->send_call(call, all_nodes(), state_->node_timeout, reply_handler());
+    }
+
+private:
+    // check.lua: the ms our hold has left there (-1: no expiry), 0: not ours there.
+    [[nodiscard]] std::optional<bool> did_it(const resp::value& v) const override {
+        if (v.kind != resp::type::integer || v.integer < -1) return std::nullopt;
+        return v.integer != 0;
+    }
+
+    void decided(clock::time_point) override {
+        switch (tally_.state()) {
+            case round_state::won:
+                finish({}, "held on a quorum");
+                return;
+            case round_state::denied:
+                finish(error::not_owner, "a majority of nodes no longer hold our token");
+                return;
+            case round_state::unreachable:
+                finish(report_.unreachable_cause(), "too many nodes failed to answer");
+                return;
+            case round_state::pending:
+                return;
+        }
+    }
+};
+
 template <class Op>
 void launch(std::shared_ptr<Op> op, const client_state& client) {
     op->connect_cancellation();
@@ -251,6 +297,11 @@ void start_extend(std::shared_ptr<lease_state> state, milliseconds ttl, diagnost
 void start_release(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler) {
     auto client = state->client;
     launch(std::make_shared<release_op>(std::move(state), "release", diag, std::move(handler)), *client);
+}
+
+void start_check(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler) {
+    auto client = state->client;
+    launch(std::make_shared<check_op>(std::move(state), "check", diag, std::move(handler)), *client);
 }
 
 void complete_refused(const asio::any_io_executor& ex, lease_handler handler, error_code ec) {

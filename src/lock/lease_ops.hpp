@@ -22,6 +22,9 @@ void start_extend(std::shared_ptr<lease_state> state, std::chrono::milliseconds 
 /// moved the lease out of `held` (lease_event::release_called).
 void start_release(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler);
 
+/// One async_check: check.lua on all N nodes, decided by quorum; the lease is not changed.
+void start_check(std::shared_ptr<lease_state> state, diagnostics* diag, lease_handler handler);
+
 /// Completes `handler` with `ec` as if posted: for operations refused before they start.
 void complete_refused(const boost::asio::any_io_executor& ex, lease_handler handler,
                       boost::system::error_code ec);

@@ -7,8 +7,13 @@ namespace redlock::detail {
 
 using std::chrono::milliseconds;
 
-boost::system::error_code validate_lock_options(const client_config& cfg, const std::string& resource,
-                                                const lock_options& o, std::string& why) {
+namespace {
+// A permit is a member of one sorted set: a count far above this is a mistake, not a limit.
+constexpr int max_permits = 1000000;
+}  // namespace
+
+boost::system::error_code validate_resource(const client_config& cfg, const std::string& resource,
+                                            std::string& why) {
     if (resource.empty() || resource.size() > max_resource_length) {
         why = "acquire: the resource name is empty or longer than " + std::to_string(max_resource_length) +
               " bytes";
@@ -21,6 +26,12 @@ boost::system::error_code validate_lock_options(const client_config& cfg, const 
             "acquire \"" + resource + "\": with an empty key_prefix, a resource name must not start with '}'";
         return error::invalid_resource;
     }
+    return {};
+}
+
+boost::system::error_code validate_lock_options(const client_config& cfg, const std::string& resource,
+                                                const lock_options& o, std::string& why) {
+    if (auto ec = validate_resource(cfg, resource, why)) return ec;
     if (o.ttl <= milliseconds::zero() || o.ttl > cfg.max_ttl) {
         why = "acquire \"" + resource + "\": ttl " + std::to_string(o.ttl.count()) + " ms is not in (0, " +
               std::to_string(cfg.max_ttl.count()) + "] ms (client_config::max_ttl)";
@@ -47,6 +58,12 @@ boost::system::error_code validate_lock_options(const client_config& cfg, const 
     if (o.fair && (o.reentrant || o.queue_timeout < milliseconds(3))) {
         why = "acquire \"" + resource +
               "\": a fair lock cannot be reentrant, and its queue_timeout must be at least 3 ms";
+        return error::invalid_config;
+    }
+    if (o.permits < 0 || o.permits > max_permits || (o.permits > 0 && (o.reentrant || o.fair || o.fenced))) {
+        why = "acquire \"" + resource + "\": lock_options::permits must be in [0, " +
+              std::to_string(max_permits) +
+              "], and a semaphore (permits > 0) cannot be reentrant, fair or fenced";
         return error::invalid_config;
     }
     if (o.watchdog && (o.renew_every < milliseconds::zero() || o.renew_every >= o.ttl ||

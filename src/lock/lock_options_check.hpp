@@ -12,6 +12,10 @@ namespace redlock::detail {
 
 /// Every check of an acquire's request in one place: the resource name and `options` against
 /// the client's configuration. On failure, the error and `why` (a sentence for the caller).
+/// The resource name alone (every operation on a resource checks it): error::invalid_resource.
+[[nodiscard]] boost::system::error_code validate_resource(const client_config& cfg,
+                                                          const std::string& resource, std::string& why);
+
 [[nodiscard]] boost::system::error_code validate_lock_options(const client_config& cfg,
                                                               const std::string& resource,
                                                               const lock_options& options, std::string& why);

@@ -28,6 +28,10 @@ std::string fence_key_for(const resource_keys& keys) {
     return tag_of(keys) + ":fence";
 }
 
+std::string permits_key_for(const resource_keys& keys) {
+    return tag_of(keys) + ":permits";
+}
+
 fair_queue_keys fair_keys_for(const resource_keys& keys) {
     const std::string tag = tag_of(keys);
     return fair_queue_keys{tag + ":queue", tag + ":queue:deadlines", tag + ":queue:tickets",

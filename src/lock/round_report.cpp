@@ -75,13 +75,21 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
 }
 
 boost::system::error_code round_report::unreachable_cause() const {
-    bool any = false;
+    bool refused = false;
+    bool mismatch = false;
     for (const auto& a : answers_) {
         if (a.verdict != node_outcome::verdict::failed) continue;
-        if (a.error != error::server_error) return error::quorum_unreachable;
-        any = true;
+        if (a.error == error::permits_mismatch) {
+            mismatch = true;
+        } else if (a.error == error::server_error) {
+            refused = true;
+        } else {
+            return error::quorum_unreachable;
+        }
     }
-    return any ? error::server_error : error::quorum_unreachable;
+    // The caller's own mistake, where a node said so, before the servers' refusals.
+    if (mismatch) return error::permits_mismatch;
+    return refused ? error::server_error : error::quorum_unreachable;
 }
 
 std::string round_report::grant_summary(const vote_tally& tally, bool handed_over,

@@ -25,7 +25,8 @@ public:
     [[nodiscard]] std::vector<node_outcome> outcomes() const;
     /// The error of a round too many nodes failed: server_error when every node that failed
     /// answered with an error reply (a refused command, e.g. NOPERM from an ACL: the message
-    /// names it), quorum_unreachable when any failed by timeout or connection.
+    /// names it), permits_mismatch when, beside such refusals, a node holds the semaphore's
+    /// permits under another count; quorum_unreachable when any failed by timeout or connection.
     [[nodiscard]] boost::system::error_code unreachable_cause() const;
     /// `<operation> "<resource>" on N nodes: <outcome>: granted g, denied d, failed f, pending p
     /// (quorum q); denied: <nodes>; failed: <node> (<cause>), ...`

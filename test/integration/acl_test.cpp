@@ -73,7 +73,11 @@ const std::vector<std::string> lock_user_rule = {"on",
                                                  "+zrank",
                                                  "+zscore",
                                                  "+zrange",
-                                                 "+zrangebyscore"};
+                                                 "+zrangebyscore",
+                                                 "+zremrangebyscore",
+                                                 "+zcard",
+                                                 "+exists",
+                                                 "+hkeys"};
 
 void add_user(const redis_server& s, const std::string& name, const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"ACL", "SETUSER", name};
@@ -156,6 +160,23 @@ BOOST_AUTO_TEST_CASE(the_minimal_acl_is_enough_for_every_kind_of_lock) {
         co_await sleep_for(100ms);
         co_await first.async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return fair_done; }));
+        // A semaphore: two permits, extended, released.
+        auto k = options(900ms);
+        k.permits = 2;
+        auto p1 = co_await client.async_acquire("acl:k", k, asio::use_awaitable);
+        auto p2 = co_await other.async_acquire("acl:k", k, asio::use_awaitable);
+        co_await p1.async_extend(900ms, asio::use_awaitable);
+        co_await p1.async_release(asio::use_awaitable);
+        co_await p2.async_check(asio::use_awaitable);
+        co_await p2.async_release(asio::use_awaitable);
+
+        // Inspection of a reentrant lock (HKEYS) and an operator's release.
+        auto held_again = co_await client.async_acquire("acl:r", r, asio::use_awaitable);
+        auto seen = co_await client.async_inspect("acl:r", asio::use_awaitable);
+        BOOST_TEST(seen.owner == "me");
+        auto freed = co_await client.async_force_release("acl:r", asio::use_awaitable);
+        BOOST_TEST(freed == 3u);
+
         for (auto* c : {&client, &other}) {
             const auto m = c->metrics();
             BOOST_TEST(m.failed_not_acquired + m.failed_wait_timeout + m.failed_quorum_unreachable +

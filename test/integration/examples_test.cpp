@@ -196,6 +196,32 @@ BOOST_AUTO_TEST_CASE(leader_election_has_one_leader_per_term) {
     BOOST_TEST_MESSAGE(finished_terms.size() << " terms, " << leaders.size() << " distinct leaders");
 }
 
+// 3 processes of 5 jobs each through a semaphore of 2 permits on one master (over N > 1 masters
+// the bound is floor(K * N / quorum), docs/safety.md): every job ran, and no job saw more than 2
+// running at once.
+BOOST_AUTO_TEST_CASE(job_limit_never_runs_more_jobs_than_permits) {
+    auto servers = start_redis_servers(1);
+    scratch_dir dir;
+    const auto config = write_config_file(dir, servers, "one");
+    std::vector<pid_t> pids;
+    for (const char* name : {"A", "B", "C"}) {
+        pids.push_back(start_example("job_limit", config + " --name " + name + " --jobs 5 --permits 2",
+                                     dir.file(std::string("jobs") + name)));
+    }
+    for (std::size_t i = 0; i < pids.size(); ++i)
+        BOOST_TEST(wait_child(pids[i], 60s) == 0, read_file(dir.file(std::string("jobs") + "ABC"[i])));
+    const auto log = servers[0]->command({"LRANGE", "example:jobs:log", "0", "-1"});
+    BOOST_TEST(log.elements.size() == 15u);
+    for (const auto& entry : log.elements) {
+        const auto running = std::stoi(entry.str);
+        BOOST_TEST(running >= 1);
+        BOOST_TEST(running <= 2, entry.str);
+    }
+    BOOST_TEST(servers[0]->command({"GET", "example:jobs:running"}).str == "0");
+    for (const auto& s : servers)
+        BOOST_TEST(s->command({"KEYS", "{redlock:*}:lock"}).elements.empty());
+}
+
 // 3 service processes, 30 customers booking the same 10 seats through all of them: every seat
 // is booked exactly once. The same services without the lock double-book (the control).
 BOOST_AUTO_TEST_CASE(seat_booking_never_double_books_across_processes) {

@@ -297,6 +297,74 @@ BOOST_FIXTURE_TEST_CASE(an_interrupt_stops_the_command_and_releases_the_lock, th
     BOOST_TEST(wait_child(holder, 20s) == 0);
 }
 
+// `--permits K`: K runs hold the resource at once and the next is refused. A holder killed with
+// SIGKILL releases nothing: its permit stays on the servers until its ttl runs out, then it is
+// free again.
+BOOST_FIXTURE_TEST_CASE(permits_are_shared_and_a_killed_holders_permit_comes_back_after_its_ttl,
+                        three_servers) {
+    const auto sem_key = lock_key("sem");
+    const auto permits_held = [&](std::int64_t n) {
+        for (const auto& s : servers)
+            if (s->command({"ZCARD", sem_key}).integer != n) return false;
+        return true;
+    };
+    const auto holder = [&](const std::string& name) {
+        return start_redlock(run + " --permits 2 --ttl 1s sem -- /bin/sh -c 'echo $$ > " +
+                                 dir.file(name + ".pid") + "; exec sleep 60'",
+                             dir.file(name));
+    };
+    auto killed = holder("killed");
+    auto kept = holder("kept");
+    BOOST_TEST_REQUIRE(wait_until([&] { return permits_held(2); }), read_file(dir.file("killed")));
+    const auto out = dir.file("out");
+    BOOST_TEST(run_redlock(run + " --permits 2 --wait 0 sem -- true", out) == 75, read_file(out));
+
+    BOOST_TEST_REQUIRE(wait_until([&] { return !read_file(dir.file("killed.pid")).empty(); }));
+    ::kill(killed, SIGKILL);
+    BOOST_TEST(wait_child(killed, 10s) == 128 + SIGKILL);
+    ::kill(std::stoi(read_file(dir.file("killed.pid"))), SIGKILL);  // its command, orphaned
+    BOOST_TEST(permits_held(2));                                    // nobody gave it back
+    BOOST_TEST(run_redlock(run + " --permits 2 --wait 20s sem -- true", out) == 0, read_file(out));
+
+    ::kill(kept, SIGINT);
+    BOOST_TEST(wait_child(kept, 20s) == 130, read_file(dir.file("kept")));
+    BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "sem"); }));
+    BOOST_TEST(run_redlock(run + " --permits 2 --fenced sem -- true", out) == 2);
+    BOOST_TEST(read_file(out).find("--permits: not with --fenced") != std::string::npos, read_file(out));
+}
+
+// `redlock inspect` shows the holder (exit 0) or a free resource (exit 1), as text or JSON;
+// `redlock unlock --force` frees it, and refuses to run without --force.
+BOOST_FIXTURE_TEST_CASE(inspect_shows_the_holder_and_unlock_force_frees_it, three_servers) {
+    const std::string nodes_only = nodes;
+    const auto out = dir.file("out");
+    BOOST_TEST(run_redlock("inspect " + nodes_only + " idle", out) == 1, read_file(out));
+    BOOST_TEST(read_file(out).find("idle: free") != std::string::npos, read_file(out));
+
+    auto holding = start_redlock(run + " --ttl 15s held -- sleep 60", dir.file("holder"));
+    BOOST_TEST_REQUIRE(wait_until([&] {
+        for (const auto& s : servers)
+            if (!redlock::test::key_exists(*s, "held")) return false;
+        return true;
+    }));
+    const auto token = servers[0]->command({"GET", lock_key("held")}).str;
+    BOOST_TEST(run_redlock("inspect " + nodes_only + " held", out) == 0, read_file(out));
+    BOOST_TEST(read_file(out).find("held: held; " + token + " (quorum 2 of 3)") != std::string::npos,
+               read_file(out));
+    BOOST_TEST(read_file(out).find(": lock, ") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock("inspect --json " + nodes_only + " held", out) == 0, read_file(out));
+    BOOST_TEST(read_file(out).find("\"holders\":[\"" + token + "\"]") != std::string::npos, read_file(out));
+
+    BOOST_TEST(run_redlock("unlock " + nodes_only + " held", out) == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("--force is required") != std::string::npos, read_file(out));
+    BOOST_TEST(key_anywhere(servers, "held"));
+    BOOST_TEST(run_redlock("unlock --force " + nodes_only + " held", out) == 0, read_file(out));
+    BOOST_TEST(read_file(out).find("held: deleted on 3 of 3 nodes") != std::string::npos, read_file(out));
+    BOOST_TEST(!key_anywhere(servers, "held"));
+    // The holder's watchdog finds the lock gone: its command is stopped, and it exits 70.
+    BOOST_TEST(wait_child(holding, 30s) == 70, read_file(dir.file("holder")));
+}
+
 // On a terminal (a pseudo-terminal from script(1)) the waiter shows how long it has waited and
 // how long the holder's lease has left, on one line rewritten in place.
 BOOST_FIXTURE_TEST_CASE(a_waiter_on_a_terminal_shows_its_wait_and_the_holders_time_left, three_servers) {

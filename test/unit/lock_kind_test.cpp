@@ -1,8 +1,9 @@
-// The lock kinds (plain, reentrant, fair): the calls each builds for a round, a cleanup and a
+// The lock kinds (plain, reentrant, fair, semaphore): the calls each builds for a round, a cleanup and a
 // release, and how each reads a node's answer into a vote. No server: the answers are the
 // replies the scripts and commands give, written out.
 #include "lock/kinds/lock_kind.hpp"
 
+#include "lock/lock_options_check.hpp"
 #include "scripts/scripts_gen.hpp"
 #include "support/resp_values.hpp"
 #include <redlock/error.hpp>
@@ -367,6 +368,95 @@ BOOST_AUTO_TEST_CASE(a_fence_write_back_names_the_counter_and_a_reentrant_owner)
     BOOST_TEST((args_of(owned) == std::vector<std::string>{"tok", "7", "worker-7"}));
 
     BOOST_TEST(make_lock_kind(keys, lock_options{}, {})->fence_key().empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_semaphore_round_names_its_permits_and_reads_a_grant_a_full_set_or_a_mismatch) {
+    lock_options o;
+    o.ttl = 2500ms;
+    o.permits = 4;
+    auto kind = make_lock_kind(keys, o, {});
+    node_call call;
+    kind->acquire({"tok-2", "tok-1", true, false}, call);
+    BOOST_TEST(call.script == &scripts::semaphore_acquire);
+    BOOST_TEST(keys_of(call) == (std::vector<std::string>{keys.lock, "{app:orders:42}:permits"}));
+    BOOST_TEST(args_of(call) == (std::vector<std::string>{"tok-2", "2500", "4", "tok-1"}));
+
+    std::vector<resp::value> granted{integers_reply({1, 0})};
+    BOOST_TEST((kind->read_acquire(call, {}, granted).verdict == vote::granted));
+
+    // Every permit taken: denied, and a waiter sleeps at most until the first one expires.
+    std::vector<resp::value> full{integers_reply({0, 830})};
+    auto a = kind->read_acquire(call, {}, full);
+    BOOST_TEST((a.verdict == vote::denied));
+    BOOST_TEST(a.holder_pttl.value_or(0) == 830);
+
+    // Permits in use under another count: the caller's mistake, in words, not the node's fault.
+    std::vector<resp::value> mismatch{integers_reply({-1, 3})};
+    a = kind->read_acquire(call, {}, mismatch);
+    BOOST_TEST((a.verdict == vote::failed));
+    BOOST_TEST((a.ec == error::permits_mismatch));
+    BOOST_TEST(!a.node_fault);
+    BOOST_TEST(a.detail.find("permits = 3, this acquire asks for 4") != std::string::npos, a.detail);
+
+    // Any other shape is the node's fault.
+    std::vector<resp::value> odd{integers_reply({7, 0})};
+    a = kind->read_acquire(call, {}, odd);
+    BOOST_TEST((a.ec == error::unexpected_reply));
+    BOOST_TEST(a.node_fault);
+    std::vector<resp::value> one{integer_reply(1)};
+    BOOST_TEST((kind->read_acquire(call, {}, one).ec == error::unexpected_reply));
+}
+
+BOOST_AUTO_TEST_CASE(a_semaphore_releases_cleans_up_and_extends_its_own_permit) {
+    lock_options o;
+    o.permits = 2;
+    auto kind = make_lock_kind(keys, o, {});
+    const std::vector<std::string> permit_keys{keys.lock, "{app:orders:42}:permits"};
+
+    node_call release;
+    kind->release("tok", true, release);
+    BOOST_TEST(release.script == &scripts::semaphore_release);
+    BOOST_TEST(keys_of(release) ==
+               (std::vector<std::string>{keys.lock, "{app:orders:42}:permits", keys.released}));
+    BOOST_TEST(args_of(release) == (std::vector<std::string>{"tok"}));
+
+    node_call cleanup;  // a failed round's: wakes nobody
+    kind->round_cleanup("tok", 0, cleanup);
+    BOOST_TEST(cleanup.script == &scripts::semaphore_release);
+    BOOST_TEST(args_of(cleanup) == (std::vector<std::string>{"tok", "quiet"}));
+
+    node_call extend;
+    kind->extend("tok", 900ms, extend);
+    BOOST_TEST(extend.script == &scripts::semaphore_extend);
+    BOOST_TEST(keys_of(extend) == permit_keys);
+    BOOST_TEST(args_of(extend) == (std::vector<std::string>{"tok", "900"}));
+    BOOST_TEST(!kind->extends_in_batches());  // extend_batch.lua knows plain keys only
+    node_call takeover;
+    BOOST_TEST(!kind->take_over("old", "tok", takeover));  // the acquire gives back an earlier round's
+}
+
+BOOST_AUTO_TEST_CASE(a_semaphore_takes_a_count_in_range_and_no_option_that_needs_one_holder) {
+    const redlock::client_config cfg;
+    std::string why;
+    const auto check = [&](auto change) {
+        lock_options o;
+        o.permits = 3;
+        change(o);
+        return redlock::detail::validate_lock_options(cfg, "jobs", o, why);
+    };
+    BOOST_TEST(!check([](lock_options&) {}));
+    BOOST_TEST(!check([](lock_options& o) { o.replicas = 1; }));  // WAIT follows its grants too
+    BOOST_TEST(!check([](lock_options& o) { o.permits = 1000000; }));
+    for (auto bad : std::vector<void (*)(lock_options&)>{
+             [](lock_options& o) { o.permits = -1; }, [](lock_options& o) { o.permits = 1000001; },
+             [](lock_options& o) { o.fenced = true; }, [](lock_options& o) { o.fair = true; },
+             [](lock_options& o) {
+                 o.reentrant = true;
+                 o.owner = owner_id("w");
+             }}) {
+        BOOST_TEST((check(bad) == error::invalid_config));
+        BOOST_TEST(why.find("lock_options::permits") != std::string::npos, why);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -30,6 +30,7 @@ void lock_kind::write_back_fence(std::string_view token, std::uint64_t fence, no
 std::shared_ptr<const lock_kind> make_lock_kind(resource_keys keys, const lock_options& options,
                                                 std::string place) {
     if (options.fair) return make_fair_kind(std::move(keys), options, std::move(place));
+    if (options.permits > 0) return make_semaphore_kind(std::move(keys), options);
     if (options.reentrant) return make_reentrant_kind(std::move(keys), options);
     return make_plain_kind(std::move(keys), options);
 }

@@ -93,7 +93,7 @@ struct acquire_answer {
     std::optional<replication_verdict> replication;
 };
 
-/// One kind of lock (plain, reentrant, fair): the script calls of its acquire, cleanup,
+/// One kind of lock (plain, reentrant, fair, semaphore): the script calls of its acquire, cleanup,
 /// release and extend, and how it reads a node's answer. No I/O: the acquire operation and the
 /// lease send what it builds. Created once per acquisition, then shared by its lease.
 class lock_kind {
@@ -107,6 +107,8 @@ public:
     [[nodiscard]] virtual bool queues() const noexcept { return false; }
     [[nodiscard]] virtual std::string_view place() const noexcept { return {}; }
     [[nodiscard]] virtual std::string_view wake_channel() const noexcept { return {}; }
+    /// A semaphore's count of permits; 0 for a lock.
+    [[nodiscard]] virtual int permits() const noexcept { return 0; }
 
     /// The acquire that round `r` sends to every node.
     virtual void acquire(const round_request& r, node_call& out) const = 0;
@@ -172,6 +174,8 @@ private:
 [[nodiscard]] std::shared_ptr<const lock_kind> make_plain_kind(resource_keys keys,
                                                                const lock_options& options);
 [[nodiscard]] std::shared_ptr<const lock_kind> make_reentrant_kind(resource_keys keys,
+                                                                   const lock_options& options);
+[[nodiscard]] std::shared_ptr<const lock_kind> make_semaphore_kind(resource_keys keys,
                                                                    const lock_options& options);
 [[nodiscard]] std::shared_ptr<const lock_kind> make_fair_kind(resource_keys keys, const lock_options& options,
                                                               std::string place);

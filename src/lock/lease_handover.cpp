@@ -1,0 +1,217 @@
+// A lease handed from one process to another: written out as text (lease::handover), turned
+// back into a lease by the other process (client::async_adopt), whose validity comes from a
+// fresh extend confirmed by a quorum, counted from before it was sent, as an acquire's is.
+#include "lock/lease_handover.hpp"
+
+#include "detail/completion.hpp"
+#include "lock/cancel_on_slot.hpp"
+#include "lock/lease_grant.hpp"
+#include "lock/lock_options_check.hpp"
+#include "lock/quorum.hpp"
+#include "lock/resource_keys.hpp"
+#include "lock/round_report.hpp"
+#include <redlock/error.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <nlohmann/json.hpp>
+
+namespace redlock::detail {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using clock = std::chrono::steady_clock;
+
+const char* kind_name(const lock_kind& kind) {
+    if (kind.queues()) return "fair";
+    if (kind.permits() > 0) return "semaphore";
+    if (!kind.owner().empty()) return "reentrant";
+    return "lock";
+}
+
+class adopt_op final : public std::enable_shared_from_this<adopt_op> {
+public:
+    adopt_op(std::shared_ptr<client_state> client, handover_record record, lock_options options,
+             diagnostics* diag, adopt_handler h)
+        : client_(std::move(client)),
+          record_(std::move(record)),
+          options_(std::move(options)),
+          diag_(diag),
+          handler_(std::move(h)),
+          tally_(client_->node_count()),
+          report_(*client_, "adopt", record_.resource) {}
+
+    void connect_cancellation() { cancel_on_slot(handler_, shared_from_this(), client_->strand()); }
+    void cancel() { finish(asio::error::operation_aborted, "cancelled"); }
+
+    void start() {
+        if (done_) return;
+        kind_ =
+            make_lock_kind(keys_for(client_->config().key_prefix, record_.resource), options_, record_.place);
+        node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
+        node_call call;
+        kind_->extend(record_.token, options_.ttl, call);
+        t0_ = clock::now();
+        client_->send_call(call, std::vector<bool>(client_->node_count(), true), node_timeout_,
+                           [self = shared_from_this()](std::size_t node, error_code ec, resp::value v) {
+                               self->on_reply(node, ec, v);
+                           });
+    }
+
+private:
+    void on_reply(std::size_t node, error_code ec, const resp::value& v) {
+        if (done_ || tally_.decided()) return;
+        vote verdict = vote::failed;
+        if (!ec && v.kind == resp::type::integer && (v.integer == 0 || v.integer == 1)) {
+            verdict = v.integer == 1 ? vote::granted : vote::denied;
+        } else if (!ec) {
+            ec = v.is_error() ? error_code(error::server_error) : error_code(error::unexpected_reply);
+        }
+        report_.record(node, verdict, ec, v.is_error() ? v.str : std::string());
+        switch (tally_.add(verdict)) {
+            case round_state::won:
+                won();
+                return;
+            case round_state::denied:
+                finish(error::not_owner, "a majority of nodes no longer hold the lease's token");
+                return;
+            case round_state::unreachable:
+                finish(report_.unreachable_cause(), "too many nodes failed");
+                return;
+            case round_state::pending:
+                return;
+        }
+    }
+
+    void won() {
+        const auto now = clock::now();
+        const auto left = validity_left(options_.ttl, now - t0_, client_->config().drift_factor);
+        if (left <= options_.min_validity) {
+            finish(error::validity_expired, "a quorum confirmed after the validity ran out");
+            return;
+        }
+        won_lock w;
+        w.resource = record_.resource;
+        w.kind = kind_;
+        w.token = record_.token;
+        w.fence = record_.fence;
+        w.node_timeout = node_timeout_;
+        w.valid_until = now + left;
+        w.nodes_granted = tally_.granted();
+        finish({}, "adopted", lease(grant_lease(client_, std::move(w), options_, now)));
+    }
+
+    void finish(error_code ec, std::string_view outcome, lease l = lease()) {
+        if (done_) return;
+        done_ = true;
+        if (diag_) {
+            diag_->message = report_.summary(tally_, outcome);
+            diag_->nodes = report_.outcomes();
+            diag_->attempts = 1;
+        }
+        complete_on_handler_executor(std::move(handler_), client_->executor(), ec, std::move(l));
+    }
+
+    std::shared_ptr<client_state> client_;
+    handover_record record_;
+    lock_options options_;
+    diagnostics* diag_;
+    adopt_handler handler_;
+    vote_tally tally_;
+    round_report report_;
+    std::shared_ptr<const lock_kind> kind_;
+    std::chrono::milliseconds node_timeout_{0};
+    clock::time_point t0_;
+    bool done_ = false;
+};
+
+void refuse(const client_state& client, diagnostics* diag, adopt_handler handler, error_code ec,
+            std::string why) {
+    if (diag) diag->message = "adopt: " + std::move(why);
+    asio::post(client.executor(), [h = std::move(handler), ex = client.executor(), ec]() mutable {
+        complete_on_handler_executor(std::move(h), ex, ec, lease());
+    });
+}
+
+}  // namespace
+
+std::string handover_text(const lease_state& state) {
+    const auto& kind = *state.kind;
+    nlohmann::json j = {{"redlock_lease", 1},
+                        {"resource", state.resource},
+                        {"kind", kind_name(kind)},
+                        {"token", state.token},
+                        {"fence", state.fence},
+                        {"fenced", !kind.fence_key().empty()},
+                        {"owner", std::string(kind.owner())},
+                        {"place", std::string(kind.place())},
+                        {"permits", kind.permits()}};
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool parse_handover(std::string_view text, handover_record& out, std::string& why) {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    const auto text_field = [&](const char* name, std::string& to) {
+        if (!j.contains(name) || !j[name].is_string()) return false;
+        to = j[name].get<std::string>();
+        return true;
+    };
+    std::string kind;
+    std::string owner;
+    if (j.is_discarded() || !j.is_object() || j.value("redlock_lease", 0) != 1 ||
+        !text_field("resource", out.resource) || !text_field("kind", kind) ||
+        !text_field("token", out.token) || !text_field("owner", owner) || !text_field("place", out.place) ||
+        !j.contains("fence") || !j["fence"].is_number_unsigned() || !j.contains("fenced") ||
+        !j["fenced"].is_boolean() || !j.contains("permits") || !j["permits"].is_number_integer() ||
+        out.token.empty()) {
+        why =
+            "not a lease written by lease::handover() (a JSON object with redlock_lease 1, resource, kind, "
+            "token, fence, fenced, owner, place, permits)";
+        return false;
+    }
+    out.fence = j["fence"].get<std::uint64_t>();
+    out.kind = lock_options{};
+    out.kind.fenced = j["fenced"].get<bool>();
+    if (kind == "reentrant") {
+        out.kind.reentrant = true;
+        out.kind.owner = owner_id(owner);
+    } else if (kind == "fair") {
+        out.kind.fair = true;
+    } else if (kind == "semaphore") {
+        out.kind.permits = j["permits"].get<int>();
+    } else if (kind != "lock") {
+        why = "unknown kind of lock \"" + kind + "\"";
+        return false;
+    }
+    return true;
+}
+
+void start_adopt(std::shared_ptr<client_state> client, std::string text, lock_options options,
+                 diagnostics* diag, adopt_handler handler) {
+    handover_record record;
+    std::string why;
+    if (!parse_handover(text, record, why)) {
+        refuse(*client, diag, std::move(handler), error::invalid_config, std::move(why));
+        return;
+    }
+    // The kind is the lease's; how it is kept (ttl, watchdog, timeouts) is the adopter's.
+    options.reentrant = record.kind.reentrant;
+    options.owner = record.kind.owner;
+    options.fair = record.kind.fair;
+    options.permits = record.kind.permits;
+    options.fenced = record.kind.fenced;
+    options.wait = std::chrono::milliseconds::zero();
+    if (auto ec = validate_lock_options(client->config(), record.resource, options, why)) {
+        refuse(*client, diag, std::move(handler), ec, std::move(why));
+        return;
+    }
+    auto op =
+        std::make_shared<adopt_op>(client, std::move(record), std::move(options), diag, std::move(handler));
+    op->connect_cancellation();
+    asio::post(client->strand(), [op] { op->start(); });
+}
+
+}  // namespace redlock::detail

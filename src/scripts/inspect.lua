@@ -1,0 +1,37 @@
+-- inspect.lua: what holds a resource on this node, for operators (client::async_inspect).
+-- Reads only; every kind of lock, told apart by the lock key's type.
+-- KEYS[1]  lock key        "{<prefix><resource>}:lock"
+-- KEYS[2]  fence counter   "{<prefix><resource>}:fence"
+-- KEYS[3]  fair queue      "{<prefix><resource>}:queue"
+-- KEYS[4]  permit count    "{<prefix><resource>}:permits"
+-- returns  {type, pttl, fence, queued, permits, holder, ...}
+--          type: the lock key's ("none", "string": a plain or fair lock, "hash": reentrant,
+--          "zset": a semaphore); pttl: the key's (-2 none, -1 no expiry); fence: the counter
+--          (0 without one); queued: fair waiters; permits: a semaphore's count (0 otherwise);
+--          holders: a plain or fair lock's value; a reentrant lock's owner, then its
+--          acquisitions' tokens; a semaphore's live permits' tokens
+local kind = redis.call('TYPE', KEYS[1]).ok
+local fence = tonumber(redis.pcall('GET', KEYS[2])) or 0
+local queued = redis.pcall('ZCARD', KEYS[3])
+if type(queued) ~= 'number' then
+    queued = 0
+end
+local out = {kind, redis.call('PTTL', KEYS[1]), fence, queued, 0}
+if kind == 'string' then
+    out[6] = redis.call('GET', KEYS[1])
+elseif kind == 'hash' then
+    out[6] = redis.call('HGET', KEYS[1], 'o') or ''
+    for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+        if string.sub(field, 1, 2) == 'a:' then
+            out[#out + 1] = string.sub(field, 3)
+        end
+    end
+elseif kind == 'zset' then
+    out[5] = tonumber(redis.pcall('GET', KEYS[4])) or 0
+    local time = redis.call('TIME')
+    local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    for _, token in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')) do
+        out[#out + 1] = token
+    end
+end
+return out

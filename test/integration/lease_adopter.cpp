@@ -1,0 +1,76 @@
+// The second process of the hand-over test: adopts a lease another process wrote out
+// (lease::handover), extends it, and releases it.
+//
+//   lease_adopter --nodes URI[,URI...] --lease FILE
+//
+// Prints "adopted <resource> fence <F>", "extended", "released", one per line, and exits 0 when
+// every step succeeded; otherwise prints the step's error and diagnostics and exits 1.
+#include "support/comma_list.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+asio::awaitable<int> adopt(redlock::client& client, std::string text) {
+    constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+    redlock::lock_options o;
+    o.ttl = 5s;
+    redlock::diagnostics diag;
+    auto [ec, l] = co_await client.async_adopt(text, o, diag, tuple_awaitable);
+    if (ec) {
+        std::printf("adopt: %s: %s\n", ec.message().c_str(), diag.message.c_str());
+        co_return 1;
+    }
+    std::printf("adopted %s fence %llu\n", l.resource().c_str(), static_cast<unsigned long long>(l.fence()));
+    auto [extended] = co_await l.async_extend(5s, diag, tuple_awaitable);
+    if (extended) {
+        std::printf("extend: %s: %s\n", extended.message().c_str(), diag.message.c_str());
+        co_return 1;
+    }
+    std::printf("extended\n");
+    auto [released] = co_await l.async_release(diag, tuple_awaitable);
+    if (released) {
+        std::printf("release: %s: %s\n", released.message().c_str(), diag.message.c_str());
+        co_return 1;
+    }
+    std::printf("released\n");
+    co_return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 5 || std::string(argv[1]) != "--nodes" || std::string(argv[3]) != "--lease") {
+        std::fprintf(stderr, "usage: lease_adopter --nodes URI[,URI...] --lease FILE\n");
+        return 2;
+    }
+    redlock::client_config cfg;
+    cfg.nodes = redlock::test::split_node_uris(argv[2]);
+    cfg.restart_quarantine = false;  // the test's servers are fresh
+    std::ifstream in(argv[4]);
+    std::stringstream text;
+    text << in.rdbuf();
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    int status = 1;
+    asio::co_spawn(ioc, adopt(client, text.str()), [&](std::exception_ptr ep, int result) {
+        status = ep ? 1 : result;
+        ioc.stop();
+    });
+    ioc.run();
+    std::fflush(stdout);
+    return status;
+}

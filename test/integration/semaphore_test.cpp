@@ -1,0 +1,243 @@
+// Semaphores with expiring permits (lock_options::permits) on real servers, N = 1 and N = 5.
+#include "scripts/scripts_gen.hpp"
+#include "support/lock_helpers.hpp"
+#include "support/printing.hpp"
+#include "support/redis_server.hpp"
+#include "support/run_coro.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace data = boost::unit_test::data;
+using namespace std::chrono_literals;
+using redlock::test::eventually;
+using redlock::test::key_tag;
+using redlock::test::lock_config;
+using redlock::test::lock_key;
+using redlock::test::no_key_anywhere;
+using redlock::test::options;
+using redlock::test::run_coro;
+using redlock::test::sleep_for;
+using redlock::test::start_redis_servers;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+const auto node_counts = data::make({1, 5});
+
+redlock::lock_options permits(int k, std::chrono::milliseconds ttl = 10s,
+                              std::chrono::milliseconds wait = 0ms) {
+    auto o = options(ttl, wait);
+    o.permits = k;
+    return o;
+}
+
+// Permits of `resource` held on one server, expired ones included until a script drops them.
+std::int64_t permits_on(const redlock::test::redis_server& s, const std::string& resource) {
+    return s.command({"ZCARD", lock_key(resource)}).integer;
+}
+
+bool permits_everywhere(const redlock::test::server_list& servers, const std::string& resource,
+                        std::int64_t n) {
+    for (const auto& s : servers)
+        if (permits_on(*s, resource) != n) return false;
+    return true;
+}
+
+// Neither the permits nor their count is left on any server.
+bool nothing_left(const redlock::test::server_list& servers, const std::string& resource) {
+    for (const auto& s : servers)
+        if (s->command({"EXISTS", key_tag(resource) + ":permits"}).integer != 0) return false;
+    return no_key_anywhere(servers, resource);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(semaphore_test)
+
+BOOST_DATA_TEST_CASE(k_holders_at_once_and_the_next_is_refused_until_one_releases, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        std::vector<redlock::lease> held;
+        for (int i = 0; i < 3; ++i) {
+            auto [ec, l] = co_await client.async_acquire("jobs", permits(3), tuple_awaitable);
+            BOOST_TEST_REQUIRE(!ec, ec.message());
+            held.push_back(std::move(l));
+        }
+        BOOST_TEST(held[0].token() != held[1].token());
+        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "jobs", 3); }));
+
+        // A fourth, and a plain lock of the same resource, are refused.
+        auto [full, none] = co_await client.async_acquire("jobs", permits(3), tuple_awaitable);
+        BOOST_TEST(full == redlock::error::not_acquired);
+        BOOST_TEST(!none.held());
+        auto [plain, no_lock] = co_await client.async_acquire("jobs", options(), tuple_awaitable);
+        BOOST_TEST(plain == redlock::error::not_acquired);
+        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "jobs", 3); }));
+
+        // One released: its place is free for the next, and only one place.
+        co_await held[1].async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "jobs", 2); }));
+        auto [ec4, fourth] = co_await client.async_acquire("jobs", permits(3), tuple_awaitable);
+        BOOST_TEST(!ec4, ec4.message());
+        auto [ec5, fifth] = co_await client.async_acquire("jobs", permits(3), tuple_awaitable);
+        BOOST_TEST(ec5 == redlock::error::not_acquired);
+
+        // A permit released twice is not ours the second time; the others' are untouched.
+        auto [twice] = co_await held[1].async_release(tuple_awaitable);
+        BOOST_TEST(twice == redlock::error::not_owner);
+        co_await held[0].async_extend(5s, asio::use_awaitable);
+        co_await held[0].async_release(asio::use_awaitable);
+        co_await held[2].async_release(asio::use_awaitable);
+        co_await fourth.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "jobs"); }));
+    }());
+}
+
+BOOST_DATA_TEST_CASE(callers_that_disagree_on_the_count_are_told_at_once, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto first = co_await client.async_acquire("pool", permits(2), asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "pool", 1); }));
+
+        // Waiting would not change the count: the error comes at once, not when the wait ends.
+        redlock::diagnostics diag;
+        const auto start = std::chrono::steady_clock::now();
+        auto [ec, l] = co_await client.async_acquire("pool", permits(3, 10s, 60s), diag, tuple_awaitable);
+        BOOST_TEST(ec == redlock::error::permits_mismatch, ec.message());
+        BOOST_TEST((std::chrono::steady_clock::now() - start < 30s));
+        BOOST_TEST(diag.message.find("permits = 2, this acquire asks for 3") != std::string::npos,
+                   diag.message);
+        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "pool", 1); }));
+
+        // Once no permit is in use, a new count holds.
+        co_await first.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "pool"); }));
+        auto [ec3, third] = co_await client.async_acquire("pool", permits(3), tuple_awaitable);
+        BOOST_TEST(!ec3, ec3.message());
+        co_await third.async_release(asio::use_awaitable);
+    }());
+}
+
+BOOST_DATA_TEST_CASE(a_waiter_gets_the_place_a_release_frees, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto a = co_await client.async_acquire("slots", permits(2), asio::use_awaitable);
+        auto b = co_await client.async_acquire("slots", permits(2), asio::use_awaitable);
+        std::optional<redlock::lease> waited;
+        boost::system::error_code waiter_ec;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                auto [ec, l] = co_await client.async_acquire("slots", permits(2, 10s, 30s), tuple_awaitable);
+                waiter_ec = ec;
+                if (!ec) waited.emplace(std::move(l));
+            },
+            asio::detached);
+        co_await sleep_for(200ms);
+        BOOST_TEST(!waited.has_value());  // both places taken
+        co_await b.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return waited.has_value() || waiter_ec; }, 20s));
+        BOOST_TEST(!waiter_ec, waiter_ec.message());
+        BOOST_TEST_REQUIRE(waited.has_value());
+        BOOST_TEST(waited->held());
+        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "slots", 2); }));
+        co_await waited->async_release(asio::use_awaitable);
+        co_await a.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "slots"); }));
+    }());
+}
+
+BOOST_DATA_TEST_CASE(the_watchdog_keeps_a_permit_past_its_ttl_and_an_unrenewed_one_comes_back, node_counts,
+                     n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto kept_options = permits(1, 1500ms);
+        kept_options.watchdog = true;
+        auto kept = co_await client.async_acquire("renewed", kept_options, asio::use_awaitable);
+        // Not renewed: its permit is free again once its ttl has passed on the servers.
+        auto lapsing = co_await client.async_acquire("lapsing", permits(1, 300ms), asio::use_awaitable);
+        co_await sleep_for(2500ms);
+        auto [ec, other] = co_await client.async_acquire("renewed", permits(1), tuple_awaitable);
+        BOOST_TEST(ec == redlock::error::not_acquired);
+        BOOST_TEST(kept.held());
+        auto [ec2, next] = co_await client.async_acquire("lapsing", permits(1), tuple_awaitable);
+        BOOST_TEST(!ec2, ec2.message());
+        auto [lost] = co_await lapsing.async_extend(1s, tuple_awaitable);
+        BOOST_TEST(lost == redlock::error::lock_lost);
+        co_await next.async_release(asio::use_awaitable);
+        co_await kept.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "renewed"); }));
+    }());
+}
+
+// The scripts on their own: a permit whose expiry has passed by the server's clock is nobody's,
+// even before anything removed it; it is neither extended nor released, and it frees its place.
+BOOST_AUTO_TEST_CASE(an_expired_permit_is_not_extended_released_or_counted) {
+    auto servers = start_redis_servers(1);
+    const auto& s = *servers[0];
+    const auto key = lock_key("old");
+    const auto count = key_tag("old") + ":permits";
+    const auto eval = [&](const redlock::redis::script& script, std::vector<std::string> keys,
+                          std::vector<std::string> args) {
+        std::vector<std::string> cmd{"EVAL", std::string(script.source), std::to_string(keys.size())};
+        cmd.insert(cmd.end(), keys.begin(), keys.end());
+        cmd.insert(cmd.end(), args.begin(), args.end());
+        return s.command(cmd);
+    };
+    const auto server_ms = [&] {
+        auto t = s.command({"TIME"});
+        return std::stoll(t.elements[0].str) * 1000 + std::stoll(t.elements[1].str) / 1000;
+    };
+    s.command({"ZADD", key, std::to_string(server_ms() - 1000), "gone"});
+    s.command({"SET", count, "1"});
+    BOOST_TEST(eval(redlock::scripts::semaphore_extend, {key, count}, {"gone", "5000"}).integer == 0);
+    BOOST_TEST(s.command({"ZSCORE", key, "gone"}).str != "");  // extend changed nothing
+    BOOST_TEST(eval(redlock::scripts::semaphore_release, {key, count, key_tag("old") + ":released"}, {"gone"})
+                   .integer == 0);
+    BOOST_TEST(s.command({"EXISTS", key}).integer == 0);    // but it is gone,
+    BOOST_TEST(s.command({"EXISTS", count}).integer == 0);  // and its count with the last permit
+
+    s.command({"ZADD", key, std::to_string(server_ms() - 1000), "gone"});
+    auto granted = eval(redlock::scripts::semaphore_acquire, {key, count}, {"new", "5000", "1"});
+    BOOST_TEST_REQUIRE(granted.elements.size() == 2u);
+    BOOST_TEST(granted.elements[0].integer == 1);
+    BOOST_TEST(s.command({"ZCARD", key}).integer == 1);
+    BOOST_TEST(s.command({"PTTL", key}).integer > 0);    // the set expires with its last permit,
+    BOOST_TEST(s.command({"PTTL", count}).integer > 0);  // and so does its count
+    auto full = eval(redlock::scripts::semaphore_acquire, {key, count}, {"next", "5000", "1"});
+    BOOST_TEST(full.elements[0].integer == 0);
+    BOOST_TEST(full.elements[1].integer > 0);  // until the first permit frees
+    BOOST_TEST(full.elements[1].integer <= 5000);
+
+    // Another kind of lock at the key: refused with its PTTL, nothing written.
+    s.command({"SET", lock_key("plain"), "tok", "PX", "7000"});
+    auto other = eval(redlock::scripts::semaphore_acquire, {lock_key("plain"), key_tag("plain") + ":permits"},
+                      {"new", "5000", "1"});
+    BOOST_TEST(other.elements[0].integer == 0);
+    BOOST_TEST(other.elements[1].integer > 0);
+    BOOST_TEST(s.command({"EXISTS", key_tag("plain") + ":permits"}).integer == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,173 @@
+// redlock inspect / redlock unlock --force: an operator's look at a resource, and an operator's
+// release of it (client::async_inspect, client::async_force_release).
+#include "cli_args.hpp"
+#include "commands.hpp"
+#include "deployment_flags.hpp"
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+namespace redlock::cli {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+constexpr const char* inspect_help =
+    "usage: redlock inspect [options] RESOURCE\n"
+    "\n"
+    "Shows what holds RESOURCE on every node (any kind: lock, reentrant, semaphore), its time to\n"
+    "live, fence counter, fair waiters and a semaphore's count, and the holders a quorum of nodes\n"
+    "agree on. Reads only.\n"
+    "\n"
+    "options:\n"
+    "%s"
+    "  --json                    one JSON object instead of text\n"
+    "  --help                    this text\n"
+    "\n"
+    "exit status: 0 held, 1 free, 3 fewer than a quorum of nodes answered, 2 usage errors.\n";
+
+constexpr const char* unlock_help =
+    "usage: redlock unlock --force [options] RESOURCE\n"
+    "\n"
+    "Deletes whatever holds RESOURCE on every node and wakes its waiters. DANGEROUS: the holders\n"
+    "are not told and go on as if they held it until their next renewal fails. For a holder known\n"
+    "to be dead whose lease has long to run. --force is required.\n"
+    "\n"
+    "options:\n"
+    "%s"
+    "  --help                    this text\n"
+    "\n"
+    "exit status: 0 done (also when nothing held it), 3 fewer than a quorum of nodes answered,\n"
+    "2 usage errors.\n";
+
+constexpr int exit_free = 1;
+constexpr int exit_unreachable = 3;
+
+struct resource_settings {
+    deployment_flags where;
+    std::string resource;
+    bool json = false;
+    bool force = false;
+};
+
+// Reads `[options] RESOURCE`; nullopt after --help.
+std::optional<resource_settings> parse(int argc, char** argv, int first, const char* help, bool unlock) {
+    resource_settings s;
+    arg_reader args(argc, argv, first);
+    while (auto flag = args.next_flag()) {
+        if (s.where.take(*flag, args)) continue;
+        if (!unlock && *flag == "--json") {
+            s.json = true;
+        } else if (unlock && *flag == "--force") {
+            s.force = true;
+        } else if (*flag == "--help" || *flag == "-h") {
+            std::printf(help, deployment_flags::help);
+            return std::nullopt;
+        } else {
+            throw usage_error("unknown option " + *flag + " (see --help)");
+        }
+    }
+    auto rest = args.rest();
+    if (rest.size() != 1) throw usage_error("expected exactly one RESOURCE (see --help)");
+    s.resource = rest[0];
+    if (unlock && !s.force) throw usage_error("--force is required: this deletes another holder's lock");
+    return s;
+}
+
+std::string pttl_text(std::int64_t pttl) {
+    if (pttl == -2) return "no key";
+    if (pttl == -1) return "no expiry";
+    return std::to_string(pttl) + " ms left";
+}
+
+void print_text(const inspection& i) {
+    std::printf("%s: %s", i.resource.c_str(), i.held() ? "held" : "free");
+    if (!i.owner.empty()) std::printf(" by owner %s", i.owner.c_str());
+    for (const auto& h : i.holders)
+        std::printf("%s %s", &h == &i.holders.front() ? ";" : ",", h.c_str());
+    std::printf(" (quorum %zu of %zu); fence %llu\n", i.quorum, i.nodes.size(),
+                static_cast<unsigned long long>(i.fence));
+    for (const auto& n : i.nodes) {
+        if (n.error) {
+            std::printf("  %s: no answer (%s%s%s)\n", n.node.c_str(), n.error.message().c_str(),
+                        n.detail.empty() ? "" : ": ", n.detail.c_str());
+            continue;
+        }
+        std::printf("  %s: %s, %s", n.node.c_str(), hold_type_name(n.type), pttl_text(n.pttl_ms).c_str());
+        if (n.type == hold_type::semaphore)
+            std::printf(", %zu of %lld permits", n.holders.size(), static_cast<long long>(n.permits));
+        if (!n.owner.empty()) std::printf(", owner %s", n.owner.c_str());
+        for (const auto& h : n.holders)
+            std::printf("%s %s", &h == &n.holders.front() ? ";" : ",", h.c_str());
+        if (n.queued > 0) std::printf("; %lld queued", static_cast<long long>(n.queued));
+        std::printf("\n");
+    }
+}
+
+// Runs `body` on a client of the flags' config and returns its exit status.
+template <class Body>
+int with_client(const resource_settings& s, Body body) {
+    const auto cfg = s.where.to_config();
+    asio::io_context ioc(1);
+    redlock::client client(ioc.get_executor(), cfg);
+    int status = 0;
+    std::exception_ptr failure;
+    // The client's connections keep the io_context busy: stop it once the body is done.
+    asio::co_spawn(ioc, body(client), [&](std::exception_ptr ep, int result) {
+        failure = ep;
+        status = result;
+        ioc.stop();
+    });
+    ioc.run();
+    std::fflush(stdout);
+    if (failure) std::rethrow_exception(failure);
+    return status;
+}
+
+}  // namespace
+
+int inspect_command(int argc, char** argv, int first) {
+    auto s = parse(argc, argv, first, inspect_help, false);
+    if (!s) return 0;
+    return with_client(*s, [&](redlock::client& client) -> asio::awaitable<int> {
+        auto [ec, i] = co_await client.async_inspect(s->resource, asio::as_tuple(asio::use_awaitable));
+        if (ec == error::invalid_resource) throw usage_error(ec.message());
+        if (s->json) {
+            std::printf("%s\n", to_json(i).c_str());
+        } else {
+            print_text(i);
+        }
+        if (ec) {
+            std::fprintf(stderr, "redlock inspect: %s\n", ec.message().c_str());
+            co_return exit_unreachable;
+        }
+        co_return i.held() ? 0 : exit_free;
+    });
+}
+
+int unlock_command(int argc, char** argv, int first) {
+    auto s = parse(argc, argv, first, unlock_help, true);
+    if (!s) return 0;
+    return with_client(*s, [&](redlock::client& client) -> asio::awaitable<int> {
+        auto [ec, freed] =
+            co_await client.async_force_release(s->resource, asio::as_tuple(asio::use_awaitable));
+        if (ec == error::invalid_resource) throw usage_error(ec.message());
+        std::printf("%s: deleted on %zu of %zu nodes\n", s->resource.c_str(), freed, client.node_count());
+        if (ec) {
+            std::fprintf(stderr, "redlock unlock: %s\n", ec.message().c_str());
+            co_return exit_unreachable;
+        }
+        co_return 0;
+    });
+}
+
+}  // namespace redlock::cli
