@@ -49,10 +49,12 @@ void node_health::on_server_info(const server_info& info, clock::time_point now,
         promotion_ends_ = *promoted_at_ + wait;
         quarantined_until_ = std::max(quarantined_until_, promotion_ends_);
     }
-    if (info.uptime < max_ttl + std::chrono::seconds(1)) {
-        const auto started = now - info.uptime;
-        quarantined_until_ = std::max(quarantined_until_, started + std::chrono::seconds(1) + wait);
-    }
+    // Every node that started less than the whole wait ago (uptime is in whole seconds, so up to
+    // a second more), not only one up for less than max_ttl: with drift above a second (max_ttl
+    // above 100 s at a drift factor of 0.01) a node up for between max_ttl + 1 s and that voted
+    // before the locks it lost had expired.
+    const auto started = now - info.uptime;
+    quarantined_until_ = std::max(quarantined_until_, started + std::chrono::seconds(1) + wait);
     run_id_ = info.run_id;
     known_ = true;
 }

@@ -63,6 +63,23 @@ BOOST_AUTO_TEST_CASE(a_young_node_waits_until_max_ttl_after_its_start) {
     BOOST_TEST((h.quarantined_until() == started + wait_after_start));
 }
 
+// The quarantine of a young node ends max_ttl + drift + 1 s after its start, and every node
+// whose uptime is short of that waits, also one up for longer than max_ttl + 1 s when the drift
+// is above a second (it used to vote at once).
+BOOST_AUTO_TEST_CASE(a_node_up_for_less_than_max_ttl_plus_drift_waits_when_the_drift_is_long) {
+    node_health h;
+    constexpr auto long_ttl = 300000ms;  // drift: 3 s + 2 ms
+    h.on_server_info(info("a", 302s), t0, long_ttl, drift);
+    const auto started = t0 - 302s;
+    BOOST_TEST(!h.votes(t0));
+    BOOST_TEST(!h.votes(started + 1s + long_ttl + 3002ms - 1ms));
+    BOOST_TEST(h.votes(started + 1s + long_ttl + 3002ms));
+
+    node_health old;
+    old.on_server_info(info("a", 305s), t0, long_ttl, drift);
+    BOOST_TEST(old.votes(t0));  // started longer ago than the whole wait
+}
+
 BOOST_AUTO_TEST_CASE(a_changed_run_id_waits_max_ttl_from_now_whatever_its_uptime) {
     node_health h;
     h.on_server_info(info("a", 3600s), t0, max_ttl, drift);
