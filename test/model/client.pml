@@ -1,0 +1,283 @@
+/* client.pml: a client of the lock: the restart quarantine it keeps per node, its acquire rounds,
+ * its lease (extend, fenced write, release), and the protected resource it writes to. The model
+ * runs the pure pieces' rules; the coroutines that drive them (acquire_op.cpp) only decide
+ * when a message is sent, which the model leaves to the scheduler. */
+
+
+/* --- restart quarantine: src/lock/node_health.cpp node_health::on_server_info ------------ */
+/* A connection's handshake read INFO server: run_id and uptime. */
+inline on_server_info(c, n) {
+#ifndef NO_QUARANTINE
+    /* a run_id other than the one seen before: no vote until max_ttl + drift from now */
+    if
+    :: seen_run[CN(c, n)] != 0 && seen_run[CN(c, n)] != run_id[n] &&
+       q_until[CN(c, n)] < now + TTL + MARGIN -> q_until[CN(c, n)] = now + TTL + MARGIN
+    :: else -> skip
+    fi;
+#ifndef RUN_ID_RULE_ONLY
+    /* up for less than max_ttl + 1 s: no vote until start + 1 s + max_ttl + drift */
+    if
+    :: now - started[n] < TTL + SEC && q_until[CN(c, n)] < started[n] + SEC + TTL + MARGIN ->
+        q_until[CN(c, n)] = started[n] + SEC + TTL + MARGIN
+    :: else -> skip
+    fi;
+#endif
+#endif
+    seen_run[CN(c, n)] = run_id[n];
+    known[CN(c, n)] = true;
+    conn_run[CN(c, n)] = run_id[n]
+}
+
+/* node_health::votes, asked by client_state::admit when a grant is counted */
+#ifdef NO_QUARANTINE
+#define VOTES(c, n)  true
+#else
+#define VOTES(c, n)  (known[CN(c, n)] && now >= q_until[CN(c, n)])
+#endif
+
+/* Property 1, checked where a client's belief begins (a grant, an extend): beliefs only end
+ * otherwise, so this is [] !(BELIEVES(0) && BELIEVES(1)). */
+inline check_exclusion(c) {
+    assert(!BELIEVES(1 - c))
+}
+
+/* --- the protected resource: src/scripts/fenced_set.lua ---------------------------------- */
+/* Property 2: it never accepts a fence lower than one it accepted. NO_FENCES: a resource that
+ * does not check (the negative control). */
+inline fenced_set(f) {
+    if
+#ifndef NO_FENCES
+    :: f < res_seen -> skip    /* refused: stale_fence */
+#endif
+    :: else ->
+        assert(f >= max_accepted_fence);
+        if
+        :: f > max_accepted_fence -> max_accepted_fence = f
+        :: else -> skip
+        fi;
+        if
+        :: f > res_seen -> res_seen = f
+        :: else -> skip
+        fi
+    fi
+}
+
+/* --- an acquire round: src/lock/acquire_round.cpp ---------------------------------------- */
+inline clear_round(c) {
+    answered[c] = 0; granted_by[c] = 0; denied_by[c] = 0;
+    n_granted[c] = 0; n_denied[c] = 0; n_failed[c] = 0;
+    i = 0;
+    do
+    :: i < N -> node_fence[CN(c, i)] = 0; i++
+    :: else -> break
+    od;
+    i = 0;
+    confirmed[c] = 0; wb_pending[c] = 0
+}
+
+/* acquire_op::start_round + acquire_round::begin: a new token, t0 before the first send */
+inline begin_round(c) {
+    round[c]++;
+    t0[c] = now;
+    fence[c] = 0;
+    phase[c] = COUNTING;
+    i = 0;
+    do
+    :: i < N -> send(c, i, ACQUIRE, round[c], 0); i++
+    :: else -> break
+    od;
+    i = 0
+}
+
+/* acquire_waiting.cpp acquire_op::fail_round / acquire_op::leave: the cleanup goes to every
+ * node that did not deny (acquire_round::nodes_to_release): one that failed or has not
+ * answered may have run the command. Its replies are not waited for here: the model lets
+ * the next round overtake it, which the real code allows after a cleanup's timeout. */
+inline lose_round(c) {
+    i = 0;
+    do
+    :: i < N ->
+        if
+        :: denied_by[c] & BIT(i) -> skip
+        :: else -> send(c, i, RELEASE, round[c], 0)
+        fi;
+        i++
+    :: else -> break
+    od;
+    i = 0;
+    clear_round(c);
+    fence[c] = 0;
+    phase[c] = IDLE
+}
+
+/* acquire_op::grant: the late-round rule: a quorum that came after the validity ran out is a
+ * failure (validity_expired), released like any failed round. */
+inline grant(c) {
+    if
+    :: VALIDITY_LEFT(t0[c]) > 0 ->
+        held[c] = true;
+        valid_until[c] = t0[c] + TTL - MARGIN;
+        check_exclusion(c);
+#ifdef FENCED
+        /* Property 2's premise: fences strictly increase from grant to grant */
+        assert(fence[c] > max_granted_fence);
+        max_granted_fence = fence[c];
+#endif
+        ext_left[c] = EXTENDS;
+        wrote[c] = false;
+        clear_round(c);
+        phase[c] = HOLDING
+    :: else -> lose_round(c)
+    fi
+}
+
+/* fence_settlement::settle over the granting nodes: the largest fence of the quorum; nodes
+ * behind it are written back until a quorum has it. */
+inline settle_fence(c) {
+    i = 0;
+    do
+    :: i < N ->
+        if
+        :: (granted_by[c] & BIT(i)) && node_fence[CN(c, i)] > fence[c] -> fence[c] = node_fence[CN(c, i)]
+        :: else -> skip
+        fi;
+        i++
+    :: else -> break
+    od;
+    i = 0;
+    do
+    :: i < N ->
+        if
+        :: (granted_by[c] & BIT(i)) && node_fence[CN(c, i)] == fence[c] -> confirmed[c]++
+        :: (granted_by[c] & BIT(i)) && node_fence[CN(c, i)] != fence[c] ->
+            wb_pending[c]++; send(c, i, WRITEBACK, round[c], fence[c])
+        :: else -> skip
+        fi;
+        i++
+    :: else -> break
+    od;
+    i = 0;
+    if
+    :: confirmed[c] >= Q -> grant(c)
+    :: else -> phase[c] = WRITING
+    fi
+}
+
+/* acquire_op::count: client_state::admit (a quarantined node's grant counts as failed), then
+ * acquire_round::count and vote_tally::add, which decides as soon as the outcome is certain. */
+inline count(c, n, v, f) {
+    answered[c] = answered[c] | BIT(n);
+    if
+    :: v == GRANTED && VOTES(c, n) ->
+        granted_by[c] = granted_by[c] | BIT(n); n_granted[c]++; node_fence[CN(c, n)] = f
+    :: v == DENIED -> denied_by[c] = denied_by[c] | BIT(n); n_denied[c]++
+    :: else -> n_failed[c]++
+    fi;
+    if
+    :: n_granted[c] >= Q ->
+#ifdef FENCED
+        settle_fence(c)
+#else
+        grant(c)
+#endif
+    :: n_granted[c] < Q && (n_failed[c] > MAY_FAIL || n_denied[c] + n_failed[c] > MAY_FAIL) -> lose_round(c)
+    :: else -> skip
+    fi
+}
+
+/* --- a lease: src/lock/lease_state.hpp, lease_ops.cpp -------------------------------------- */
+inline begin_extend(c) {
+    ext_left[c]--;
+    ext_t0[c] = now;
+    ext_granted[c] = 0; ext_other[c] = 0;
+    phase[c] = EXTENDING;
+    i = 0;
+    do
+    :: i < N -> send(c, i, EXTEND, round[c], 0); i++
+    :: else -> break
+    od;
+    i = 0
+}
+
+/* An extend confirmed by a quorum moves the validity to ext_t0 + ttl - drift, but never
+ * revives a lease whose validity already ran out (the watchdog declared it lost). */
+inline count_extend(c, n, v) {
+    if
+    :: v == GRANTED && VOTES(c, n) -> ext_granted[c]++
+    :: else -> ext_other[c]++
+    fi;
+    if
+    :: ext_granted[c] >= Q ->
+        if
+        :: now < valid_until[c] && ext_t0[c] + TTL - MARGIN > valid_until[c] ->
+            valid_until[c] = ext_t0[c] + TTL - MARGIN;
+            check_exclusion(c)
+        :: else -> skip
+        fi;
+        ext_granted[c] = 0; ext_other[c] = 0; ext_t0[c] = 0;
+        phase[c] = HOLDING
+    :: ext_granted[c] < Q && ext_other[c] > MAY_FAIL ->
+        ext_granted[c] = 0; ext_other[c] = 0; ext_t0[c] = 0;
+        phase[c] = HOLDING
+    :: else -> skip
+    fi
+}
+
+/* lease_state::send_release: the token-checked release on every node */
+inline release_lease(c) {
+    i = 0;
+    do
+    :: i < N -> send(c, i, RELEASE, round[c], 0); i++
+    :: else -> break
+    od;
+    i = 0;
+    held[c] = false; valid_until[c] = 0; fence[c] = 0; wrote[c] = false; ext_left[c] = 0;
+    phase[c] = IDLE
+}
+
+inline on_reply(c, k, n, r, v, f) {
+    if
+    :: k == ACQUIRE && r == round[c] && phase[c] == COUNTING && !(answered[c] & BIT(n)) -> count(c, n, v, f)
+    :: k == WRITEBACK && r == round[c] && phase[c] == WRITING ->
+        /* fence_settlement::on_writeback */
+        wb_pending[c]--;
+        if
+        :: v == GRANTED -> confirmed[c]++
+        :: else -> skip
+        fi;
+        if
+        :: confirmed[c] >= Q -> grant(c)
+        :: confirmed[c] < Q && wb_pending[c] == 0 -> lose_round(c)    /* short of a quorum */
+        :: else -> skip
+        fi
+    :: k == EXTEND && r == round[c] && phase[c] == EXTENDING -> count_extend(c, n, v)
+    :: else -> skip   /* an answer to a round or call already decided */
+    fi
+}
+
+proctype client(byte c; byte rounds) {
+    byte n, i;
+end:
+    do
+    :: atomic { phase[c] == IDLE && round[c] < rounds -> begin_round(c) }
+#ifdef LATE
+    :: atomic {
+        /* the node timeout of a request still on its way: it may run later (a late request) */
+        phase[c] == COUNTING && now >= t0[c] + NODE_TIMEOUT && answered[c] != BIT(N) - 1 ->
+        n = 0;
+        do
+        :: answered[c] & BIT(n) -> n++
+        :: else -> break
+        od;
+        count(c, n, FAILED, 0);
+        n = 0
+       }
+#endif
+    :: atomic { phase[c] == HOLDING && ext_left[c] > 0 -> begin_extend(c) }
+#if defined(FENCED) || defined(NO_FENCES)
+    /* A write with the lease's fence, also after its validity ran out: the holder paused */
+    :: atomic { (phase[c] == HOLDING || phase[c] == EXTENDING) && !wrote[c] -> wrote[c] = true; fenced_set(fence[c]) }
+#endif
+    :: atomic { phase[c] == HOLDING -> release_lease(c) }
+    od
+}

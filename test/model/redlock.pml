@@ -1,0 +1,42 @@
+/* redlock.pml: a model of redlock-asio's lock protocol (issue 22), checked by check_model.
+ * N = 3 nodes, 2 clients, a network that loses and reorders, one node restart, a paused
+ * holder, bounded drift, fences and their write-back, the restart quarantine.
+ * Properties (assertions, except 4):
+ *   1. mutual exclusion          client.pml check_exclusion
+ *   2. fence monotonicity        client.pml grant (grants) and fenced_set (the resource)
+ *   3. the per-round token rule  node.pml node_release
+ *   4. liveness                  live.pml (with -DLIVENESS)
+ * The -D macros that select a run and the negative controls: see check_model. */
+
+#include "params.pml"
+#include "state.pml"
+#include "time.pml"
+#include "network.pml"
+#include "client.pml"
+#include "node.pml"
+#include "restart.pml"
+#ifdef LIVENESS
+#include "live.pml"
+#endif
+
+init {
+    byte n;
+    atomic {
+        n = 0;
+        do
+        :: n < N ->
+            key_c[n] = NOBODY;
+            run_id[n] = 1;
+            started[n] = -20;   /* up long before the run: no uptime quarantine */
+            /* client 0 connected before the run; client 1 connects at its first request */
+            conn_run[CN(0, n)] = 1; seen_run[CN(0, n)] = 1; known[CN(0, n)] = true;
+            n++
+        :: else -> break
+        od;
+        n = 0;
+        run clock();
+        run node(0); run node(1); run node(2);
+        run client(0, ROUNDS); run client(1, ROUNDS_1);
+        run restart()
+    }
+}

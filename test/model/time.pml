@@ -1,0 +1,40 @@
+/* time.pml: one discrete clock for everyone. Clock *rates* differ by at most DRIFT ticks over a
+ * ttl: a node expires a key up to DRIFT ticks before the client's clock says the ttl is over.
+ * The model takes the worst case always (key_exp = set + TTL - DRIFT): for exclusion an early
+ * expiry is the only harmful one. Clock jumps are outside the assumptions (docs/safety.md,
+ * assumption 1) and outside the model. */
+
+byte now;
+
+/* The time a key set or extended now expires at on its node. */
+#define EXPIRY_FROM_NOW  (now + TTL - DRIFT)
+
+/* src/lock/quorum.cpp validity_left with acquire_round::validity's min_validity 0:
+ * ttl - elapsed - drift_allowance, counted from t0 (before the first send). Nothing left: 0. */
+#define VALIDITY_LEFT(start)  ((start) + TTL - MARGIN > now -> (start) + TTL - MARGIN - now : 0)
+
+/* A client believes it holds the lock: a lease with validity left by its own clock. */
+#define BELIEVES(c)  (held[c] && now < valid_until[c])
+
+/* Redis expires keys lazily or actively; either way an expired key is gone for every command.
+ * Dropping it on the tick keeps one representation per state. */
+inline expire_keys() {
+    byte e = 0;
+    do
+    :: e < N ->
+        if
+        :: key_c[e] != NOBODY && key_exp[e] <= now -> key_c[e] = NOBODY; key_r[e] = 0; key_exp[e] = 0
+        :: else -> skip
+        fi;
+        e++
+    :: else -> break
+    od;
+    e = 0
+}
+
+proctype clock() {
+end:
+    do
+    :: atomic { now < MAXT -> now++; expire_keys() }
+    od
+}
