@@ -102,8 +102,9 @@ BOOST_AUTO_TEST_CASE(the_minimal_acl_is_enough_for_every_kind_of_lock) {
     auto servers = start_redis_servers(3);
     for (const auto& s : servers)
         add_user(*s, "locker", {});
-    // Up long enough for the quarantine (which needs INFO) to let them vote: uptime is in whole seconds.
-    std::this_thread::sleep_for(2100ms);
+    // Up long enough for the quarantine (which needs INFO) to let them vote: max_ttl + drift, and
+    // the second that uptime, in whole seconds, may hide (a reading of 3 s: started 2.112 s ago).
+    std::this_thread::sleep_for(3100ms);
     auto cfg = as_user(servers, "locker");
     cfg.restart_quarantine = true;
     cfg.max_ttl = 1000ms;
