@@ -173,6 +173,8 @@ BOOST_DATA_TEST_CASE(a_lease_check_asks_whether_a_quorum_still_holds_it, node_co
         const auto checked_key = lock_key("checked");
         for (const auto& o : kinds) {
             auto l = co_await client.async_acquire("checked", o, asio::use_awaitable);
+            // Every grant landed, or a DEL below could come before one.
+            BOOST_TEST(co_await eventually([&] { return key_on_every_node(servers, "checked"); }));
             auto [ec] = co_await l.async_check(tuple_awaitable);
             BOOST_TEST(!ec, ec.message());
 
