@@ -64,9 +64,9 @@ public:
     /// client::async_adopt (redsync's and node-redlock's "extend or release by token"). A JSON
     /// object naming the resource, the kind of lock, the token, the fence, and the owner, place
     /// or permits of its kind. Empty for an empty lease. The text is the lock: whoever has it can
-    /// extend or release it. This lease is unchanged: stop using it (drop it with release(),
-    /// or let the other process release) once the text is handed on; both keeping it alive is
-    /// harmless, both releasing it ends it.
+    /// extend or release it. This lease is unchanged, and dropping or releasing it still
+    /// releases the lock (in the background) for the other process too: keep it, without
+    /// releasing it, until the other process has adopted the lock and holds it.
     [[nodiscard]] std::string handover() const;
 
     /// Gives the lease a new ttl on the servers: a token-checked PEXPIRE sent to all N nodes,
