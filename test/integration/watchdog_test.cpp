@@ -380,8 +380,10 @@ BOOST_AUTO_TEST_CASE(one_client_keeps_100000_leases_alive_with_batched_renewals)
     auto servers = start_redis_servers(1);
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
-    // Instrumented code renews a fifth as many in the same ttl.
-    constexpr std::size_t lease_count = redlock::test::under_sanitizer ? 20000 : 100000;
+    // ASan at -O0 renews about 12,000 leases a second on a quiet core (20,000 leases, which need
+    // 15,000 a second at this ttl, lost thousands in CI); 5,000 need 3,750 a second and held on
+    // half a core. The plain build checks the count; this run checks the memory.
+    constexpr std::size_t lease_count = redlock::test::under_sanitizer ? 5000 : 100000;
     constexpr std::size_t workers = 100;
     run_coro(
         ioc,
