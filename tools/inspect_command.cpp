@@ -24,9 +24,9 @@ using boost::system::error_code;
 constexpr const char* inspect_help =
     "usage: redlock inspect [options] RESOURCE\n"
     "\n"
-    "Shows what holds RESOURCE on every node (any kind: lock, reentrant, semaphore), its time to\n"
-    "live, fence counter, fair waiters and a semaphore's count, and the holders a quorum of nodes\n"
-    "agree on. Reads only.\n"
+    "Shows what holds RESOURCE on every node (any kind: lock, reentrant, semaphore, read-write),\n"
+    "its time to live, fence counter, fair waiters or waiting writers, a semaphore's count, a\n"
+    "read-write lock's readers and writer, and the holders a quorum of nodes agree on. Reads only.\n"
     "\n"
     "options:\n"
     "%s"
@@ -105,6 +105,8 @@ void print_text(const inspection& i) {
         std::printf("  %s: %s, %s", n.node.c_str(), hold_type_name(n.type), pttl_text(n.pttl_ms).c_str());
         if (n.type == hold_type::semaphore)
             std::printf(", %zu of %lld permits", n.holders.size(), static_cast<long long>(n.permits));
+        if (n.type == hold_type::read_write)
+            std::printf(", %zu reading, %zu writing", n.holders.size() - n.writers.size(), n.writers.size());
         if (!n.owner.empty()) std::printf(", owner %s", n.owner.c_str());
         for (const auto& h : n.holders)
             std::printf("%s %s", &h == &n.holders.front() ? ";" : ",", h.c_str());

@@ -52,6 +52,12 @@ constexpr const char* run_help =
     "  --fenced                  number the lease with a fencing token (REDLOCK_FENCE)\n"
     "  --permits K               a semaphore: up to K runs hold RESOURCE at once (every run of\n"
     "                            RESOURCE must name the same K); not with --fenced\n"
+    "  --shared                  a reader of a read-write lock: runs with --shared share RESOURCE,\n"
+    "                            never with a --writer or a plain run\n"
+    "  --writer                  the writer of a read-write lock: alone, and while it waits no new\n"
+    "                            --shared run gets in (a stream of readers cannot starve it)\n"
+    "  --max-hold DURATION       stop renewing after this long: CMD is stopped as when the lease\n"
+    "                            is lost (exit status 70); 0: no bound (default)\n"
     "  --grace DURATION          from SIGTERM to SIGKILL; at most half of --ttl (default: 5s, or\n"
     "                            half of --ttl if that is less)\n"
     "  --quiet                   no status line while waiting\n"
@@ -69,6 +75,8 @@ struct run_settings {
     std::optional<milliseconds> grace;  // default: grace_for(ttl)
     bool fenced = false;
     int permits = 0;
+    lock_mode mode = lock_mode::exclusive;
+    milliseconds max_hold{0};
     bool quiet = false;
     std::string resource;
     std::vector<std::string> command;
@@ -89,6 +97,13 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
             s.fenced = true;
         } else if (*flag == "--permits") {
             s.permits = static_cast<int>(args.number_value(1, 1'000'000));
+        } else if (*flag == "--shared" || *flag == "--writer") {
+            const auto mode = *flag == "--shared" ? lock_mode::read : lock_mode::write;
+            if (s.mode != lock_mode::exclusive && s.mode != mode)
+                throw usage_error("--shared and --writer: one or the other");
+            s.mode = mode;
+        } else if (*flag == "--max-hold") {
+            s.max_hold = args.duration_value();
         } else if (*flag == "--quiet") {
             s.quiet = true;
         } else if (*flag == "--help" || *flag == "-h") {
@@ -107,6 +122,11 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
     if (s.ttl < milliseconds(3)) throw usage_error("--ttl: at least 3ms");
     if (s.fenced && s.permits > 0)
         throw usage_error("--permits: not with --fenced (a semaphore's holders are not numbered)");
+    if (s.mode != lock_mode::exclusive && s.permits > 0)
+        throw usage_error("--permits: not with --shared or --writer");
+    if (s.fenced && s.mode == lock_mode::read)
+        throw usage_error("--fenced: not with --shared (readers are not numbered; fence the --writer)");
+    if (s.max_hold < milliseconds::zero()) throw usage_error("--max-hold: not negative");
     // SIGTERM goes out --grace before the validity ends, which must leave the watchdog its
     // renewals (every third of the ttl) first.
     if (s.grace && *s.grace * 2 > s.ttl)
@@ -145,6 +165,8 @@ public:
         o.wait = s_.wait;
         o.fenced = s_.fenced;
         o.permits = s_.permits;
+        o.mode = s_.mode;
+        o.max_hold = s_.max_hold;
         o.watchdog = true;
         client_.async_acquire(
             s_.resource, o, diag_,

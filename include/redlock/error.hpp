@@ -27,6 +27,7 @@ enum class error {
     node_quarantined,    ///< a node that (re)started less than max_ttl ago: its grant did not count
     not_replicated,      ///< fewer replicas than lock_options::replicas acknowledged a grant
     permits_mismatch,    ///< a semaphore's permits are in use under another lock_options::permits
+    upgrade_refused,     ///< a write acquire by an owner that holds the resource for reading
 
     // Connection level.
     invalid_uri,          ///< a node address that does not parse as redis://, rediss:// or unix://

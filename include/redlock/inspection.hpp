@@ -12,14 +12,15 @@ namespace redlock {
 
 /// What the lock key of a resource is on one node.
 enum class hold_type {
-    free,       ///< no key: nothing holds the resource there
-    lock,       ///< a plain or fair lock (a string holding the holder's token)
-    reentrant,  ///< a reentrant lock (a hash: its owner and its acquisitions)
-    semaphore,  ///< a semaphore (a sorted set of permits)
-    other,      ///< a key of a type none of our locks writes
+    free,        ///< no key: nothing holds the resource there
+    lock,        ///< a plain or fair lock (a string holding the holder's token)
+    reentrant,   ///< a reentrant lock (a hash: its owner and its acquisitions)
+    semaphore,   ///< a semaphore (a sorted set of permits)
+    read_write,  ///< a read-write lock (a sorted set of holds, and a hash of their modes)
+    other,       ///< a key of a type none of our locks writes
 };
 
-/// "free", "lock", "reentrant", "semaphore", "other".
+/// "free", "lock", "reentrant", "semaphore", "read-write", "other".
 [[nodiscard]] const char* hold_type_name(hold_type t) noexcept;
 
 /// One node's view of a resource (client::async_inspect).
@@ -30,11 +31,12 @@ struct node_inspection {
     hold_type type = hold_type::free;
     std::int64_t pttl_ms = -2;  ///< the lock key's time to live: -2 no key, -1 no expiry
     /// A lock's token (a fair lock's: its place and token); a reentrant lock's acquisitions'
-    /// tokens; a semaphore's live permits' tokens.
+    /// tokens; a semaphore's live permits' tokens; a read-write lock's live holds' tokens.
     std::vector<std::string> holders;
+    std::vector<std::string> writers;  ///< a read-write lock's holders that write
     std::string owner;         ///< a reentrant lock's owner id
     std::uint64_t fence = 0;   ///< the resource's fence counter on this node (0: none)
-    std::int64_t queued = 0;   ///< fair waiters queued on this node
+    std::int64_t queued = 0;   ///< fair waiters queued on this node; a read-write lock's waiting writers
     std::int64_t permits = 0;  ///< a semaphore's count of permits (0: not a semaphore)
 };
 

@@ -19,6 +19,18 @@ enum class wait_strategy {
     spin,
 };
 
+/// Whether an acquisition holds the resource alone or shares it (a read-write lock).
+enum class lock_mode {
+    /// A lock: one holder (or one owner's holds, reentrant).
+    exclusive,
+    /// A read hold of a read-write lock: readers share the resource with each other, never with a
+    /// writer or an exclusive lock.
+    read,
+    /// A write hold of a read-write lock: alone, as an exclusive lock is; beside that, while it
+    /// waits (`wait` > 0) it holds new readers off, so that a stream of readers cannot starve it.
+    write,
+};
+
 /// How one acquisition behaves. The defaults take a 10 s lease and try once.
 struct lock_options {
     /// Lease length on the servers; in (0, client_config::max_ttl].
@@ -94,6 +106,18 @@ struct lock_options {
     /// granted it: at most `permits` holders on each node, but up to floor(permits * N / quorum) holders in
     /// all (docs/safety.md).
     int permits = 0;
+    /// A read-write lock (Redisson's RReadWriteLock): `read` holds share the resource, a `write`
+    /// hold has it alone. Each hold expires by the server's clock (a dead reader holds writers
+    /// off for its ttl at most). Writer preference: a writer that waits holds new readers off
+    /// (for `queue_timeout` after each of its attempts, so a writer that died stops doing it),
+    /// while the readers already in finish. With `reentrant`, holds of one `owner` go together:
+    /// an owner that holds the resource in either mode may also read it (a writer that reads
+    /// too, then releases its write, has downgraded), and a writer may write again; an owner that
+    /// only reads and asks to write is refused at once with error::upgrade_refused (two such
+    /// owners would wait for each other for ever). Not `fair`, not a semaphore; `fenced` numbers
+    /// the writes (not with `reentrant`), and a reader is not numbered. An exclusive lock of the
+    /// same resource excludes readers and writers, but does not hold readers off while it waits.
+    lock_mode mode = lock_mode::exclusive;
 };
 
 }  // namespace redlock

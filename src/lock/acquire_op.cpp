@@ -65,8 +65,8 @@ void acquire_op::cancel() {
     if (done_) return;
     // Mid-attempt, any node may still grant: release wherever that can happen. A round that
     // won but still settles its fence holds the lock on a quorum. A fair waiter also holds
-    // a place in the queue between attempts.
-    if (round_.may_hold() || (round_.number() > 0 && kind_->queues() && waits_)) leave();
+    // a place in the queue between attempts, and a waiting writer its mark.
+    if (round_.may_hold() || (round_.number() > 0 && waits_between_rounds())) leave();
     sleep_.end_now();
     finish(
         asio::error::operation_aborted, lease(),
@@ -119,7 +119,7 @@ void acquire_op::on_answer(std::size_t node, acquire_answer a) {
     if (granted && a.fence && !round_.counting() && round_.late_grant_behind(*a.fence)) write_back(node);
     if (done_) {
         // A straggler of the round that won: if it did not grant, it may still queue us.
-        if (round_.has_succeeded() && round_.ticket() != 0 && !granted) dequeue(only_node(node));
+        if (round_.has_succeeded() && leaves_refusers(round_) && !granted) dequeue(only_node(node));
         return;
     }
     if (kind_->queues()) {
@@ -257,9 +257,9 @@ void acquire_op::grant(clock::time_point now) {
 
 void acquire_op::succeed(clock::time_point now, clock::time_point valid_until, std::size_t nodes_granted,
                          bool extend_now) {
-    if (kind_->queues() && round_.ticket() != 0) {
-        // Nodes that refused may still queue us: we no longer wait there. The nodes yet to
-        // answer get it when they do (on_answer).
+    if (leaves_refusers(round_)) {
+        // Nodes that refused may still queue (or mark) us: we no longer wait there. The nodes
+        // yet to answer get it when they do (on_answer).
         const auto refused = round_.refused();
         if (std::find(refused.begin(), refused.end(), true) != refused.end()) dequeue(refused);
     }
@@ -292,10 +292,10 @@ void acquire_op::leave() {
     left_ = true;
     node_call release;
     kind_->release(round_.token(), false, release);
-    const bool queued = kind_->queues() && waits_;
-    client_->send_call(release,
-                       queued ? std::vector<bool>(client_->node_count(), true) : round_.nodes_to_release(),
-                       client_->background_timeout(), {});
+    client_->send_call(
+        release,
+        waits_between_rounds() ? std::vector<bool>(client_->node_count(), true) : round_.nodes_to_release(),
+        client_->background_timeout(), {});
 }
 
 void acquire_op::finish_failed(error_code cause) {

@@ -105,8 +105,18 @@ private:
     void dequeue(const std::vector<bool>& nodes);
     [[nodiscard]] std::vector<bool> only_node(std::size_t node) const;
     // Releases whatever this attempt may hold; a fair waiter also leaves the queue, on every
-    // node, and wakes the next waiter if the lock is free.
+    // node, and wakes the next waiter if the lock is free; a waiting writer takes its mark away.
     void leave();
+    // A fair waiter, or a writer that marks the resource: the acquisition leaves something on
+    // the nodes between its rounds, which its end takes away.
+    [[nodiscard]] bool waits_between_rounds() const noexcept {
+        return waits_ && (kind_->queues() || kind_->marks_waiting());
+    }
+    // Whether the nodes that refused a won round may still hold our place: a ticketed fair
+    // waiter's, or a writer's mark.
+    [[nodiscard]] bool leaves_refusers(const acquire_round& round) const noexcept {
+        return (kind_->queues() && round.ticket() != 0) || (kind_->marks_waiting() && waits_);
+    }
     void finish_failed(error_code cause);
     void finish(error_code ec, lease l, std::string message);
 

@@ -183,6 +183,7 @@ std::string describe_acquisition_error(error_code ec) {
     if (ec == error::validity_expired) return "the quorum came after the validity ran out";
     if (ec == error::not_replicated) return "too few replicas acknowledged the grant";
     if (ec == error::permits_mismatch) return "the semaphore's permits are in use under another count";
+    if (ec == error::upgrade_refused) return "the owner holds it for reading and asked to write";
     return ec.message();
 }
 

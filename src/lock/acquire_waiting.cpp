@@ -11,8 +11,7 @@ namespace redlock::detail {
 
 void acquire_op::fail_round(error_code cause) {
     const auto now = clock::now();
-    // A semaphore's count that others use differently does not change by waiting.
-    if (!waits_ || now >= deadline_ || report_.unreachable_cause() == error::permits_mismatch) {
+    if (!waits_ || now >= deadline_ || is_callers_mistake(report_.unreachable_cause())) {
         leave();
         // A round lost early to denials may still be one in which most nodes are down (the
         // denials then come from other contenders' doomed attempts). The last round hears
@@ -38,8 +37,12 @@ void acquire_op::fail_round(error_code cause) {
                            });
     }
     const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now);
-    const auto next = policy_->after_failed_round(cause, round_.tally().granted() > 0, round_.ticket() != 0,
-                                                  time_left, client_->rng());
+    auto next = policy_->after_failed_round(cause, round_.tally().granted() > 0, round_.ticket() != 0,
+                                            time_left, client_->rng());
+    // A waiting writer's mark lapses queue_timeout after its round: the next renews it.
+    if (kind_->marks_waiting())
+        next.delay =
+            std::min<clock::duration>(next.delay, std::max(milliseconds(1), options_.queue_timeout / 3));
     // Registered before the wait begins, so that no message is missed.
     listen_on(next.listen);
     sleep_.sleep_for(next.delay, next_round_after_sleep());

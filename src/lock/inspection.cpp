@@ -14,6 +14,8 @@ const char* hold_type_name(hold_type t) noexcept {
             return "reentrant";
         case hold_type::semaphore:
             return "semaphore";
+        case hold_type::read_write:
+            return "read-write";
         case hold_type::other:
             return "other";
     }
@@ -31,6 +33,7 @@ std::string to_json(const inspection& i) {
             node["type"] = hold_type_name(n.type);
             node["pttl_ms"] = n.pttl_ms;
             node["holders"] = n.holders;
+            if (n.type == hold_type::read_write) node["writers"] = n.writers;
             if (!n.owner.empty()) node["owner"] = n.owner;
             node["fence"] = n.fence;
             node["queued"] = n.queued;

@@ -28,6 +28,8 @@ using clock = std::chrono::steady_clock;
 const char* kind_name(const lock_kind& kind) {
     if (kind.queues()) return "fair";
     if (kind.permits() > 0) return "semaphore";
+    if (kind.mode() == lock_mode::read) return "read";
+    if (kind.mode() == lock_mode::write) return "write";
     if (!kind.owner().empty()) return "reentrant";
     return "lock";
 }
@@ -178,6 +180,11 @@ bool parse_handover(std::string_view text, handover_record& out, std::string& wh
     if (kind == "reentrant") {
         out.kind.reentrant = true;
         out.kind.owner = owner_id(owner);
+    } else if (kind == "read" || kind == "write") {
+        // A read-write lock's holds are reentrant by owner when they have one.
+        out.kind.mode = kind == "read" ? lock_mode::read : lock_mode::write;
+        out.kind.reentrant = !owner.empty();
+        out.kind.owner = owner_id(owner);
     } else if (kind == "fair") {
         out.kind.fair = true;
     } else if (kind == "semaphore") {
@@ -202,6 +209,7 @@ void start_adopt(std::shared_ptr<client_state> client, std::string text, lock_op
     options.owner = record.kind.owner;
     options.fair = record.kind.fair;
     options.permits = record.kind.permits;
+    options.mode = record.kind.mode;
     options.fenced = record.kind.fenced;
     options.wait = std::chrono::milliseconds::zero();
     if (auto ec = validate_lock_options(client->config(), record.resource, options, why)) {

@@ -21,13 +21,14 @@ struct handover_record {
     std::string token;
     std::uint64_t fence = 0;
     std::string place;  ///< a fair lock's place in its queue
-    /// The kind's fields (reentrant and owner, fair, permits, fenced); the rest is the
+    /// The kind's fields (reentrant and owner, fair, permits, mode, fenced); the rest is the
     /// adopter's.
     lock_options kind;
 };
 
 /// The JSON text of `state`'s lease: {"redlock_lease": 1, "resource", "kind" ("lock",
-/// "reentrant", "fair", "semaphore"), "token", "fence", "fenced", "owner", "place", "permits"}.
+/// "reentrant", "fair", "semaphore", "read", "write"), "token", "fence", "fenced", "owner", "place",
+/// "permits"}.
 [[nodiscard]] std::string handover_text(const lease_state& state);
 
 /// Reads handover_text's output; false with `why` for any other text.

@@ -66,6 +66,14 @@ boost::system::error_code validate_lock_options(const client_config& cfg, const 
               "], and a semaphore (permits > 0) cannot be reentrant, fair or fenced";
         return error::invalid_config;
     }
+    if (o.mode != lock_mode::exclusive &&
+        (o.fair || o.permits > 0 || (o.fenced && (o.mode == lock_mode::read || o.reentrant)) ||
+         o.queue_timeout < milliseconds(3))) {
+        why = "acquire \"" + resource +
+              "\": a read or write lock (lock_options::mode) cannot be fair or a semaphore; only a "
+              "writer that is not reentrant is fenced; its queue_timeout must be at least 3 ms";
+        return error::invalid_config;
+    }
     if (o.watchdog && (o.renew_every < milliseconds::zero() || o.renew_every >= o.ttl ||
                        o.max_hold < milliseconds::zero())) {
         why = "acquire \"" + resource + "\": lock_options::renew_every must be in [0, ttl) and max_hold >= 0";

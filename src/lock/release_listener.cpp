@@ -14,6 +14,8 @@ namespace asio = boost::asio;
 namespace {
 // fair.lua's message to a waiter it handed the lock over to: "granted <round token>".
 constexpr std::string_view handoff_prefix = "granted ";
+// A release after which more than one waiter may get in (a read-write lock's, a forced one).
+constexpr std::string_view shared_prefix = "shared ";
 // A Redlock release publishes once per node that deleted our key, all within the release's
 // round trip; a second is far more than that and far less than any lock's hold time.
 constexpr auto duplicate_window = std::chrono::seconds(1);
@@ -163,6 +165,20 @@ void release_listener::on_push(std::size_t node, const resp::value& v) {
     for (const auto& [seen, at] : state.recent)
         if (seen == payload) return;
     state.recent.emplace_back(payload, now);
+    if (payload.starts_with(shared_prefix)) {
+        // Every waiter not woken yet; called once the list is walked, as a woken waiter may
+        // leave (and change the list) at once.
+        std::vector<std::shared_ptr<release_waiter>> woken;
+        for (auto& w : state.waiters) {
+            if (w.woken) continue;
+            w.woken = true;
+            client_.metrics().release_wakeups.fetch_add(1, std::memory_order_relaxed);
+            if (auto target = w.target.lock()) woken.push_back(std::move(target));
+        }
+        for (auto& target : woken)
+            target->on_released();
+        return;
+    }
     // The oldest waiter not yet woken. It stays registered (and the channel subscribed) until it
     // leaves: if its try fails it waits again, with no gap in the subscription.
     for (auto& w : state.waiters) {

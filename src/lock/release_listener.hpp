@@ -45,7 +45,8 @@ protected:
 /// subscriber_link), opened on the first wait and shared by every waiter and channel of the
 /// client (no connection per waiter). A channel is
 /// subscribed while it has waiters and unsubscribed when the last one leaves. A release message
-/// wakes the oldest waiter of its channel, one per release: the same release published by
+/// wakes the oldest waiter of its channel, one per release ("shared <token>", after which more
+/// than one may get in: every waiter): the same release published by
 /// several nodes of a Redlock (same payload, within a second) wakes nobody else. A hand-off
 /// ("granted <round token>", on a fair waiter's own channel) is the lock itself, one per node:
 /// every one of them reaches the channel's waiter.

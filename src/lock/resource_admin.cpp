@@ -108,6 +108,7 @@ hold_type type_named(const std::string& name) {
     if (name == "string") return hold_type::lock;
     if (name == "hash") return hold_type::reentrant;
     if (name == "zset") return hold_type::semaphore;
+    if (name == "rw") return hold_type::read_write;
     return hold_type::other;
 }
 
@@ -134,9 +135,18 @@ bool read_node_inspection(const resp::value& v, node_inspection& out) {
         out.owner = e[5].str;
         first_holder = 6;
     }
+    out.writers.clear();
     for (std::size_t i = first_holder; i < e.size(); ++i) {
         if (!is_text(e[i])) return false;
-        out.holders.push_back(e[i].str);
+        if (out.type != hold_type::read_write) {
+            out.holders.push_back(e[i].str);
+            continue;
+        }
+        // "r <token>" or "w <token>"
+        const auto& h = e[i].str;
+        if (h.size() < 2 || (h[0] != 'r' && h[0] != 'w') || h[1] != ' ') return false;
+        out.holders.push_back(h.substr(2));
+        if (h[0] == 'w') out.writers.push_back(h.substr(2));
     }
     return true;
 }
@@ -188,7 +198,8 @@ void start_inspect(std::shared_ptr<client_state> client, std::string resource, i
     const auto keys = keys_for(client->config().key_prefix, resource);
     op->connect_cancellation();
     op->start(scripts::inspect,
-              {keys.lock, fence_key_for(keys), fair_keys_for(keys).queue, permits_key_for(keys)});
+              {keys.lock, fence_key_for(keys), fair_keys_for(keys).queue, permits_key_for(keys),
+               read_write_keys_for(keys).modes, read_write_keys_for(keys).waiting});
 }
 
 void start_force_release(std::shared_ptr<client_state> client, std::string resource,
@@ -202,7 +213,8 @@ void start_force_release(std::shared_ptr<client_state> client, std::string resou
                                                                                none, std::move(on_answer));
     const auto keys = keys_for(client->config().key_prefix, resource);
     op->connect_cancellation();
-    op->start(scripts::force_release, {keys.lock, permits_key_for(keys), keys.released});
+    op->start(scripts::force_release,
+              {keys.lock, permits_key_for(keys), keys.released, read_write_keys_for(keys).modes});
 }
 
 }  // namespace redlock::detail

@@ -32,6 +32,11 @@ std::string permits_key_for(const resource_keys& keys) {
     return tag_of(keys) + ":permits";
 }
 
+read_write_keys read_write_keys_for(const resource_keys& keys) {
+    const std::string tag = tag_of(keys);
+    return read_write_keys{tag + ":rw", tag + ":rw:waiting"};
+}
+
 fair_queue_keys fair_keys_for(const resource_keys& keys) {
     const std::string tag = tag_of(keys);
     return fair_queue_keys{tag + ":queue", tag + ":queue:deadlines", tag + ":queue:tickets",

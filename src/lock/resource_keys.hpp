@@ -32,6 +32,15 @@ struct fair_queue_keys {
 
 [[nodiscard]] fair_queue_keys fair_keys_for(const resource_keys& keys);
 
+/// The extra names of a read-write lock (rw_acquire.lua), beside its lock key: a sorted set of
+/// its holders' tokens by when each hold expires.
+struct read_write_keys {
+    std::string modes;    ///< "{...}:rw", hash: holder token -> "<r|w> <fence> <owner>"
+    std::string waiting;  ///< "{...}:rw:waiting", zset: waiting writers' tokens by when their mark lapses
+};
+
+[[nodiscard]] read_write_keys read_write_keys_for(const resource_keys& keys);
+
 /// Longest resource name accepted: keys stay far below Redis limits and logs stay readable.
 inline constexpr std::size_t max_resource_length = 1024;
 

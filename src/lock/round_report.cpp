@@ -76,11 +76,11 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
 
 boost::system::error_code round_report::unreachable_cause() const {
     bool refused = false;
-    bool mismatch = false;
+    boost::system::error_code mistake;
     for (const auto& a : answers_) {
         if (a.verdict != node_outcome::verdict::failed) continue;
-        if (a.error == error::permits_mismatch) {
-            mismatch = true;
+        if (is_callers_mistake(a.error)) {
+            mistake = a.error;
         } else if (a.error == error::server_error) {
             refused = true;
         } else {
@@ -88,8 +88,12 @@ boost::system::error_code round_report::unreachable_cause() const {
         }
     }
     // The caller's own mistake, where a node said so, before the servers' refusals.
-    if (mismatch) return error::permits_mismatch;
+    if (mistake) return mistake;
     return refused ? error::server_error : error::quorum_unreachable;
+}
+
+bool is_callers_mistake(boost::system::error_code ec) noexcept {
+    return ec == error::permits_mismatch || ec == error::upgrade_refused;
 }
 
 std::string round_report::grant_summary(const vote_tally& tally, bool handed_over,

@@ -25,8 +25,8 @@ public:
     [[nodiscard]] std::vector<node_outcome> outcomes() const;
     /// The error of a round too many nodes failed: server_error when every node that failed
     /// answered with an error reply (a refused command, e.g. NOPERM from an ACL: the message
-    /// names it), permits_mismatch when, beside such refusals, a node holds the semaphore's
-    /// permits under another count; quorum_unreachable when any failed by timeout or connection.
+    /// names it), the caller's mistake when, beside such refusals, a node named one
+    /// (is_callers_mistake); quorum_unreachable when any failed by timeout or connection.
     [[nodiscard]] boost::system::error_code unreachable_cause() const;
     /// `<operation> "<resource>" on N nodes: <outcome>: granted g, denied d, failed f, pending p
     /// (quorum q); denied: <nodes>; failed: <node> (<cause>), ...`
@@ -47,6 +47,10 @@ private:
     };
     std::vector<node_answer> answers_;  // one allocation per operation, not one per field
 };
+
+/// A node's refusal that waiting does not change: the caller asked for what the resource's
+/// holders forbid (permits_mismatch, upgrade_refused). The acquire fails at once.
+[[nodiscard]] bool is_callers_mistake(boost::system::error_code ec) noexcept;
 
 }  // namespace redlock::detail
 

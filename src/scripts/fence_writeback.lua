@@ -2,7 +2,8 @@
 -- largest of its quorum), while our acquisition still holds the lock there. Once a quorum of
 -- nodes has a counter at least that high, any later grant's quorum shares a node with them,
 -- whose INCR numbers it higher. A reentrant hold also records the fence in its hash (field
--- "f"), so that its re-entries are numbered with it.
+-- "f"), so that its re-entries are numbered with it. A read-write lock's writer holds it when
+-- its token is among the holders.
 -- KEYS[1]  lock key       "{<prefix><resource>}:lock"
 -- KEYS[2]  fence counter  "{<prefix><resource>}:fence"
 -- ARGV[1]  token (of the acquisition, for a reentrant lock)
@@ -10,7 +11,11 @@
 -- ARGV[3]  optional: the owner id of a reentrant lock
 -- returns  1  the lock holds our acquisition and the counter is at least the fence
 --          0  the lock no longer holds it: nothing changed
-if ARGV[3] == nil then
+if redis.call('TYPE', KEYS[1]).ok == 'zset' then
+    if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+        return 0
+    end
+elseif ARGV[3] == nil then
     if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
         return 0
     end

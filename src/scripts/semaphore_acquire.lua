@@ -4,6 +4,8 @@
 -- without anyone releasing it. The key and the count expire with the last permit.
 -- KEYS[1]  semaphore      "{<prefix><resource>}:lock"
 -- KEYS[2]  permit count   "{<prefix><resource>}:permits"
+-- KEYS[3]  read-write modes "{<prefix><resource>}:rw": present, the sorted set is a
+--          read-write lock's holders, not permits
 -- ARGV[1]  token
 -- ARGV[2]  ttl in milliseconds
 -- ARGV[3]  permits: how many holders at once
@@ -11,10 +13,11 @@
 --          cleanup has not arrived) this call gives back: one acquisition holds one permit
 -- returns  {1, 0}     granted, or already held by ARGV[1] (a retry): expires ttl from now
 --          {0, pttl}  every permit taken (pttl: ms until the first of them expires, >= 1), or
---                     the key holds another kind of lock (its PTTL, -1 without expiry)
+--                     the key holds another kind of lock, a read-write lock too (its PTTL,
+--                     -1 without expiry)
 --          {-1, k}    permits are in use under another count, k: callers disagree on it
 local kind = redis.call('TYPE', KEYS[1]).ok
-if kind ~= 'zset' and kind ~= 'none' then
+if (kind ~= 'zset' and kind ~= 'none') or redis.call('EXISTS', KEYS[3]) == 1 then
     return {0, redis.call('PTTL', KEYS[1])}
 end
 local time = redis.call('TIME')

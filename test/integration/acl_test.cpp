@@ -170,6 +170,31 @@ BOOST_AUTO_TEST_CASE(the_minimal_acl_is_enough_for_every_kind_of_lock) {
         co_await p1.async_release(asio::use_awaitable);
         co_await p2.async_check(asio::use_awaitable);
         co_await p2.async_release(asio::use_awaitable);
+        // A read-write lock: two readers, a fenced writer that waits for them (its mark), and an
+        // inspection of it.
+        auto reader = options(900ms);
+        reader.mode = redlock::lock_mode::read;
+        auto r1 = co_await client.async_acquire("acl:rw", reader, asio::use_awaitable);
+        auto r2 = co_await other.async_acquire("acl:rw", reader, asio::use_awaitable);
+        co_await r1.async_extend(900ms, asio::use_awaitable);
+        auto writer = options(900ms, 5s);
+        writer.mode = redlock::lock_mode::write;
+        writer.fenced = true;
+        bool wrote = false;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                auto w = co_await other.async_acquire("acl:rw", writer, asio::use_awaitable);
+                co_await w.async_release(asio::use_awaitable);
+                wrote = true;
+            },
+            asio::detached);
+        co_await sleep_for(100ms);
+        auto rw_seen = co_await client.async_inspect("acl:rw", asio::use_awaitable);
+        BOOST_TEST(rw_seen.holders.size() == 2u);
+        co_await r1.async_release(asio::use_awaitable);
+        co_await r2.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return wrote; }));
 
         // Inspection of a reentrant lock (HKEYS) and an operator's release.
         auto held_again = co_await client.async_acquire("acl:r", r, asio::use_awaitable);

@@ -301,7 +301,11 @@ BOOST_DATA_TEST_CASE(adopt_takes_every_kind_and_refuses_what_no_quorum_holds, no
         k.permits = 2;
         auto f = options();
         f.fair = true;
-        const std::vector<redlock::lock_options> kinds{options(), r, k, f};
+        auto reader = r;
+        reader.mode = redlock::lock_mode::read;
+        auto writer = options();
+        writer.mode = redlock::lock_mode::write;
+        const std::vector<redlock::lock_options> kinds{options(), r, k, f, reader, writer};
         for (const auto& o : kinds) {
             auto l = co_await client.async_acquire("kinds", o, asio::use_awaitable);
             // The acquire completed at a quorum: the rest of its grants land first, or the

@@ -23,6 +23,7 @@
 #include <vector>
 
 using namespace std::chrono_literals;
+using redlock::test::key_tag;
 using redlock::test::lock_key;
 using redlock::test::node_uris;
 using redlock::test::read_file;
@@ -331,6 +332,38 @@ BOOST_FIXTURE_TEST_CASE(permits_are_shared_and_a_killed_holders_permit_comes_bac
     BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "sem"); }));
     BOOST_TEST(run_redlock(run + " --permits 2 --fenced sem -- true", out) == 2);
     BOOST_TEST(read_file(out).find("--permits: not with --fenced") != std::string::npos, read_file(out));
+}
+
+// `--shared` runs hold RESOURCE together; a `--writer` waits for them, and while it waits no new
+// `--shared` run gets in; `--max-hold` ends a run as a lost lease does.
+BOOST_FIXTURE_TEST_CASE(shared_runs_overlap_a_writer_waits_for_them_and_max_hold_ends_a_run, three_servers) {
+    const auto count_everywhere = [&](const std::string& key, std::int64_t n) {
+        for (const auto& s : servers)
+            if (s->command({"ZCARD", key}).integer != n) return false;
+        return true;
+    };
+    auto r1 = start_redlock(run + " --shared --ttl 2s rw -- sleep 60", dir.file("r1"));
+    auto r2 = start_redlock(run + " --shared --ttl 2s rw -- sleep 60", dir.file("r2"));
+    BOOST_TEST_REQUIRE(wait_until([&] { return count_everywhere(lock_key("rw"), 2); }),
+                       read_file(dir.file("r1")));
+    const auto out = dir.file("out");
+    BOOST_TEST(run_redlock(run + " --writer --wait 0 rw -- true", out) == 75, read_file(out));
+    auto writer = start_redlock(run + " --writer --wait 60s rw -- true", dir.file("w"));
+    BOOST_TEST_REQUIRE(wait_until([&] { return count_everywhere(key_tag("rw") + ":rw:waiting", 1); }),
+                       read_file(dir.file("w")));
+    BOOST_TEST(run_redlock(run + " --shared --wait 0 rw -- true", out) == 75, read_file(out));
+    ::kill(r1, SIGINT);
+    ::kill(r2, SIGINT);
+    BOOST_TEST(wait_child(r1, 20s) == 130, read_file(dir.file("r1")));
+    BOOST_TEST(wait_child(r2, 20s) == 130, read_file(dir.file("r2")));
+    BOOST_TEST(wait_child(writer, 60s) == 0, read_file(dir.file("w")));
+    BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "rw"); }));
+
+    BOOST_TEST(run_redlock(run + " --ttl 1s --max-hold 1500ms held -- sleep 30", out) == 70, read_file(out));
+    BOOST_TEST(run_redlock(run + " --shared --writer rw -- true", out) == 2);
+    BOOST_TEST(read_file(out).find("one or the other") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock(run + " --shared --fenced rw -- true", out) == 2);
+    BOOST_TEST(read_file(out).find("--fenced: not with --shared") != std::string::npos, read_file(out));
 }
 
 // `redlock inspect` shows the holder (exit 0) or a free resource (exit 1), as text or JSON;

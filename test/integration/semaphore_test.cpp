@@ -27,6 +27,7 @@ using redlock::test::eventually;
 using redlock::test::key_tag;
 using redlock::test::lock_config;
 using redlock::test::lock_key;
+using redlock::test::members_everywhere;
 using redlock::test::no_key_anywhere;
 using redlock::test::options;
 using redlock::test::run_coro;
@@ -43,18 +44,6 @@ redlock::lock_options permits(int k, std::chrono::milliseconds ttl = 10s,
     auto o = options(ttl, wait);
     o.permits = k;
     return o;
-}
-
-// Permits of `resource` held on one server, expired ones included until a script drops them.
-std::int64_t permits_on(const redlock::test::redis_server& s, const std::string& resource) {
-    return s.command({"ZCARD", lock_key(resource)}).integer;
-}
-
-bool permits_everywhere(const redlock::test::server_list& servers, const std::string& resource,
-                        std::int64_t n) {
-    for (const auto& s : servers)
-        if (permits_on(*s, resource) != n) return false;
-    return true;
 }
 
 // Neither the permits nor their count is left on any server.
@@ -80,7 +69,7 @@ BOOST_DATA_TEST_CASE(k_holders_at_once_and_the_next_is_refused_until_one_release
             held.push_back(std::move(l));
         }
         BOOST_TEST(held[0].token() != held[1].token());
-        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "jobs", 3); }));
+        BOOST_TEST(co_await eventually([&] { return members_everywhere(servers, "jobs", 3); }));
 
         // A fourth, and a plain lock of the same resource, are refused.
         auto [full, none] = co_await client.async_acquire("jobs", permits(3), tuple_awaitable);
@@ -88,11 +77,11 @@ BOOST_DATA_TEST_CASE(k_holders_at_once_and_the_next_is_refused_until_one_release
         BOOST_TEST(!none.held());
         auto [plain, no_lock] = co_await client.async_acquire("jobs", options(), tuple_awaitable);
         BOOST_TEST(plain == redlock::error::not_acquired);
-        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "jobs", 3); }));
+        BOOST_TEST(co_await eventually([&] { return members_everywhere(servers, "jobs", 3); }));
 
         // One released: its place is free for the next, and only one place.
         co_await held[1].async_release(asio::use_awaitable);
-        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "jobs", 2); }));
+        BOOST_TEST(co_await eventually([&] { return members_everywhere(servers, "jobs", 2); }));
         auto [ec4, fourth] = co_await client.async_acquire("jobs", permits(3), tuple_awaitable);
         BOOST_TEST(!ec4, ec4.message());
         auto [ec5, fifth] = co_await client.async_acquire("jobs", permits(3), tuple_awaitable);
@@ -115,7 +104,7 @@ BOOST_DATA_TEST_CASE(callers_that_disagree_on_the_count_are_told_at_once, node_c
     redlock::client client(ioc.get_executor(), lock_config(servers));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto first = co_await client.async_acquire("pool", permits(2), asio::use_awaitable);
-        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "pool", 1); }));
+        BOOST_TEST(co_await eventually([&] { return members_everywhere(servers, "pool", 1); }));
 
         // Waiting would not change the count: the error comes at once, not when the wait ends.
         redlock::diagnostics diag;
@@ -125,7 +114,7 @@ BOOST_DATA_TEST_CASE(callers_that_disagree_on_the_count_are_told_at_once, node_c
         BOOST_TEST((std::chrono::steady_clock::now() - start < 30s));
         BOOST_TEST(diag.message.find("permits = 2, this acquire asks for 3") != std::string::npos,
                    diag.message);
-        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "pool", 1); }));
+        BOOST_TEST(co_await eventually([&] { return members_everywhere(servers, "pool", 1); }));
 
         // Once no permit is in use, a new count holds.
         co_await first.async_release(asio::use_awaitable);
@@ -160,7 +149,7 @@ BOOST_DATA_TEST_CASE(a_waiter_gets_the_place_a_release_frees, node_counts, n) {
         BOOST_TEST(!waiter_ec, waiter_ec.message());
         BOOST_TEST_REQUIRE(waited.has_value());
         BOOST_TEST(waited->held());
-        BOOST_TEST(co_await eventually([&] { return permits_everywhere(servers, "slots", 2); }));
+        BOOST_TEST(co_await eventually([&] { return members_everywhere(servers, "slots", 2); }));
         co_await waited->async_release(asio::use_awaitable);
         co_await a.async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "slots"); }));
@@ -199,6 +188,7 @@ BOOST_AUTO_TEST_CASE(an_expired_permit_is_not_extended_released_or_counted) {
     const auto& s = *servers[0];
     const auto key = lock_key("old");
     const auto count = key_tag("old") + ":permits";
+    const std::vector<std::string> semaphore_keys{key, count, key_tag("old") + ":rw"};
     const auto eval = [&](const redlock::redis::script& script, std::vector<std::string> keys,
                           std::vector<std::string> args) {
         std::vector<std::string> cmd{"EVAL", std::string(script.source), std::to_string(keys.size())};
@@ -220,20 +210,21 @@ BOOST_AUTO_TEST_CASE(an_expired_permit_is_not_extended_released_or_counted) {
     BOOST_TEST(s.command({"EXISTS", count}).integer == 0);  // and its count with the last permit
 
     s.command({"ZADD", key, std::to_string(server_ms() - 1000), "gone"});
-    auto granted = eval(redlock::scripts::semaphore_acquire, {key, count}, {"new", "5000", "1"});
+    auto granted = eval(redlock::scripts::semaphore_acquire, semaphore_keys, {"new", "5000", "1"});
     BOOST_TEST_REQUIRE(granted.elements.size() == 2u);
     BOOST_TEST(granted.elements[0].integer == 1);
     BOOST_TEST(s.command({"ZCARD", key}).integer == 1);
     BOOST_TEST(s.command({"PTTL", key}).integer > 0);    // the set expires with its last permit,
     BOOST_TEST(s.command({"PTTL", count}).integer > 0);  // and so does its count
-    auto full = eval(redlock::scripts::semaphore_acquire, {key, count}, {"next", "5000", "1"});
+    auto full = eval(redlock::scripts::semaphore_acquire, semaphore_keys, {"next", "5000", "1"});
     BOOST_TEST(full.elements[0].integer == 0);
     BOOST_TEST(full.elements[1].integer > 0);  // until the first permit frees
     BOOST_TEST(full.elements[1].integer <= 5000);
 
     // Another kind of lock at the key: refused with its PTTL, nothing written.
     s.command({"SET", lock_key("plain"), "tok", "PX", "7000"});
-    auto other = eval(redlock::scripts::semaphore_acquire, {lock_key("plain"), key_tag("plain") + ":permits"},
+    auto other = eval(redlock::scripts::semaphore_acquire,
+                      {lock_key("plain"), key_tag("plain") + ":permits", key_tag("plain") + ":rw"},
                       {"new", "5000", "1"});
     BOOST_TEST(other.elements[0].integer == 0);
     BOOST_TEST(other.elements[1].integer > 0);

@@ -132,6 +132,14 @@ inline bool no_key_anywhere(const server_list& servers, const std::string& resou
     return true;
 }
 
+/// Whether the lock key of `resource` is a sorted set of `n` members (a semaphore's permits, a
+/// read-write lock's holds; expired ones too, until a script drops them) on every server.
+inline bool members_everywhere(const server_list& servers, const std::string& resource, std::int64_t n) {
+    for (const auto& s : servers)
+        if (s->command({"ZCARD", lock_key(resource)}).integer != n) return false;
+    return true;
+}
+
 /// How many servers hold `token` in the lock key of `resource`.
 inline std::size_t nodes_holding(const server_list& servers, const std::string& resource,
                                  const std::string& token) {

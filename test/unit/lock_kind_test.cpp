@@ -1,5 +1,5 @@
-// The lock kinds (plain, reentrant, fair, semaphore): the calls each builds for a round, a cleanup and a
-// release, and how each reads a node's answer into a vote. No server: the answers are the
+// The lock kinds (plain, reentrant, fair, semaphore, read-write): the calls each builds for a round, a
+// cleanup and a release, and how each reads a node's answer into a vote. No server: the answers are the
 // replies the scripts and commands give, written out.
 #include "lock/kinds/lock_kind.hpp"
 
@@ -378,7 +378,9 @@ BOOST_AUTO_TEST_CASE(a_semaphore_round_names_its_permits_and_reads_a_grant_a_ful
     node_call call;
     kind->acquire({"tok-2", "tok-1", true, false}, call);
     BOOST_TEST(call.script == &scripts::semaphore_acquire);
-    BOOST_TEST(keys_of(call) == (std::vector<std::string>{keys.lock, "{app:orders:42}:permits"}));
+    // The read-write lock's modes: a sorted set with them is no semaphore's.
+    BOOST_TEST(keys_of(call) ==
+               (std::vector<std::string>{keys.lock, "{app:orders:42}:permits", "{app:orders:42}:rw"}));
     BOOST_TEST(args_of(call) == (std::vector<std::string>{"tok-2", "2500", "4", "tok-1"}));
 
     std::vector<resp::value> granted{integers_reply({1, 0})};
@@ -457,6 +459,129 @@ BOOST_AUTO_TEST_CASE(a_semaphore_takes_a_count_in_range_and_no_option_that_needs
         BOOST_TEST((check(bad) == error::invalid_config));
         BOOST_TEST(why.find("lock_options::permits") != std::string::npos, why);
     }
+}
+
+BOOST_AUTO_TEST_CASE(a_writer_that_waits_marks_the_resource_and_reads_a_grant_a_refusal_or_an_upgrade) {
+    auto o = reentrant_options(false);
+    o.mode = redlock::lock_mode::write;
+    o.queue_timeout = 4500ms;
+    auto kind = make_lock_kind(keys, o, {});
+    BOOST_TEST(kind->marks_waiting());
+    BOOST_TEST((kind->mode() == redlock::lock_mode::write));
+    BOOST_TEST(kind->owner() == "worker-7");
+    const std::vector<std::string> rw_keys{keys.lock, "{app:orders:42}:rw", "{app:orders:42}:rw:waiting",
+                                           "{app:orders:42}:fence"};
+    node_call waits;
+    kind->acquire({"tok-2", "tok-1", false, true}, waits);
+    BOOST_TEST(waits.script == &scripts::rw_acquire);
+    BOOST_TEST(keys_of(waits) == rw_keys);
+    BOOST_TEST(args_of(waits) ==
+               (std::vector<std::string>{"tok-2", "3000", "w", "worker-7", "4500", "0", "tok-1"}));
+    node_call once;  // no wait: no mark
+    kind->acquire({"tok", {}, false, false}, once);
+    BOOST_TEST(args_of(once) == (std::vector<std::string>{"tok", "3000", "w", "worker-7", "0", "0"}));
+
+    std::vector<resp::value> granted{integers_reply({1, 0})};
+    BOOST_TEST((kind->read_acquire(once, {}, granted).verdict == vote::granted));
+    std::vector<resp::value> refused{integers_reply({0, 120})};
+    auto a = kind->read_acquire(once, {}, refused);
+    BOOST_TEST((a.verdict == vote::denied));
+    BOOST_TEST(a.holder_pttl.value_or(0) == 120);
+    // The owner only reads: the caller's mistake, in words, not the node's fault.
+    std::vector<resp::value> upgrade{integers_reply({-1, 0})};
+    a = kind->read_acquire(once, {}, upgrade);
+    BOOST_TEST((a.verdict == vote::failed));
+    BOOST_TEST((a.ec == error::upgrade_refused));
+    BOOST_TEST(!a.node_fault);
+    BOOST_TEST(a.detail.find("\"worker-7\" holds it for reading") != std::string::npos, a.detail);
+    std::vector<resp::value> odd{integers_reply({2, 0})};
+    BOOST_TEST((kind->read_acquire(once, {}, odd).ec == error::unexpected_reply));
+
+    // A reader never marks, never answers -1, and is never numbered.
+    auto r = lock_options{};
+    r.mode = redlock::lock_mode::read;
+    auto reader = make_lock_kind(keys, r, {});
+    BOOST_TEST(!reader->marks_waiting());
+    BOOST_TEST(reader->owner().empty());
+    node_call read;
+    reader->acquire({"tok", {}, false, true}, read);
+    BOOST_TEST(args_of(read) == (std::vector<std::string>{"tok", "10000", "r", "", "0", "0"}));
+    BOOST_TEST((reader->read_acquire(read, {}, upgrade).ec == error::unexpected_reply));
+}
+
+BOOST_AUTO_TEST_CASE(
+    a_fenced_writer_reads_its_fence_and_a_read_write_hold_is_released_extended_and_cleaned_up) {
+    lock_options o;
+    o.mode = redlock::lock_mode::write;
+    o.fenced = true;
+    auto kind = make_lock_kind(keys, o, {});
+    node_call call;
+    kind->acquire({"tok", {}, false, false}, call);
+    BOOST_TEST(args_of(call).at(5) == "1");
+    std::vector<resp::value> numbered{integers_reply({1, 17})};
+    auto a = kind->read_acquire(call, {}, numbered);
+    BOOST_TEST((a.verdict == vote::granted));
+    BOOST_TEST(a.fence.value_or(0) == 17);
+    std::vector<resp::value> unnumbered{integers_reply({1, 0})};  // a fenced grant without a fence
+    BOOST_TEST((kind->read_acquire(call, {}, unnumbered).ec == error::unexpected_reply));
+
+    const std::vector<std::string> release_keys{keys.lock, "{app:orders:42}:rw", "{app:orders:42}:rw:waiting",
+                                                keys.released};
+    node_call release;
+    kind->release("tok", true, release);
+    BOOST_TEST(release.script == &scripts::rw_release);
+    BOOST_TEST(keys_of(release) == release_keys);
+    BOOST_TEST(args_of(release) == (std::vector<std::string>{"tok"}));
+    node_call leave;  // the acquisition's end: the hold and the mark
+    kind->release("tok", false, leave);
+    BOOST_TEST(args_of(leave) == (std::vector<std::string>{"tok", "leave"}));
+    node_call cleanup;  // between rounds: the hold only, the mark stays
+    kind->round_cleanup("tok", 0, cleanup);
+    BOOST_TEST(args_of(cleanup) == (std::vector<std::string>{"tok", "quiet"}));
+    node_call unmark;  // a won round's refusers: the mark only
+    BOOST_TEST(kind->leave_queue("tok", unmark));
+    BOOST_TEST(args_of(unmark) == (std::vector<std::string>{"tok", "unmark"}));
+    node_call extend;
+    kind->extend("tok", 700ms, extend);
+    BOOST_TEST(extend.script == &scripts::rw_extend);
+    BOOST_TEST(keys_of(extend) == (std::vector<std::string>{keys.lock, "{app:orders:42}:rw"}));
+    BOOST_TEST(args_of(extend) == (std::vector<std::string>{"tok", "700"}));
+    BOOST_TEST(!kind->extends_in_batches());
+}
+
+BOOST_AUTO_TEST_CASE(a_read_write_lock_is_neither_fair_nor_a_semaphore_and_only_a_plain_writer_is_fenced) {
+    const redlock::client_config cfg;
+    std::string why;
+    const auto check = [&](redlock::lock_mode mode, auto change) {
+        lock_options o;
+        o.mode = mode;
+        change(o);
+        return redlock::detail::validate_lock_options(cfg, "doc", o, why);
+    };
+    using redlock::lock_mode;
+    const auto owned = [](lock_options& o) {
+        o.reentrant = true;
+        o.owner = owner_id("w");
+    };
+    BOOST_TEST(!check(lock_mode::read, [](lock_options&) {}));
+    BOOST_TEST(!check(lock_mode::read, owned));
+    BOOST_TEST(!check(lock_mode::write, owned));
+    BOOST_TEST(!check(lock_mode::write, [](lock_options& o) { o.fenced = true; }));
+    BOOST_TEST(!check(lock_mode::write, [](lock_options& o) { o.replicas = 1; }));
+    for (auto mode : {lock_mode::read, lock_mode::write}) {
+        for (auto bad : std::vector<void (*)(lock_options&)>{[](lock_options& o) { o.fair = true; },
+                                                             [](lock_options& o) { o.permits = 2; },
+                                                             [](lock_options& o) { o.queue_timeout = 2ms; },
+                                                             [](lock_options& o) {
+                                                                 o.fenced = true;
+                                                                 o.reentrant = true;
+                                                                 o.owner = owner_id("w");
+                                                             }}) {
+            BOOST_TEST((check(mode, bad) == error::invalid_config));
+        }
+    }
+    BOOST_TEST((check(lock_mode::read, [](lock_options& o) { o.fenced = true; }) == error::invalid_config));
+    BOOST_TEST(why.find("lock_options::mode") != std::string::npos, why);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -31,6 +31,7 @@ std::shared_ptr<const lock_kind> make_lock_kind(resource_keys keys, const lock_o
                                                 std::string place) {
     if (options.fair) return make_fair_kind(std::move(keys), options, std::move(place));
     if (options.permits > 0) return make_semaphore_kind(std::move(keys), options);
+    if (options.mode != lock_mode::exclusive) return make_read_write_kind(std::move(keys), options);
     if (options.reentrant) return make_reentrant_kind(std::move(keys), options);
     return make_plain_kind(std::move(keys), options);
 }

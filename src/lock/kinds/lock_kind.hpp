@@ -93,9 +93,9 @@ struct acquire_answer {
     std::optional<replication_verdict> replication;
 };
 
-/// One kind of lock (plain, reentrant, fair, semaphore): the script calls of its acquire, cleanup,
-/// release and extend, and how it reads a node's answer. No I/O: the acquire operation and the
-/// lease send what it builds. Created once per acquisition, then shared by its lease.
+/// One kind of lock (plain, reentrant, fair, semaphore, read-write): the script calls of its acquire,
+/// cleanup, release and extend, and how it reads a node's answer. No I/O: the acquire operation and the lease
+/// send what it builds. Created once per acquisition, then shared by its lease.
 class lock_kind {
 public:
     virtual ~lock_kind() = default;
@@ -109,6 +109,12 @@ public:
     [[nodiscard]] virtual std::string_view wake_channel() const noexcept { return {}; }
     /// A semaphore's count of permits; 0 for a lock.
     [[nodiscard]] virtual int permits() const noexcept { return 0; }
+    /// A read-write lock's read or write; exclusive for the other kinds.
+    [[nodiscard]] virtual lock_mode mode() const noexcept { return lock_mode::exclusive; }
+    /// A read-write lock's writer: a refused round of an acquisition that waits leaves a mark
+    /// that holds new readers off until its next round; the acquisition's end (release with
+    /// `announce` false) takes it away, on every node.
+    [[nodiscard]] virtual bool marks_waiting() const noexcept { return false; }
 
     /// The acquire that round `r` sends to every node.
     virtual void acquire(const round_request& r, node_call& out) const = 0;
@@ -177,6 +183,8 @@ private:
                                                                    const lock_options& options);
 [[nodiscard]] std::shared_ptr<const lock_kind> make_semaphore_kind(resource_keys keys,
                                                                    const lock_options& options);
+[[nodiscard]] std::shared_ptr<const lock_kind> make_read_write_kind(resource_keys keys,
+                                                                    const lock_options& options);
 [[nodiscard]] std::shared_ptr<const lock_kind> make_fair_kind(resource_keys keys, const lock_options& options,
                                                               std::string place);
 

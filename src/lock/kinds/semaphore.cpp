@@ -17,6 +17,7 @@ public:
     semaphore_kind(resource_keys keys, const lock_options& o)
         : lock_kind(std::move(keys), o),
           permits_key_(permits_key_for(this->keys())),
+          read_write_modes_(read_write_keys_for(this->keys()).modes),
           permits_(o.permits),
           permits_text_(std::to_string(o.permits)) {}
 
@@ -26,6 +27,7 @@ public:
         out.script = &scripts::semaphore_acquire;
         out.key(keys().lock);
         out.key(permits_key_);
+        out.key(read_write_modes_);
         out.arg(r.token);
         out.arg(ttl_text());
         out.arg(permits_text_);
@@ -78,6 +80,7 @@ public:
 
 private:
     std::string permits_key_;
+    std::string read_write_modes_;
     int permits_;
     std::string permits_text_;
 };
