@@ -84,21 +84,29 @@ BOOST_AUTO_TEST_CASE(sentinel_keeps_every_rule_through_failovers) {
 }
 
 // A checker that never fails proves nothing: workers that hold on a single node's grant overlap
-// under contention alone, and their per-node fences go back; the checker must say so.
+// under contention alone (a writer beside readers among them, and more holders of a semaphore
+// than its bound), and their per-node fences go back; the checker must say so.
 BOOST_AUTO_TEST_CASE(the_checker_catches_a_quorum_of_one) {
     auto o = schedule(7, 10);
     o.broken = true;
     o.faults = false;
     const auto r = chaos::run_schedule(o);
     std::size_t overlaps = 0;
+    std::size_t read_write = 0;
+    std::size_t permits = 0;
     std::size_t fence_order = 0;
     for (const auto& v : r.violations) {
         overlaps += v.rule == "mutual_exclusion" ? 1 : 0;
+        read_write += v.rule == "mutual_exclusion" && v.detail.starts_with("read_write:") ? 1 : 0;
+        permits += v.rule == "permits_exceeded" ? 1 : 0;
         fence_order += v.rule == "fence_order" ? 1 : 0;
     }
-    BOOST_TEST_MESSAGE("broken: " << r.holds << " holds, " << overlaps << " overlaps, " << fence_order
-                                  << " fence-order violations");
+    BOOST_TEST_MESSAGE("broken: " << r.holds << " holds, " << overlaps << " overlaps (" << read_write
+                                  << " of a read-write lock), " << permits << " semaphores over their bound, "
+                                  << fence_order << " fence-order violations");
     BOOST_TEST(overlaps > 0u);
+    BOOST_TEST(read_write > 0u);
+    BOOST_TEST(permits > 0u);
     BOOST_TEST(fence_order > 0u);
     BOOST_TEST(r.holds >= 50u);
 }

@@ -83,7 +83,7 @@ BOOST_AUTO_TEST_CASE(a_hold_ends_at_its_validity_not_at_its_scope) {
     BOOST_TEST(rules(chaos::check_history(h, {}, 1)) == std::vector<std::string>{"mutual_exclusion"});
 }
 
-// The sweep over holds sorted by start compares each hold with the one that ends last so far:
+// The sweep over holds sorted by start compares each hold with those still running:
 // A = [0, 100], B = [10, 20], C = [30, 40]. B and C overlap A; C does not overlap B, and is
 // reported against A (a sweep that kept only the previous hold would miss it).
 BOOST_AUTO_TEST_CASE(the_overlap_sweep_keeps_the_hold_that_ends_last) {
@@ -97,6 +97,57 @@ BOOST_AUTO_TEST_CASE(the_overlap_sweep_keeps_the_hold_that_ends_last) {
     BOOST_TEST(v[0].evidence.at(1).find("\"token\":\"B\"") != std::string::npos);
     BOOST_TEST(v[1].evidence.at(0).find("\"token\":\"A\"") != std::string::npos);
     BOOST_TEST(v[1].evidence.at(1).find("\"token\":\"C\"") != std::string::npos);
+}
+
+// Reads share with reads only: the negative control of the read-write model is a write beside
+// reads (either one first), which the checker reports.
+BOOST_AUTO_TEST_CASE(reads_overlap_each_other_but_a_write_overlaps_nothing) {
+    chaos::history h;
+    const auto as = [](chaos::hold_record r, const char* kind) {
+        r.kind = kind;
+        return r;
+    };
+    h.holds = {as(hold("rw", "r1", 0, 0, 50 * ms, 200 * ms), "read"),
+               as(hold("rw", "r2", 0, 10 * ms, 60 * ms, 200 * ms), "read"),
+               as(hold("rw", "w1", 0, 70 * ms, 80 * ms, 200 * ms), "write"),
+               as(hold("rw", "r3", 0, 90 * ms, 95 * ms, 200 * ms), "read")};
+    h.summaries = {clean_summary(0)};
+    BOOST_TEST(chaos::check_history(h, {}, 1).empty());
+
+    // A write while r1 and r2 read, and a read while the write runs.
+    h.holds[2].acquired = 40 * ms;
+    h.holds[3].acquired = 75 * ms;
+    const auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST_REQUIRE(rules(v) == (std::vector<std::string>{"mutual_exclusion", "mutual_exclusion"}));
+    BOOST_TEST(v[0].evidence.at(0).find("\"token\":\"r1\"") != std::string::npos);
+    BOOST_TEST(v[0].evidence.at(1).find("\"token\":\"w1\"") != std::string::npos);
+    BOOST_TEST(v[1].detail.find("a read hold began") != std::string::npos, v[1].detail);
+    BOOST_TEST(v[1].detail.find("before a write hold ended") != std::string::npos, v[1].detail);
+}
+
+// A semaphore's holds overlap up to their bound; the negative control is one more.
+BOOST_AUTO_TEST_CASE(a_semaphore_holds_up_to_its_bound_and_one_more_is_reported) {
+    chaos::history h;
+    for (int i = 0; i < 3; ++i) {
+        auto r = hold("sem", "p" + std::to_string(i), 0, i * ms, 50 * ms, 200 * ms);
+        r.kind = "semaphore";
+        r.holders_allowed = 3;
+        h.holds.push_back(r);
+    }
+    h.summaries = {clean_summary(0)};
+    BOOST_TEST(chaos::check_history(h, {}, 1).empty());
+    auto fourth = h.holds[0];
+    fourth.token = "p3";
+    fourth.acquired = 20 * ms;
+    h.holds.push_back(fourth);
+    const auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST_REQUIRE(rules(v) == std::vector<std::string>{"permits_exceeded"});
+    BOOST_TEST(v[0].evidence.size() == 4u);
+    BOOST_TEST(v[0].detail.find("while 3 were running, of at most 3") != std::string::npos, v[0].detail);
+    // Once one has ended, a fourth fits.
+    h.holds[3].acquired = 55 * ms;
+    h.holds[3].ended = 60 * ms;
+    BOOST_TEST(chaos::check_history(h, {}, 1).empty());
 }
 
 // The same shape for fences: A = [0, 100] fence 1, B = [10, 20] fence 3, C = [30, 40] fence 2.

@@ -120,6 +120,8 @@ void check_acquirable_again(const chaos_deployment& deployment, const std::vecto
         if (o.reentrant) o.owner = owner_id("checker");
         o.fair = kind.fair;
         o.queue_timeout = 1500ms;
+        if (kind.read_write) o.mode = lock_mode::write;  // the strictest: nobody else holds it
+        o.permits = kind.permits;
         boost::system::error_code acquire_ec;
         std::string why;
         bool done = false;

@@ -1,6 +1,6 @@
 // One client process of the chaos harness: `coroutines` coroutines take locks of every kind
-// (lock_kinds.hpp: plain, reentrant and fair on one deployment, their fenced variants on another)
-// on a few resources, with the watchdog on, hold them for random
+// (lock_kinds.hpp: plain, reentrant, fair, read-write and semaphore on one deployment, the fenced
+// variants on another) on a few resources, with the watchdog on, hold them for random
 // times (some longer than the ttl), write to a fenced store with their fence, and record every
 // operation with its invoke and completion times (CLOCK_MONOTONIC, shared by every process on
 // the machine) as JSON lines in the history file. The harness injects the faults; this process
@@ -296,14 +296,25 @@ private:
                 o.wait = std::max(o.wait, 300ms);
                 o.queue_timeout = 1500ms;
             }
+            if (kind.read_write) {
+                o.mode = pick(4) == 0 ? redlock::lock_mode::write : redlock::lock_mode::read;
+                o.queue_timeout = 1500ms;
+            }
+            o.permits = kind.permits;
             const auto hold = milliseconds(pick(static_cast<std::size_t>(o.ttl.count() * 3 / 2)));
 
             chaos::hold_record h;
             h.worker = args_.worker;
             h.coroutine = index;
             h.resource = resource;
-            h.kind = kind.name;
+            h.kind = kind.read_write ? (o.mode == redlock::lock_mode::write ? "write" : "read")
+                                     : std::string(kind.name);
             h.ttl_ms = static_cast<std::uint64_t>(o.ttl.count());
+            if (kind.permits > 0) {
+                // Each node admits K; over N nodes, quorums of N / 2 + 1 admit floor(K N / quorum).
+                const std::uint64_t n = args_.broken ? 1 : args_.nodes.size();
+                h.holders_allowed = static_cast<std::uint64_t>(kind.permits) * n / (n / 2 + 1);
+            }
             h.invoked = chaos::now_ns();
             ++scopes_started_;
             std::string outcome = "released";

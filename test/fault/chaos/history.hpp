@@ -22,7 +22,7 @@ struct hold_record {
     int worker = 0;
     int coroutine = 0;
     std::string resource;
-    std::string kind;  ///< plain, fenced, reentrant or fair
+    std::string kind;  ///< plain, fenced, reentrant, fair, read, write or semaphore
     std::string token;
     std::uint64_t fence = 0;   ///< 0 for unfenced kinds
     nanos invoked = 0;         ///< the acquire was called
@@ -33,6 +33,8 @@ struct hold_record {
     std::uint64_t ttl_ms = 0;  ///< the acquire's ttl: a validity never lies further ahead
     std::string outcome;       ///< "released", "lost", or the release's error
     std::string granted;       ///< the nodes (indices) that granted the acquire, "0,2,3"
+    /// A semaphore's: how many of its holds may overlap (floor(K N / quorum), docs/safety.md).
+    std::uint64_t holders_allowed = 1;
 };
 
 /// An acquire that completed without a lease (a fail in Jepsen's terms: it holds nothing).

@@ -24,17 +24,39 @@ std::map<std::string, std::vector<const hold_record*>> holds_by_resource(const h
     return out;
 }
 
+std::string overlap(const hold_record& earlier, const hold_record& h) {
+    return h.resource + ": a " + h.kind + " hold began " +
+           std::to_string((hold_end(earlier) - h.acquired) / 1000) + " us before a " + earlier.kind +
+           " hold ended";
+}
+
+// `holds` by start. A hold may overlap the holds still running when it starts if both are reads,
+// or if both are a semaphore's and fewer than its holders_allowed are running; else never.
 void check_mutual_exclusion(const std::vector<const hold_record*>& holds, std::vector<violation>& out) {
-    const hold_record* latest = nullptr;  // the hold that ends last among those started so far
+    std::vector<const hold_record*> running;
     for (const hold_record* h : holds) {
-        if (latest != nullptr && h->acquired < hold_end(*latest)) {
-            out.push_back({"mutual_exclusion",
-                           h->resource + ": a hold began " +
-                               std::to_string((hold_end(*latest) - h->acquired) / 1000) +
-                               " us before the previous one ended",
-                           {to_json_line(*latest), to_json_line(*h)}});
+        std::erase_if(running, [&](const hold_record* r) { return hold_end(*r) <= h->acquired; });
+        if (h->kind == "semaphore") {
+            if (running.size() >= h->holders_allowed) {
+                violation v{"permits_exceeded",
+                            h->resource + ": a hold began while " + std::to_string(running.size()) +
+                                " were running, of at most " + std::to_string(h->holders_allowed),
+                            {}};
+                for (const hold_record* r : running)
+                    v.evidence.push_back(to_json_line(*r));
+                v.evidence.push_back(to_json_line(*h));
+                out.push_back(std::move(v));
+            }
+        } else {
+            const auto conflict = std::find_if(running.begin(), running.end(), [&](const hold_record* r) {
+                return h->kind != "read" || r->kind != "read";
+            });
+            if (conflict != running.end())
+                out.push_back({"mutual_exclusion",
+                               overlap(**conflict, *h),
+                               {to_json_line(**conflict), to_json_line(*h)}});
         }
-        if (latest == nullptr || hold_end(*h) > hold_end(*latest)) latest = h;
+        running.push_back(h);
     }
 }
 

@@ -25,7 +25,8 @@ struct violation {
 
 /// Checks a history against a mutex with fencing (I/O-free):
 /// - mutual_exclusion: no two holds of one resource overlap, a hold being
-///   [acquired, min(ended, valid_until)];
+///   [acquired, min(ended, valid_until)], save two reads (kind "read") of a read-write lock;
+/// - permits_exceeded: no more than holders_allowed holds of a semaphore overlap;
 /// - fence_order: of two holds of a resource, the one that started after the other ended has
 ///   the larger fence;
 /// - reentry_fence: a re-entry that completed while its outer lease was valid got its fence;

@@ -12,20 +12,26 @@ namespace redlock::chaos {
 /// nodes 0-2 have no persistence (a restart loses their keys: the restart quarantine must cover
 /// it); fenced kinds run on the "fenced" deployment, all AOF with fsync always, as fences need
 /// counters that survive a restart (docs/safety.md).
+/// A read-write lock's scopes read, or write one time in four; a semaphore's take one of
+/// `permits`.
 struct lock_kind {
     std::string_view name;
     bool fenced;
     bool reentrant;
     bool fair;
+    bool read_write;
+    int permits;
 };
 
-inline constexpr std::array<lock_kind, 6> lock_kinds = {{
-    {"plain", false, false, false},
-    {"reentrant", false, true, false},
-    {"fair", false, false, true},
-    {"fenced", true, false, false},
-    {"fenced_reentrant", true, true, false},
-    {"fenced_fair", true, false, true},
+inline constexpr std::array<lock_kind, 8> lock_kinds = {{
+    {"plain", false, false, false, false, 0},
+    {"reentrant", false, true, false, false, 0},
+    {"fair", false, false, true, false, 0},
+    {"read_write", false, false, false, true, 0},
+    {"semaphore", false, false, false, false, 2},
+    {"fenced", true, false, false, false, 0},
+    {"fenced_reentrant", true, true, false, false, 0},
+    {"fenced_fair", true, false, true, false, 0},
 }};
 
 /// Resource "<kind>:<index>".
