@@ -142,6 +142,41 @@ BOOST_AUTO_TEST_CASE(every_kind_of_lock_and_waiting_work_on_a_cluster) {
             BOOST_TEST(!next.result.value_or(redlock::error::wait_timeout), resource);
             if (next.lease) co_await next.lease->async_release(asio::use_awaitable);
         }
+
+        // A semaphore: its sorted set and its count share the slot.
+        auto k = options(10s);
+        k.permits = 2;
+        auto p1 = co_await client.async_acquire("pool:1", k, asio::use_awaitable);
+        auto p2 = co_await waiter.async_acquire("pool:1", k, asio::use_awaitable);
+        auto [full, none] = co_await client.async_acquire("pool:1", k, asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(full == redlock::error::not_acquired);
+        co_await p1.async_release(asio::use_awaitable);
+        co_await p2.async_release(asio::use_awaitable);
+
+        // A read-write lock: holds, modes, marks and the fence share it; a fenced writer waits
+        // for two readers (its mark) and is woken by their releases.
+        auto ro = options(10s);
+        ro.mode = redlock::lock_mode::read;
+        auto r1 = co_await client.async_acquire("doc:1", ro, asio::use_awaitable);
+        auto r2 = co_await waiter.async_acquire("doc:1", ro, asio::use_awaitable);
+        auto wo = options(10s, 10s);
+        wo.mode = redlock::lock_mode::write;
+        wo.fenced = true;
+        redlock::test::background_acquire writer;
+        writer.start(waiter, "doc:1", wo);
+        co_await redlock::test::sleep_for(200ms);
+        BOOST_TEST(!writer.result.has_value());
+        auto [late, no_reader] =
+            co_await client.async_acquire("doc:1", ro, asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(late == redlock::error::not_acquired);  // the writer's mark
+        co_await r1.async_release(asio::use_awaitable);
+        co_await r2.async_release(asio::use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return writer.result.has_value(); }));
+        BOOST_TEST(!writer.result.value_or(redlock::error::wait_timeout));
+        if (writer.lease) {
+            BOOST_TEST(writer.lease->fence() > 0u);
+            co_await writer.lease->async_release(asio::use_awaitable);
+        }
     }());
 }
 

@@ -29,7 +29,6 @@ using redlock::test::eventually;
 using redlock::test::key_tag;
 using redlock::test::lock_config;
 using redlock::test::members_everywhere;
-using redlock::test::no_key_anywhere;
 using redlock::test::options;
 using redlock::test::run_coro;
 using redlock::test::sleep_for;
@@ -68,10 +67,7 @@ bool marks_everywhere(const redlock::test::server_list& servers, const std::stri
 
 // Neither a hold, nor its mode, nor a mark is left on any server.
 bool nothing_left(const redlock::test::server_list& servers, const std::string& resource) {
-    for (const auto& s : servers)
-        if (s->command({"EXISTS", key_tag(resource) + ":rw", key_tag(resource) + ":rw:waiting"}).integer != 0)
-            return false;
-    return no_key_anywhere(servers, resource);
+    return redlock::test::no_keys_anywhere(servers, resource, {"rw", "rw:waiting"});
 }
 
 }  // namespace

@@ -28,7 +28,6 @@ using redlock::test::key_tag;
 using redlock::test::lock_config;
 using redlock::test::lock_key;
 using redlock::test::members_everywhere;
-using redlock::test::no_key_anywhere;
 using redlock::test::options;
 using redlock::test::run_coro;
 using redlock::test::sleep_for;
@@ -48,9 +47,7 @@ redlock::lock_options permits(int k, std::chrono::milliseconds ttl = 10s,
 
 // Neither the permits nor their count is left on any server.
 bool nothing_left(const redlock::test::server_list& servers, const std::string& resource) {
-    for (const auto& s : servers)
-        if (s->command({"EXISTS", key_tag(resource) + ":permits"}).integer != 0) return false;
-    return no_key_anywhere(servers, resource);
+    return redlock::test::no_keys_anywhere(servers, resource, {"permits"});
 }
 
 }  // namespace

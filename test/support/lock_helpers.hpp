@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -130,6 +131,17 @@ inline bool no_key_anywhere(const server_list& servers, const std::string& resou
         if (key_exists(*s, resource)) return false;
     }
     return true;
+}
+
+/// Whether neither the lock key of `resource` nor any of its keys "{...}:<suffix>" (a semaphore's
+/// "permits", a read-write lock's "rw" and "rw:waiting") is left on any server.
+inline bool no_keys_anywhere(const server_list& servers, const std::string& resource,
+                             std::initializer_list<std::string_view> suffixes) {
+    for (const auto& s : servers)
+        for (auto suffix : suffixes)
+            if (s->command({"EXISTS", key_tag(resource) + ":" + std::string(suffix)}).integer != 0)
+                return false;
+    return no_key_anywhere(servers, resource);
 }
 
 /// Whether the lock key of `resource` is a sorted set of `n` members (a semaphore's permits, a
