@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -377,14 +378,17 @@ BOOST_DATA_TEST_CASE(wait_lost_on_plain_leases_with_and_without_the_watchdog, no
     }());
 }
 
-BOOST_AUTO_TEST_CASE(one_client_keeps_100000_leases_alive_with_batched_renewals) {
+// As many leases as half of a loaded core keeps renewed, with room to spare: this checks that the
+// renewals are batched and keep every lease, not how many leases a core can keep (a speed, for a
+// benchmark). Measured here: a core to itself keeps 100,000 (267,000 renewals in 5 s, about
+// 60,000 a second at -O3); half a core (a spinning neighbour) lost 55,793 of them, and the suite
+// pinned to one core failed 96,171 of their releases. 20,000 need 15,000 renewals a second. ASan
+// at -O0 renews about 12,000 a second on a quiet core; 5,000 need 3,750 and held on half a core.
+BOOST_AUTO_TEST_CASE(one_client_keeps_many_leases_alive_with_batched_renewals) {
     auto servers = start_redis_servers(1);
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
-    // ASan at -O0 renews about 12,000 leases a second on a quiet core (20,000 leases, which need
-    // 15,000 a second at this ttl, lost thousands in CI); 5,000 need 3,750 a second and held on
-    // half a core. The plain build checks the count; this run checks the memory.
-    constexpr std::size_t lease_count = redlock::test::under_sanitizer ? 5000 : 100000;
+    constexpr std::size_t lease_count = redlock::test::under_sanitizer ? 5000 : 20000;
     constexpr std::size_t workers = 100;
     run_coro(
         ioc,
@@ -448,20 +452,29 @@ BOOST_AUTO_TEST_CASE(one_client_keeps_100000_leases_alive_with_batched_renewals)
                                << " leases acquired in " << acquiring.count() << " s");
 
             finished = 0;
+            std::map<std::string, std::size_t> release_errors;
             for (std::size_t w = 0; w < workers; ++w) {
                 asio::co_spawn(
                     ex,
                     [&, w]() -> asio::awaitable<void> {
                         for (std::size_t i = w; i < lease_count; i += workers) {
                             auto [ec] = co_await held[i].async_release(tuple_awaitable);
-                            if (ec) ++failures;
+                            if (ec) {
+                                ++failures;
+                                ++release_errors[ec.message()];
+                            }
                         }
                         ++finished;
                     },
                     asio::detached);
             }
             BOOST_TEST_REQUIRE(co_await eventually([&] { return finished == workers; }, 60s));
-            BOOST_TEST(failures == 0u);
+            BOOST_TEST(failures == 0u, [&] {
+                std::string why;
+                for (const auto& [message, count] : release_errors)
+                    why += std::to_string(count) + " x " + message + "; ";
+                return why;
+            }());
             BOOST_TEST(servers[0]->command({"DBSIZE"}).integer == 0);
         }(),
         120s);
