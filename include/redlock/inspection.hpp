@@ -34,8 +34,8 @@ struct node_inspection {
     /// tokens; a semaphore's live permits' tokens; a read-write lock's live holds' tokens.
     std::vector<std::string> holders;
     std::vector<std::string> writers;  ///< a read-write lock's holders that write
-    std::string owner;         ///< a reentrant lock's owner id
-    std::uint64_t fence = 0;   ///< the resource's fence counter on this node (0: none)
+    std::string owner;                 ///< a reentrant lock's owner id
+    std::uint64_t fence = 0;           ///< the resource's fence counter on this node (0: none)
     std::int64_t queued = 0;   ///< fair waiters queued on this node; a read-write lock's waiting writers
     std::int64_t permits = 0;  ///< a semaphore's count of permits (0: not a semaphore)
 };
