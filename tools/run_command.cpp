@@ -37,11 +37,13 @@ using boost::system::error_code;
 using std::chrono::milliseconds;
 
 constexpr const char* run_help =
-    "usage: redlock run [options] RESOURCE -- CMD [ARG...]\n"
+    "usage: redlock run [options] RESOURCE [RESOURCE...] -- CMD [ARG...]\n"
     "\n"
     "Acquires RESOURCE's lock, runs CMD while a watchdog keeps the lease alive, and releases the\n"
-    "lock when CMD exits. CMD gets REDLOCK_RESOURCE, REDLOCK_TOKEN and REDLOCK_FENCE (0 unless\n"
-    "--fenced) in its environment. CMD never outlives the lease: if renewals fail, CMD gets SIGTERM\n"
+    "lock when CMD exits. Several RESOURCEs: all of them at once or none (runs that name them in\n"
+    "any order never deadlock), as plain locks only. CMD gets REDLOCK_RESOURCE (several: joined\n"
+    "by \", \"), REDLOCK_TOKEN and REDLOCK_FENCE (0 unless --fenced) in its environment. CMD never outlives "
+    "the lease: if renewals fail, CMD gets SIGTERM\n"
     "--grace before the lease's validity runs out, and SIGKILL just before it does. Ctrl-C (or\n"
     "SIGTERM, SIGHUP) stops CMD with SIGTERM, SIGKILL --grace later, and releases the lock.\n"
     "\n"
@@ -78,7 +80,8 @@ struct run_settings {
     lock_mode mode = lock_mode::exclusive;
     milliseconds max_hold{0};
     bool quiet = false;
-    std::string resource;
+    std::vector<std::string> resources;
+    std::string resource;  // for messages: the resources, joined by ", "
     std::vector<std::string> command;
 };
 
@@ -114,10 +117,15 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
         }
     }
     auto rest = args.rest();
-    if (rest.empty()) throw usage_error("no RESOURCE given (see redlock run --help)");
-    s.resource = rest[0];
-    if (rest.size() < 2 || rest[1] != "--") throw usage_error("expected -- and a command after RESOURCE");
-    s.command.assign(rest.begin() + 2, rest.end());
+    const auto dashes = std::find(rest.begin(), rest.end(), std::string("--"));
+    if (dashes == rest.begin()) throw usage_error("no RESOURCE given (see redlock run --help)");
+    if (dashes == rest.end()) throw usage_error("expected -- and a command after RESOURCE");
+    s.resources.assign(rest.begin(), dashes);
+    std::sort(s.resources.begin(), s.resources.end());
+    s.resources.erase(std::unique(s.resources.begin(), s.resources.end()), s.resources.end());
+    for (const auto& r : s.resources)
+        s.resource += (s.resource.empty() ? "" : ", ") + r;
+    s.command.assign(dashes + 1, rest.end());
     if (s.command.empty()) throw usage_error("no command after --");
     if (s.ttl < milliseconds(3)) throw usage_error("--ttl: at least 3ms");
     if (s.fenced && s.permits > 0)
@@ -127,6 +135,9 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
     if (s.fenced && s.mode == lock_mode::read)
         throw usage_error("--fenced: not with --shared (readers are not numbered; fence the --writer)");
     if (s.max_hold < milliseconds::zero()) throw usage_error("--max-hold: not negative");
+    if (s.resources.size() > 1 && (s.fenced || s.permits > 0 || s.mode != lock_mode::exclusive))
+        throw usage_error(
+            "several RESOURCEs: plain locks only (not --fenced, --permits, --shared or --writer)");
     // SIGTERM goes out --grace before the validity ends, which must leave the watchdog its
     // renewals (every third of the ttl) first.
     if (s.grace && *s.grace * 2 > s.ttl)
@@ -153,7 +164,7 @@ public:
           validity_timer_(ioc),
           drain_timer_(ioc) {
         if (!s_.quiet && ::isatty(STDERR_FILENO) == 1 && s_.wait > milliseconds::zero()) {
-            status_.emplace(ioc.get_executor(), cfg, s_.resource);
+            status_.emplace(ioc.get_executor(), cfg, s_.resources.front());
         }
     }
 
@@ -168,10 +179,13 @@ public:
         o.mode = s_.mode;
         o.max_hold = s_.max_hold;
         o.watchdog = true;
-        client_.async_acquire(
-            s_.resource, o, diag_,
-            asio::bind_cancellation_slot(acquire_cancel_.slot(),
-                                         [this](error_code ec, lease l) { on_acquired(ec, std::move(l)); }));
+        auto when_acquired = asio::bind_cancellation_slot(
+            acquire_cancel_.slot(), [this](error_code ec, lease l) { this->on_acquired(ec, std::move(l)); });
+        if (s_.resources.size() > 1) {
+            client_.async_acquire_all(s_.resources, o, diag_, std::move(when_acquired));
+        } else {
+            client_.async_acquire(s_.resources.front(), o, diag_, std::move(when_acquired));
+        }
     }
 
     [[nodiscard]] int exit_status() const noexcept { return exit_; }

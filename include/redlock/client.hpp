@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock {
 
@@ -82,6 +83,36 @@ public:
                        CompletionToken&& token = {}) {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lease)>(
             acquire_initiation{this}, token, std::string(resource), options, &diag);
+    }
+
+    /// Takes several resources at once, all or none, as one lease (Redisson's MultiLock): one
+    /// token in every resource's lock key, set by one script per node that writes only when it
+    /// finds every key free, so callers naming the same resources in any order never deadlock
+    /// and never hold part of them. The rounds, quorum, validity, waiting (a waiter listens on
+    /// the resource that refused it), cancellation and the lease's extend, check, watchdog and
+    /// release are those of async_acquire; a release frees every resource and wakes each one's
+    /// waiters. `resources` may come in any order; repeats are merged, and one name is
+    /// async_acquire's. A plain lock only: `options` must not ask for reentrant, fair, fenced,
+    /// permits or a read-write mode (error::invalid_config), and the nodes must each hold every
+    /// key: single masters or Sentinel, not a Redis Cluster (error::invalid_config). At most 100
+    /// resources (error::invalid_resource). Each resource is also excluded by and excludes an
+    /// async_acquire of it alone.
+    ///
+    /// Handler signature: `void(error_code, lease)`; lease::resource() names them all, joined
+    /// by ", " in sorted order, and lease::resources() lists them. Errors: those of
+    /// async_acquire.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_acquire_all(std::vector<std::string> resources, const lock_options& options,
+                           CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lease)>(
+            acquire_all_initiation{this}, token, std::move(resources), options,
+            static_cast<diagnostics*>(nullptr));
+    }
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_acquire_all(std::vector<std::string> resources, const lock_options& options, diagnostics& diag,
+                           CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lease)>(
+            acquire_all_initiation{this}, token, std::move(resources), options, &diag);
     }
 
     /// Turns a lease another process wrote out (lease::handover) back into a lease here: one
@@ -158,6 +189,18 @@ private:
     };
 
     void async_acquire_impl(std::string resource, lock_options options, diagnostics* diag, acquire_handler h);
+
+    struct acquire_all_initiation {
+        client* self;
+        template <class Handler>
+        void operator()(Handler&& h, std::vector<std::string> resources, lock_options options,
+                        diagnostics* diag) const {
+            self->async_acquire_all_impl(std::move(resources), std::move(options), diag,
+                                         acquire_handler(std::forward<Handler>(h)));
+        }
+    };
+    void async_acquire_all_impl(std::vector<std::string> resources, lock_options options, diagnostics* diag,
+                                acquire_handler h);
 
     struct adopt_initiation {
         client* self;

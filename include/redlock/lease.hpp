@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock {
 
@@ -47,7 +48,11 @@ public:
     [[nodiscard]] bool held() const noexcept;
     explicit operator bool() const noexcept { return held(); }
 
+    /// The resource held; a lease of client::async_acquire_all names them all (", ").
     [[nodiscard]] const std::string& resource() const noexcept;
+    /// Each resource held: resource() alone, or those of client::async_acquire_all, sorted.
+    /// Empty for an empty lease.
+    [[nodiscard]] std::vector<std::string> resources() const;
     /// 128 random bits from the OS CSPRNG, hex-encoded: unique per acquisition.
     [[nodiscard]] const std::string& token() const noexcept;
     /// Monotonic per resource with fenced locks; 0 otherwise.

@@ -37,17 +37,11 @@ using std::chrono::milliseconds;
 void acquire_op::start() {
     if (done_) return;  // cancelled before it started
     std::string why;
-    if (auto ec = validate_lock_options(client_->config(), resource_, options_, why)) {
+    if (auto ec = make_kind(why)) {
         finish(ec, lease(), why);
         return;
     }
-    if (auto same = client_->same_server_nodes(); !same.empty()) {
-        finish(error::invalid_config, lease(), "acquire \"" + resource_ + "\": " + same);
-        return;
-    }
-    std::string place;  // a fair waiter's member in the queue, one for the whole acquisition
-    if (options_.fair && !new_token(place)) return;
-    kind_ = make_lock_kind(keys_for(client_->config().key_prefix, resource_), options_, std::move(place));
+    if (!kind_) return;  // finished by new_token()
     waits_ = options_.wait > milliseconds::zero();
     policy_.emplace(waits_ && options_.waiting == wait_strategy::notify, options_.fair, client_->node_count(),
                     options_.retry ? *options_.retry : client_->config().retry, options_.queue_timeout);
@@ -59,6 +53,36 @@ void acquire_op::start() {
     // that queues us, it misses no wake-up.
     if (kind_->queues() && policy_->notifies()) listen_on(wake_channel_);
     start_round();
+}
+
+boost::system::error_code acquire_op::make_kind(std::string& why) {
+    const auto& cfg = client_->config();
+    if (resources_.empty()) {
+        if (auto ec = validate_lock_options(cfg, resource_, options_, why)) return ec;
+    } else {
+        if (auto ec = validate_several_resources(cfg, resources_, options_, why)) return ec;
+        // A cluster spreads the resources over slots: no one script sees all their keys.
+        for (std::size_t i = 0; i < client_->node_count(); ++i) {
+            if (client_->link(i).cluster()) {
+                why = "acquire \"" + resource_ + "\": several resources at once need nodes that each hold " +
+                      "every key (single masters or Sentinel); node " + client_->node_name(i) +
+                      " is a Redis Cluster, where they live on different slots";
+                return error::invalid_config;
+            }
+        }
+    }
+    if (auto same = client_->same_server_nodes(); !same.empty()) {
+        why = "acquire \"" + resource_ + "\": " + same;
+        return error::invalid_config;
+    }
+    if (!resources_.empty()) {
+        kind_ = make_multi_kind(cfg.key_prefix, resources_, options_);
+        return {};
+    }
+    std::string place;  // a fair waiter's member in the queue, one for the whole acquisition
+    if (options_.fair && !new_token(place)) return {};
+    kind_ = make_lock_kind(keys_for(cfg.key_prefix, resource_), options_, std::move(place));
+    return {};
 }
 
 void acquire_op::cancel() {
@@ -148,6 +172,7 @@ void acquire_op::on_answer(std::size_t node, acquire_answer a) {
     } else {
         round_.contended();
         if (a.holder_pttl) policy_->holder_pttl(*a.holder_pttl);
+        blocked_by_ = a.blocked_by;
         count(node, vote::denied, {}, {});
     }
 }
@@ -322,6 +347,26 @@ void start_acquire(std::shared_ptr<client_state> client, std::string resource, l
     auto strand = client->strand();
     auto op = std::make_shared<acquire_op>(std::move(client), std::move(resource), std::move(options), diag,
                                            std::move(handler));
+    op->connect_cancellation();
+    asio::post(strand, [op] { op->start(); });
+}
+
+void start_acquire_all(std::shared_ptr<client_state> client, std::vector<std::string> resources,
+                       lock_options options, diagnostics* diag, acquire_handler handler) {
+    // One order for every caller: the lease's names, its messages and the scripts' keys.
+    std::sort(resources.begin(), resources.end());
+    resources.erase(std::unique(resources.begin(), resources.end()), resources.end());
+    if (resources.size() == 1) {
+        start_acquire(std::move(client), std::move(resources.front()), std::move(options), diag,
+                      std::move(handler));
+        return;
+    }
+    std::string names;
+    for (const auto& r : resources)
+        names += (names.empty() ? "" : ", ") + r;
+    auto strand = client->strand();
+    auto op = std::make_shared<acquire_op>(std::move(client), std::move(names), std::move(options), diag,
+                                           std::move(handler), std::move(resources));
     op->connect_cancellation();
     asio::post(strand, [op] { op->start(); });
 }

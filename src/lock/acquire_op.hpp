@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -19,6 +20,11 @@ using acquire_handler = boost::asio::any_completion_handler<void(boost::system::
 /// quorum grants, the wait is spent, or the operation is cancelled.
 void start_acquire(std::shared_ptr<client_state> client, std::string resource, lock_options options,
                    diagnostics* diag, acquire_handler handler);
+
+/// Starts one async_acquire_all: `resources` in any order, repeats merged; one name is
+/// start_acquire's.
+void start_acquire_all(std::shared_ptr<client_state> client, std::vector<std::string> resources,
+                       lock_options options, diagnostics* diag, acquire_handler handler);
 
 }  // namespace redlock::detail
 

@@ -39,10 +39,13 @@ class acquire_op final : public std::enable_shared_from_this<acquire_op>, public
     using step = acquire_round::step;
 
 public:
+    /// `resources`: several resources at once (sorted, distinct, at least two), `resource` naming
+    /// them for messages; empty: the one `resource`.
     acquire_op(std::shared_ptr<client_state> client, std::string resource, lock_options options,
-               diagnostics* diag, acquire_handler handler)
+               diagnostics* diag, acquire_handler handler, std::vector<std::string> resources = {})
         : client_(std::move(client)),
           resource_(std::move(resource)),
+          resources_(std::move(resources)),
           options_(std::move(options)),
           diag_(diag),
           handler_(std::move(handler)),
@@ -137,8 +140,12 @@ private:
     // registration: the channel stays subscribed throughout.
     void listen_on(const std::string& channel);
 
+    // Whether the request can be served, and the kind of lock it asks for: error and why if not.
+    [[nodiscard]] error_code make_kind(std::string& why);
+
     std::shared_ptr<client_state> client_;
     std::string resource_;
+    std::vector<std::string> resources_;
     lock_options options_;
     diagnostics* diag_;
     acquire_handler handler_;
@@ -159,7 +166,8 @@ private:
     bool replication_short_ = false;
     bool handed_over_to_us_ = false;  // the lease came from hand-offs, not from a round
     release_listener::waiter_id waiter_ = 0;
-    const std::string* waiter_channel_ = nullptr;  // keys().released or wake_channel_
+    const std::string* waiter_channel_ = nullptr;  // a released channel of the kind's, or wake_channel_
+    std::size_t blocked_by_ = 0;  // of several resources: the one the last refusal named (listened to)
     bool left_ = false;                            // leave() sent the acquisition's final release
     int cleanups_pending_ = 0;
     bool done_ = false;

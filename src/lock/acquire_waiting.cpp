@@ -115,15 +115,16 @@ void acquire_op::on_handoff(std::size_t node, std::string_view round_token) {
 }
 
 void acquire_op::listen_on(wait_policy::channel channel) {
-    if (channel == wait_policy::channel::released) listen_on(keys().released);
+    if (channel == wait_policy::channel::released) listen_on(kind_->released_channel(blocked_by_));
     if (channel == wait_policy::channel::wake) listen_on(wake_channel_);
 }
 
 void acquire_op::listen_on(const std::string& channel) {
     auto& listener = client_->listener();
     const auto previous = waiter_;
+    const auto* previous_channel = waiter_channel_;
     waiter_ = listener.add(channel, weak_from_this());
-    if (previous != 0) listener.remove(channel, previous);
+    if (previous != 0) listener.remove(*previous_channel, previous);
     waiter_channel_ = &channel;
 }
 

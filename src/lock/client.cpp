@@ -70,6 +70,12 @@ void client::async_acquire_impl(std::string resource, lock_options options, diag
     detail::start_acquire(state_, std::move(resource), std::move(options), diag, std::move(h));
 }
 
+void client::async_acquire_all_impl(std::vector<std::string> resources, lock_options options,
+                                    diagnostics* diag, acquire_handler h) {
+    if (diag) diag->clear();
+    detail::start_acquire_all(state_, std::move(resources), std::move(options), diag, std::move(h));
+}
+
 void client::async_adopt_impl(std::string text, lock_options options, diagnostics* diag, acquire_handler h) {
     if (diag) diag->clear();
     detail::start_adopt(state_, std::move(text), std::move(options), diag, std::move(h));

@@ -45,6 +45,12 @@ bool lease::held() const noexcept {
 const std::string& lease::resource() const noexcept {
     return state_ ? state_->resource : empty_string;
 }
+std::vector<std::string> lease::resources() const {
+    if (!state_) return {};
+    const auto several = state_->kind->resources();
+    if (several.empty()) return {state_->resource};
+    return {several.begin(), several.end()};
+}
 const std::string& lease::token() const noexcept {
     return state_ ? state_->token : empty_string;
 }

@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace redlock::detail {
 
 namespace {
@@ -26,6 +28,7 @@ using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 
 const char* kind_name(const lock_kind& kind) {
+    if (!kind.resources().empty()) return "several";
     if (kind.queues()) return "fair";
     if (kind.permits() > 0) return "semaphore";
     if (kind.mode() == lock_mode::read) return "read";
@@ -51,8 +54,10 @@ public:
 
     void start() {
         if (done_) return;
-        kind_ =
-            make_lock_kind(keys_for(client_->config().key_prefix, record_.resource), options_, record_.place);
+        const auto& prefix = client_->config().key_prefix;
+        kind_ = record_.resources.empty()
+                    ? make_lock_kind(keys_for(prefix, record_.resource), options_, record_.place)
+                    : make_multi_kind(prefix, record_.resources, options_);
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
         node_call call;
         kind_->extend(record_.token, options_.ttl, call);
@@ -151,6 +156,8 @@ std::string handover_text(const lease_state& state) {
                         {"owner", std::string(kind.owner())},
                         {"place", std::string(kind.place())},
                         {"permits", kind.permits()}};
+    if (!kind.resources().empty())
+        j["resources"] = std::vector<std::string>(kind.resources().begin(), kind.resources().end());
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -189,6 +196,18 @@ bool parse_handover(std::string_view text, handover_record& out, std::string& wh
         out.kind.fair = true;
     } else if (kind == "semaphore") {
         out.kind.permits = j["permits"].get<int>();
+    } else if (kind == "several") {
+        const auto& list = j.contains("resources") ? j["resources"] : nlohmann::json();
+        const bool names = list.is_array() && list.size() >= 2 &&
+                           std::all_of(list.begin(), list.end(), [](const auto& e) { return e.is_string(); });
+        if (!names) {
+            why = "a lease of kind \"several\" needs \"resources\": a list of at least two names";
+            return false;
+        }
+        for (const auto& e : list)
+            out.resources.push_back(e.get<std::string>());
+        std::sort(out.resources.begin(), out.resources.end());
+        out.resources.erase(std::unique(out.resources.begin(), out.resources.end()), out.resources.end());
     } else if (kind != "lock") {
         why = "unknown kind of lock \"" + kind + "\"";
         return false;
@@ -212,7 +231,10 @@ void start_adopt(std::shared_ptr<client_state> client, std::string text, lock_op
     options.mode = record.kind.mode;
     options.fenced = record.kind.fenced;
     options.wait = std::chrono::milliseconds::zero();
-    if (auto ec = validate_lock_options(client->config(), record.resource, options, why)) {
+    const auto ec = record.resources.empty()
+                        ? validate_lock_options(client->config(), record.resource, options, why)
+                        : validate_several_resources(client->config(), record.resources, options, why);
+    if (ec) {
         refuse(*client, diag, std::move(handler), ec, std::move(why));
         return;
     }

@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
 /// What a lease written out for another process says (lease::handover, client::async_adopt).
 struct handover_record {
     std::string resource;
+    std::vector<std::string> resources;  ///< kind "several": the resources, sorted; else empty
     std::string token;
     std::uint64_t fence = 0;
     std::string place;  ///< a fair lock's place in its queue
@@ -27,8 +29,8 @@ struct handover_record {
 };
 
 /// The JSON text of `state`'s lease: {"redlock_lease": 1, "resource", "kind" ("lock",
-/// "reentrant", "fair", "semaphore", "read", "write"), "token", "fence", "fenced", "owner", "place",
-/// "permits"}.
+/// "reentrant", "fair", "semaphore", "read", "write", "several"), "token", "fence", "fenced",
+/// "owner", "place", "permits"}, and "resources" (a list of names) for kind "several".
 [[nodiscard]] std::string handover_text(const lease_state& state);
 
 /// Reads handover_text's output; false with `why` for any other text.

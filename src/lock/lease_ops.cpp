@@ -5,7 +5,6 @@
 #include "lock/lease_end.hpp"
 #include "lock/quorum.hpp"
 #include "lock/round_report.hpp"
-#include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/asio/error.hpp>
@@ -241,9 +240,7 @@ public:
     void start() override {
         if (done_) return;
         node_call call;
-        call.script = &scripts::check;
-        call.key(state_->kind->keys().lock);
-        call.arg(state_->token);
+        state_->kind->check(state_->token, call);
         client_->send_call(call, all_nodes(), state_->node_timeout, reply_handler());
     }
 

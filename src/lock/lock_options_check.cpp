@@ -82,4 +82,25 @@ boost::system::error_code validate_lock_options(const client_config& cfg, const 
     return {};
 }
 
+boost::system::error_code validate_several_resources(const client_config& cfg,
+                                                     const std::vector<std::string>& resources,
+                                                     const lock_options& o, std::string& why) {
+    if (resources.size() > max_resources_at_once) {
+        why = "acquire of " + std::to_string(resources.size()) + " resources at once: at most " +
+              std::to_string(max_resources_at_once);
+        return error::invalid_resource;
+    }
+    for (const auto& r : resources)
+        if (auto ec = validate_resource(cfg, r, why)) return ec;
+    if (auto ec = validate_lock_options(cfg, resources.front(), o, why)) return ec;
+    if (o.reentrant || o.fair || o.fenced || o.permits > 0 || o.mode != lock_mode::exclusive) {
+        why = "acquire of " + std::to_string(resources.size()) + " resources at once (\"" +
+              resources.front() +
+              "\", ...): only a plain lock takes several resources; not reentrant, fair, fenced, a "
+              "semaphore (permits) or a read-write lock (mode)";
+        return error::invalid_config;
+    }
+    return {};
+}
+
 }  // namespace redlock::detail

@@ -6,7 +6,9 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -19,6 +21,17 @@ namespace redlock::detail {
 [[nodiscard]] boost::system::error_code validate_lock_options(const client_config& cfg,
                                                               const std::string& resource,
                                                               const lock_options& options, std::string& why);
+
+/// Most resources one acquisition takes at once: each is a key of every script call.
+inline constexpr std::size_t max_resources_at_once = 100;
+
+/// A lock over several resources (client::async_acquire_all): `resources` sorted and distinct,
+/// at least two, each a valid name; `options` as validate_lock_options says, and those of a
+/// plain lock only (not reentrant, fair, fenced, a semaphore or a read-write lock).
+[[nodiscard]] boost::system::error_code validate_several_resources(const client_config& cfg,
+                                                                   const std::vector<std::string>& resources,
+                                                                   const lock_options& options,
+                                                                   std::string& why);
 
 }  // namespace redlock::detail
 

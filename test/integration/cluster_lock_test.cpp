@@ -26,6 +26,7 @@ using redlock::redis::detail::key_slot;
 using redlock::test::eventually;
 using redlock::test::holder_on;
 using redlock::test::lock_key;
+using redlock::test::names;
 using redlock::test::options;
 using redlock::test::redis_cluster;
 using redlock::test::redis_cluster_options;
@@ -107,6 +108,13 @@ BOOST_AUTO_TEST_CASE(locks_live_on_the_master_of_their_slot) {
         }
         BOOST_TEST(masters_used.size() == 3u);
         BOOST_TEST(node_stats(client).cluster_masters == 3u);
+
+        // Several resources at once live on several slots: refused, with the reason.
+        redlock::diagnostics diag;
+        auto [ec, none] = co_await client.async_acquire_all(names("orders:1", "orders:2"), options(10s), diag,
+                                                            tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::invalid_config), ec.message());
+        BOOST_TEST(diag.message.find("is a Redis Cluster") != std::string::npos, diag.message);
     }());
 }
 

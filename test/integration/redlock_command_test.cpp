@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -152,6 +153,65 @@ BOOST_AUTO_TEST_CASE(twenty_concurrent_runs_never_overlap) {
     BOOST_TEST(control.overlaps > 0);
 }
 
+namespace {
+
+// Ten invocations at once, each on two of four resources r0..r3 in a ring (run i takes r(i mod
+// 4) and r(i+1 mod 4), the odd ones naming them in the opposite order), appending "start PID
+// A B" and "end PID A B" around a 200 ms sleep. `locked`: both resources at once; else (the
+// control) each run locks a resource of its own. Returns per resource the overlaps seen.
+marks_summary ten_pair_runs(const scratch_dir& dir, const std::string& config, bool locked) {
+    const auto marks = dir.file(locked ? "pair-marks" : "pair-marks-control");
+    std::vector<pid_t> runs;
+    for (int i = 0; i < 10; ++i) {
+        auto a = "r" + std::to_string(i % 4);
+        auto b = "r" + std::to_string((i + 1) % 4);
+        if (i % 2 == 1) std::swap(a, b);
+        const auto names = a + " " + b;
+        const auto lock = locked ? names : "own" + std::to_string(i);
+        runs.push_back(start_redlock("run --config " + config + " --wait 60s --ttl 2s " + lock +
+                                         " -- /bin/sh -c 'echo start $$ " + names + " >> " + marks +
+                                         "; sleep 0.2; echo end $$ " + names + " >> " + marks + "'",
+                                     dir.file("pair-out" + std::to_string(i))));
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        BOOST_TEST(wait_child(runs[i], 90s) == 0, read_file(dir.file("pair-out" + std::to_string(i))));
+    std::istringstream in(read_file(marks));
+    std::string word, pid, a, b;
+    std::map<std::string, int> open;
+    marks_summary m;
+    while (in >> word >> pid >> a >> b) {
+        for (const auto& r : {a, b}) {
+            if (word == "start") {
+                if (open[r] > 0) ++m.overlaps;
+                ++open[r];
+            } else {
+                --open[r];
+            }
+        }
+        if (word == "end") ++m.pairs;
+    }
+    return m;
+}
+
+}  // namespace
+
+// Issue 21: runs that take overlapping pairs of resources, named in opposite orders, all get
+// their turn (none deadlocks: every run exits 0 well within its wait) and never overlap on a
+// resource; the control, which locks something else, shows that the marks reveal overlaps.
+BOOST_AUTO_TEST_CASE(ten_runs_on_overlapping_pairs_in_opposite_orders_never_deadlock_or_overlap) {
+    auto servers = start_redis_servers(5);
+    scratch_dir dir;
+    const auto config = write_config_file(dir, servers, "config");
+    const auto locked = ten_pair_runs(dir, config, true);
+    BOOST_TEST(locked.pairs == 10);
+    BOOST_TEST(locked.overlaps == 0);
+    for (int r = 0; r < 4; ++r)
+        BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "r" + std::to_string(r)); }));
+    const auto control = ten_pair_runs(dir, config, false);
+    BOOST_TEST(control.pairs == 10);
+    BOOST_TEST(control.overlaps > 0);
+}
+
 BOOST_FIXTURE_TEST_CASE(the_command_gets_the_lease_in_its_environment_and_its_status_is_ours, three_servers) {
     const auto env = dir.file("env");
     const auto out = dir.file("out");
@@ -196,6 +256,7 @@ BOOST_FIXTURE_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_
              {nodes + " --ttl 10x r -- true", "--ttl: \"10x\" is not a duration"},
              {nodes + " r true", "expected -- and a command"},
              {nodes + " r --", "no command after --"},
+             {nodes + " --shared r s -- true", "several RESOURCEs: plain locks only"},
              {nodes + " --bogus r -- true", "unknown option --bogus"},
              {"r -- true", "no nodes"},
              {"--nodes http://x r -- true", "--nodes:"},

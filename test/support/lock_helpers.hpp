@@ -169,6 +169,13 @@ inline bool held_everywhere(const server_list& servers, const std::string& resou
     return nodes_holding(servers, resource, holder.token()) == servers.size();
 }
 
+/// Resource names for client::async_acquire_all. GCC 12 cannot compile a braced list inside a
+/// co_await expression ("array used as initializer"), so tests pass this instead.
+template <class... Names>
+std::vector<std::string> names(const Names&... n) {
+    return {std::string(n)...};
+}
+
 inline lock_options options(std::chrono::milliseconds ttl = std::chrono::seconds(10),
                             std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
     lock_options o;

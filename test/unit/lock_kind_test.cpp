@@ -584,4 +584,75 @@ BOOST_AUTO_TEST_CASE(a_read_write_lock_is_neither_fair_nor_a_semaphore_and_only_
     BOOST_TEST(why.find("lock_options::mode") != std::string::npos, why);
 }
 
+BOOST_AUTO_TEST_CASE(several_resources_take_check_extend_and_release_every_key_and_name_the_one_held) {
+    lock_options o;
+    o.ttl = 1500ms;
+    auto kind = redlock::detail::make_multi_kind("app:", {"a", "b", "c"}, o);
+    const auto span_of = [](const node_call& c) {
+        const auto all = c.key_span();
+        return std::vector<std::string>(all.begin(), all.end());
+    };
+    const std::vector<std::string> locks{"{app:a}:lock", "{app:b}:lock", "{app:c}:lock"};
+    BOOST_TEST((std::vector<std::string>(kind->resources().begin(), kind->resources().end()) ==
+                std::vector<std::string>{"a", "b", "c"}));
+
+    node_call call;
+    kind->acquire({"tok-2", "tok-1", true, false}, call);
+    BOOST_TEST(call.script == &scripts::multi_acquire);
+    BOOST_TEST(span_of(call) == locks);
+    BOOST_TEST(call.route_key() == "{app:a}:lock");
+    BOOST_TEST(args_of(call) == (std::vector<std::string>{"tok-2", "1500", "tok-1"}));
+
+    std::vector<resp::value> granted{integers_reply({1, 0})};
+    BOOST_TEST((kind->read_acquire(call, {}, granted).verdict == vote::granted));
+    // Refused by the second key: a waiter listens on that resource's channel.
+    std::vector<resp::value> held{integers_reply({0, 640, 2})};
+    auto a = kind->read_acquire(call, {}, held);
+    BOOST_TEST((a.verdict == vote::denied));
+    BOOST_TEST(a.holder_pttl.value_or(0) == 640);
+    BOOST_TEST(a.blocked_by == 1u);
+    BOOST_TEST(kind->released_channel(a.blocked_by) == "{app:b}:released");
+    // An index out of range, or any other shape, is the node's fault.
+    for (const auto& odd : {integers_reply({0, 640, 4}), integers_reply({0, 640, 0}),
+                            integers_reply({0, 640}), integers_reply({2, 0})}) {
+        std::vector<resp::value> replies{odd};
+        a = kind->read_acquire(call, {}, replies);
+        BOOST_TEST((a.ec == error::unexpected_reply));
+        BOOST_TEST(a.node_fault);
+    }
+
+    node_call release;
+    kind->release("tok", true, release);
+    BOOST_TEST(release.script == &scripts::multi_release);
+    BOOST_TEST(span_of(release) ==
+               (std::vector<std::string>{"{app:a}:lock", "{app:b}:lock", "{app:c}:lock", "{app:a}:released",
+                                         "{app:b}:released", "{app:c}:released"}));
+    BOOST_TEST(args_of(release) == (std::vector<std::string>{"tok"}));
+    node_call cleanup;
+    kind->round_cleanup("tok", 0, cleanup);
+    BOOST_TEST(args_of(cleanup) == (std::vector<std::string>{"tok", "quiet"}));
+
+    node_call extend;
+    kind->extend("tok", 4000ms, extend);
+    BOOST_TEST(extend.script == &scripts::multi_extend);
+    BOOST_TEST(span_of(extend) == locks);
+    BOOST_TEST(args_of(extend) == (std::vector<std::string>{"tok", "4000"}));
+    BOOST_TEST(!kind->extends_in_batches());
+    node_call check;
+    kind->check("tok", check);
+    BOOST_TEST(check.script == &scripts::multi_check);
+    BOOST_TEST(span_of(check) == locks);
+
+    // The options a lock over several resources takes: a plain lock's only.
+    redlock::client_config cfg;
+    std::string why;
+    BOOST_TEST(!redlock::detail::validate_several_resources(cfg, {"a", "b"}, o, why));
+    auto fenced = o;
+    fenced.fenced = true;
+    BOOST_TEST(
+        (redlock::detail::validate_several_resources(cfg, {"a", "b"}, fenced, why) == error::invalid_config));
+    BOOST_TEST(
+        (redlock::detail::validate_several_resources(cfg, {"", "b"}, o, why) == error::invalid_resource));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -17,6 +17,12 @@ void lock_kind::extend(std::string_view token, std::chrono::milliseconds ttl, no
     out.arg(out.owned[0]);
 }
 
+void lock_kind::check(std::string_view token, node_call& out) const {
+    out.script = &scripts::check;
+    out.key(keys_.lock);
+    out.arg(token);
+}
+
 void lock_kind::write_back_fence(std::string_view token, std::uint64_t fence, node_call& out) const {
     out.script = &scripts::fence_writeback;
     out.owned[0] = std::to_string(fence);

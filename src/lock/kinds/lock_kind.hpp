@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -34,6 +35,8 @@ struct node_call {
     const redis::script* script = nullptr;   ///< null: `pipeline`
     std::array<std::string_view, 6> keys{};  ///< a script's KEYS; a pipeline's first key
     std::size_t key_count = 0;
+    /// Instead of `keys`, when not empty: a kind's own list (a lock over several resources)
+    std::span<const std::string_view> key_list{};
     std::array<std::string_view, 9> args{};
     std::size_t arg_count = 0;
     std::array<std::string, 2> owned;  ///< strings of its own that `keys` and `args` may point to
@@ -46,6 +49,7 @@ struct node_call {
     void clear() noexcept {
         script = nullptr;
         key_count = 0;
+        key_list = {};
         arg_count = 0;
         pipeline.clear();
         pttl_reply = 0;
@@ -53,10 +57,15 @@ struct node_call {
     }
     void key(std::string_view k) { keys[key_count++] = k; }
     void arg(std::string_view a) { args[arg_count++] = a; }
-    [[nodiscard]] std::span<const std::string_view> key_span() const { return {keys.data(), key_count}; }
+    [[nodiscard]] std::span<const std::string_view> key_span() const {
+        return key_list.empty() ? std::span<const std::string_view>(keys.data(), key_count) : key_list;
+    }
     /// The key that routes the call in a cluster (all of a resource's keys share its slot): a
     /// script's first key; a pipeline names it with key() too.
-    [[nodiscard]] std::string_view route_key() const { return key_count == 0 ? std::string_view() : keys[0]; }
+    [[nodiscard]] std::string_view route_key() const {
+        const auto all = key_span();
+        return all.empty() ? std::string_view() : all.front();
+    }
     [[nodiscard]] std::span<const std::string_view> arg_span() const { return {args.data(), arg_count}; }
     /// How many replies the node owes: one per pipelined command, one for a script.
     [[nodiscard]] std::size_t replies() const { return script ? 1 : pipeline.size(); }
@@ -89,6 +98,7 @@ struct acquire_answer {
     bool numbered = true;  ///< granted, fenced reentrant: this call numbered the hold (not an entry)
     std::optional<queue_place> place;  ///< a fair lock: where the node queues us
     std::string held_by;               ///< denied, a plain lock: the value in the key
+    std::size_t blocked_by = 0;        ///< denied, a lock over several resources: which one was held
     /// granted with WAIT pipelined: whether enough replicas have the grant (the vote fails if not)
     std::optional<replication_verdict> replication;
 };
@@ -107,6 +117,8 @@ public:
     [[nodiscard]] virtual bool queues() const noexcept { return false; }
     [[nodiscard]] virtual std::string_view place() const noexcept { return {}; }
     [[nodiscard]] virtual std::string_view wake_channel() const noexcept { return {}; }
+    /// A lock over several resources: their names (sorted); empty for one resource.
+    [[nodiscard]] virtual std::span<const std::string> resources() const noexcept { return {}; }
     /// A semaphore's count of permits; 0 for a lock.
     [[nodiscard]] virtual int permits() const noexcept { return 0; }
     /// A read-write lock's read or write; exclusive for the other kinds.
@@ -115,6 +127,13 @@ public:
     /// that holds new readers off until its next round; the acquisition's end (release with
     /// `announce` false) takes it away, on every node.
     [[nodiscard]] virtual bool marks_waiting() const noexcept { return false; }
+
+    /// The channel a release of the kind's resource number `i` (acquire_answer::blocked_by) is
+    /// published on: a waiter listens where it was refused.
+    [[nodiscard]] virtual const std::string& released_channel(std::size_t i) const noexcept {
+        (void)i;
+        return keys_.released;
+    }
 
     /// The acquire that round `r` sends to every node.
     virtual void acquire(const round_request& r, node_call& out) const = 0;
@@ -152,6 +171,9 @@ public:
     virtual void extend(std::string_view token, std::chrono::milliseconds ttl, node_call& out) const;
     [[nodiscard]] virtual bool extends_in_batches() const noexcept { return true; }
 
+    /// check.lua: the ms the hold of `token` has left (0: not held), reading only.
+    virtual void check(std::string_view token, node_call& out) const;
+
     /// A fenced lock's counter beside the lock key; empty unfenced.
     [[nodiscard]] const std::string& fence_key() const noexcept { return fence_key_; }
     /// fence_writeback.lua: raises the node's counter to `fence` where `token` holds the lock
@@ -185,6 +207,12 @@ private:
                                                                    const lock_options& options);
 [[nodiscard]] std::shared_ptr<const lock_kind> make_read_write_kind(resource_keys keys,
                                                                     const lock_options& options);
+/// A plain lock over several resources at once (`resources`: their names, sorted, distinct,
+/// at least two; `prefix`: client_config::key_prefix). Every node's data must hold all of their
+/// keys: independent masters, not a cluster.
+[[nodiscard]] std::shared_ptr<const lock_kind> make_multi_kind(std::string_view prefix,
+                                                               std::vector<std::string> resources,
+                                                               const lock_options& options);
 [[nodiscard]] std::shared_ptr<const lock_kind> make_fair_kind(resource_keys keys, const lock_options& options,
                                                               std::string place);
 
