@@ -41,11 +41,13 @@ constexpr const char* run_help =
     "\n"
     "Acquires RESOURCE's lock, runs CMD while a watchdog keeps the lease alive, and releases the\n"
     "lock when CMD exits. Several RESOURCEs: all of them at once or none (runs that name them in\n"
-    "any order never deadlock), as plain locks only. CMD gets REDLOCK_RESOURCE (several: joined\n"
-    "by \", \"), REDLOCK_TOKEN and REDLOCK_FENCE (0 unless --fenced) in its environment. CMD never outlives "
-    "the lease: if renewals fail, CMD gets SIGTERM\n"
-    "--grace before the lease's validity runs out, and SIGKILL just before it does. Ctrl-C (or\n"
-    "SIGTERM, SIGHUP) stops CMD with SIGTERM, SIGKILL --grace later, and releases the lock.\n"
+    "any order never deadlock), as plain locks (--fenced or not). CMD gets REDLOCK_RESOURCE\n"
+    "(several: sorted, joined by \", \"), REDLOCK_TOKEN, REDLOCK_FENCE (0 unless --fenced; several:\n"
+    "the first's) and REDLOCK_FENCES (one per resource, in REDLOCK_RESOURCE's order, separated\n"
+    "by spaces) in its environment. CMD never outlives the lease: if renewals fail, CMD gets\n"
+    "SIGTERM --grace before the lease's validity runs out, and SIGKILL just before it does.\n"
+    "Ctrl-C (or SIGTERM, SIGHUP) stops CMD with SIGTERM, SIGKILL --grace later, and releases the\n"
+    "lock.\n"
     "\n"
     "options:\n"
     "%s"
@@ -123,8 +125,10 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
     s.resources.assign(rest.begin(), dashes);
     std::sort(s.resources.begin(), s.resources.end());
     s.resources.erase(std::unique(s.resources.begin(), s.resources.end()), s.resources.end());
-    for (const auto& r : s.resources)
-        s.resource += (s.resource.empty() ? "" : ", ") + r;
+    for (const auto& r : s.resources) {
+        if (!s.resource.empty()) s.resource += ", ";
+        s.resource += r;
+    }
     s.command.assign(dashes + 1, rest.end());
     if (s.command.empty()) throw usage_error("no command after --");
     if (s.ttl < milliseconds(3)) throw usage_error("--ttl: at least 3ms");
@@ -135,9 +139,8 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
     if (s.fenced && s.mode == lock_mode::read)
         throw usage_error("--fenced: not with --shared (readers are not numbered; fence the --writer)");
     if (s.max_hold < milliseconds::zero()) throw usage_error("--max-hold: not negative");
-    if (s.resources.size() > 1 && (s.fenced || s.permits > 0 || s.mode != lock_mode::exclusive))
-        throw usage_error(
-            "several RESOURCEs: plain locks only (not --fenced, --permits, --shared or --writer)");
+    if (s.resources.size() > 1 && (s.permits > 0 || s.mode != lock_mode::exclusive))
+        throw usage_error("several RESOURCEs: plain locks only (not --permits, --shared or --writer)");
     // SIGTERM goes out --grace before the validity ends, which must leave the watchdog its
     // renewals (every third of the ttl) first.
     if (s.grace && *s.grace * 2 > s.ttl)
@@ -247,14 +250,19 @@ private:
     }
 
     bool spawn_child() {
-        std::vector<std::string> env_strings = {"REDLOCK_RESOURCE=" + s_.resource,
-                                                "REDLOCK_TOKEN=" + lease_.token(),
-                                                "REDLOCK_FENCE=" + std::to_string(lease_.fence())};
+        std::string fences;
+        for (auto f : lease_.fences()) {
+            if (!fences.empty()) fences += ' ';
+            fences += std::to_string(f);
+        }
+        std::vector<std::string> env_strings = {
+            "REDLOCK_RESOURCE=" + s_.resource, "REDLOCK_TOKEN=" + lease_.token(),
+            "REDLOCK_FENCE=" + std::to_string(lease_.fence()), "REDLOCK_FENCES=" + fences};
         std::vector<char*> envp;
         for (char** e = environ; *e != nullptr; ++e) {
             const std::string_view entry(*e);
             if (entry.starts_with("REDLOCK_RESOURCE=") || entry.starts_with("REDLOCK_TOKEN=") ||
-                entry.starts_with("REDLOCK_FENCE=")) {
+                entry.starts_with("REDLOCK_FENCE=") || entry.starts_with("REDLOCK_FENCES=")) {
                 continue;
             }
             envp.push_back(*e);

@@ -55,8 +55,11 @@ public:
     [[nodiscard]] std::vector<std::string> resources() const;
     /// 128 random bits from the OS CSPRNG, hex-encoded: unique per acquisition.
     [[nodiscard]] const std::string& token() const noexcept;
-    /// Monotonic per resource with fenced locks; 0 otherwise.
+    /// Monotonic per resource with fenced locks; 0 otherwise. Of several resources, the first's.
     [[nodiscard]] std::uint64_t fence() const noexcept;
+    /// The fence of each of resources(), in its order (0s when not fenced); empty for an empty
+    /// lease.
+    [[nodiscard]] std::vector<std::uint64_t> fences() const;
     /// The validity computed when the lease was granted or last extended: until then, a quorum
     /// of nodes is known to hold our token (ttl - elapsed - drift).
     [[nodiscard]] clock::time_point valid_until() const noexcept;

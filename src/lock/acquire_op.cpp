@@ -140,7 +140,8 @@ void acquire_op::on_answer(std::size_t node, acquire_answer a) {
     const bool granted = a.verdict == vote::granted;
     // A node that granted after the fence was settled is written back too; the grant no
     // longer waits for it.
-    if (granted && a.fence && !round_.counting() && round_.late_grant_behind(*a.fence)) write_back(node);
+    if (granted && a.fence && !round_.counting() && round_.late_grant_behind(a.all_fences()))
+        write_back(node);
     if (done_) {
         // A straggler of the round that won: if it did not grant, it may still queue us.
         if (round_.has_succeeded() && leaves_refusers(round_) && !granted) dequeue(only_node(node));
@@ -160,7 +161,7 @@ void acquire_op::on_answer(std::size_t node, acquire_answer a) {
         if (a.node_fault) client_->metrics().node_failure(node, a.ec);
         count(node, vote::failed, a.ec, std::move(a.detail));
     } else if (granted) {
-        round_.granted(node, a.fence, a.numbered);
+        round_.granted(node, a.all_fences(), a.numbered);
         if (auto& r = a.replication) {
             if (r->ec == error::unexpected_reply) client_->metrics().node_failure(node, r->ec);
             count(node, r->ec ? vote::failed : vote::granted, r->ec, std::move(r->detail));
@@ -260,7 +261,7 @@ void acquire_op::run(const step& s) {
 
 void acquire_op::write_back(std::size_t node) {
     node_call call;
-    kind_->write_back_fence(round_.token(), round_.fence(), call);
+    kind_->write_back_fence(round_.token(), round_.fences(), call);
     client_->call_on(node, call, node_timeout_,
                      [self = shared_from_this(), r = round_.number()](error_code ec,
                                                                       std::span<const resp::value> replies) {
@@ -288,10 +289,14 @@ void acquire_op::succeed(clock::time_point now, clock::time_point valid_until, s
         const auto refused = round_.refused();
         if (std::find(refused.begin(), refused.end(), true) != refused.end()) dequeue(refused);
     }
-    auto state = grant_lease(client_,
-                             {resource_, kind_, round_.token(), round_.fence(), node_timeout_, valid_until,
-                              nodes_granted, extend_now},
-                             options_, now);
+    auto state =
+        grant_lease(client_,
+                    {resource_, kind_, round_.token(), round_.fence(),
+                     resources_.empty() || !options_.fenced
+                         ? std::vector<std::uint64_t>()
+                         : std::vector<std::uint64_t>(round_.fences().begin(), round_.fences().end()),
+                     node_timeout_, valid_until, nodes_granted, extend_now},
+                    options_, now);
     client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
     client_->metrics().acquire_latency(now - started_);
     // The message costs more than the rest of a grant: build it only for a caller who asked.
@@ -362,8 +367,10 @@ void start_acquire_all(std::shared_ptr<client_state> client, std::vector<std::st
         return;
     }
     std::string names;
-    for (const auto& r : resources)
-        names += (names.empty() ? "" : ", ") + r;
+    for (const auto& r : resources) {
+        if (!names.empty()) names += ", ";
+        names += r;
+    }
     auto strand = client->strand();
     auto op = std::make_shared<acquire_op>(std::move(client), std::move(names), std::move(options), diag,
                                            std::move(handler), std::move(resources));

@@ -16,6 +16,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -51,7 +52,7 @@ public:
           handler_(std::move(handler)),
           sleep_(client_->strand()),
           report_(*client_, "acquire", resource_),
-          round_(client_->node_count(), options_.fenced) {}
+          round_(client_->node_count(), options_.fenced, std::max<std::size_t>(resources_.size(), 1)) {}
 
     // On the initiating thread, before start().
     void connect_cancellation() { cancel_on_slot(handler_, shared_from_this(), client_->strand()); }

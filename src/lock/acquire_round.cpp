@@ -23,7 +23,7 @@ void acquire_round::begin(std::string token, clock::time_point t0) {
     granted_.assign(nodes_, false);
     handed_over_.assign(nodes_, false);
     denied_.assign(nodes_, false);
-    if (fenced_) fence_.reset(nodes_);
+    if (fenced_) fence_.reset(nodes_, resources_);
     contended_ = false;
     awaiting_holds_ = false;
     round_heard_ = 0;
@@ -43,9 +43,9 @@ void acquire_round::answered(std::size_t node, bool granted) {
     granted_[node] = granted;
 }
 
-void acquire_round::granted(std::size_t node, std::optional<std::int64_t> fence, bool numbered) {
+void acquire_round::granted(std::size_t node, std::span<const std::int64_t> fences, bool numbered) {
     granted_[node] = true;
-    if (fence && fenced_) fence_.record(node, *fence, numbered);
+    if (!fences.empty() && fenced_) fence_.record(node, fences, numbered);
 }
 
 acquire_round::step acquire_round::count(std::size_t node, vote v, std::uint64_t outer_fence) {
@@ -115,8 +115,8 @@ std::vector<bool> acquire_round::nodes_to_release() const {
     return nodes;
 }
 
-bool acquire_round::late_grant_behind(std::int64_t node_fence) const noexcept {
-    return fenced_ && (succeeded_ || fence_.writing_back()) && fence_.behind(node_fence);
+bool acquire_round::late_grant_behind(std::span<const std::int64_t> node_fences) const noexcept {
+    return fenced_ && (succeeded_ || fence_.writing_back()) && fence_.behind(node_fences);
 }
 
 void acquire_round::await_stragglers(boost::system::error_code cause) noexcept {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,7 +44,9 @@ public:
         bool decided = false;                 ///< this vote decided the round
     };
 
-    acquire_round(std::size_t nodes, bool fenced) : nodes_(nodes), fenced_(fenced), tally_(nodes) {}
+    /// `resources`: how many fences a fenced grant carries (several resources at once).
+    acquire_round(std::size_t nodes, bool fenced, std::size_t resources = 1)
+        : nodes_(nodes), fenced_(fenced), resources_(resources), tally_(nodes) {}
 
     // --- rounds and their tokens -----------------------------------------------------------------
     /// The next round, which writes `token`, starting at `t0` (before its first send, so the
@@ -76,8 +79,12 @@ public:
 
     /// Node `node` answered (a fair round records every answer, also after the decision).
     void answered(std::size_t node, bool granted);
-    /// Node `node` granted, with its fence if the lock is fenced.
-    void granted(std::size_t node, std::optional<std::int64_t> fence, bool numbered);
+    /// Node `node` granted, with its fences if the lock is fenced (one per resource).
+    void granted(std::size_t node, std::span<const std::int64_t> fences, bool numbered);
+    void granted(std::size_t node, std::optional<std::int64_t> fence, bool numbered) {
+        granted(node, fence ? std::span<const std::int64_t>(&*fence, 1) : std::span<const std::int64_t>(),
+                numbered);
+    }
     /// Counts node `node`'s vote. `outer_fence`: the fence of this client's live reentrant hold
     /// that the round may enter (0: none).
     step count(std::size_t node, vote v, std::uint64_t outer_fence);
@@ -85,13 +92,18 @@ public:
     step on_writeback(bool raised);
     /// A node granted after the round was decided: write it back (the fence it returned is not
     /// ours) if the round won or is settling its fence.
-    [[nodiscard]] bool late_grant_behind(std::int64_t node_fence) const noexcept;
+    [[nodiscard]] bool late_grant_behind(std::span<const std::int64_t> node_fences) const noexcept;
+    [[nodiscard]] bool late_grant_behind(std::int64_t node_fence) const noexcept {
+        return late_grant_behind(std::span<const std::int64_t>(&node_fence, 1));
+    }
     /// The final round was lost to denials before every node answered: hear them out.
     void await_stragglers(boost::system::error_code cause) noexcept;
     /// The acquire returned a lease from this round.
     void succeeded() noexcept { succeeded_ = true; }
     [[nodiscard]] bool has_succeeded() const noexcept { return succeeded_; }
     [[nodiscard]] std::uint64_t fence() const noexcept { return fence_.fence(); }
+    /// One per resource.
+    [[nodiscard]] std::span<const std::uint64_t> fences() const noexcept { return fence_.fences(); }
 
     /// How long the lock is known to hold from `now` if the quorum holds it: nothing when that
     /// is not above `min_validity` (a quorum that came after the validity ran out).
@@ -123,6 +135,7 @@ private:
 
     std::size_t nodes_;
     bool fenced_;
+    std::size_t resources_;
     unsigned number_ = 0;
     std::string token_;
     std::vector<std::string> earlier_tokens_;  // oldest first

@@ -8,6 +8,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>
 
+#include <algorithm>
+
 namespace redlock {
 
 namespace {
@@ -50,6 +52,12 @@ std::vector<std::string> lease::resources() const {
     const auto several = state_->kind->resources();
     if (several.empty()) return {state_->resource};
     return {several.begin(), several.end()};
+}
+std::vector<std::uint64_t> lease::fences() const {
+    if (!state_) return {};
+    if (!state_->fences.empty()) return state_->fences;
+    return std::vector<std::uint64_t>(std::max<std::size_t>(state_->kind->resources().size(), 1),
+                                      state_->fence);
 }
 const std::string& lease::token() const noexcept {
     return state_ ? state_->token : empty_string;

@@ -20,6 +20,7 @@ std::shared_ptr<lease_state> grant_lease(const std::shared_ptr<client_state>& cl
     state->kind = std::move(won.kind);
     state->token = std::move(won.token);
     state->fence = won.fence;
+    state->fences = std::move(won.fences);
     if (options.fenced && options.reentrant)
         client->holds().add(state->kind->keys().lock, options.owner.str(), state);
     state->node_timeout = won.node_timeout;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -17,6 +18,7 @@ struct won_lock {
     std::shared_ptr<const lock_kind> kind;
     std::string token;  ///< the value the lock holds
     std::uint64_t fence = 0;
+    std::vector<std::uint64_t> fences;  ///< several resources, fenced: one per resource
     std::chrono::milliseconds node_timeout{0};
     std::chrono::steady_clock::time_point valid_until;
     std::size_t nodes_granted = 0;

@@ -105,6 +105,7 @@ private:
         w.kind = kind_;
         w.token = record_.token;
         w.fence = record_.fence;
+        w.fences = record_.fences;
         w.node_timeout = node_timeout_;
         w.valid_until = now + left;
         w.nodes_granted = tally_.granted();
@@ -156,8 +157,10 @@ std::string handover_text(const lease_state& state) {
                         {"owner", std::string(kind.owner())},
                         {"place", std::string(kind.place())},
                         {"permits", kind.permits()}};
-    if (!kind.resources().empty())
+    if (!kind.resources().empty()) {
         j["resources"] = std::vector<std::string>(kind.resources().begin(), kind.resources().end());
+        j["fences"] = state.fences;
+    }
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -206,8 +209,22 @@ bool parse_handover(std::string_view text, handover_record& out, std::string& wh
         }
         for (const auto& e : list)
             out.resources.push_back(e.get<std::string>());
-        std::sort(out.resources.begin(), out.resources.end());
-        out.resources.erase(std::unique(out.resources.begin(), out.resources.end()), out.resources.end());
+        // The fences follow the resources' order, which the writer sorted: keep it.
+        if (!std::is_sorted(out.resources.begin(), out.resources.end()) ||
+            std::adjacent_find(out.resources.begin(), out.resources.end()) != out.resources.end()) {
+            why = "a lease of kind \"several\" names its resources sorted, each once";
+            return false;
+        }
+        const auto& fences = j.contains("fences") ? j["fences"] : nlohmann::json();
+        const bool numbers =
+            fences.is_array() &&
+            std::all_of(fences.begin(), fences.end(), [](const auto& e) { return e.is_number_unsigned(); });
+        if (!numbers || (out.kind.fenced && fences.size() != out.resources.size())) {
+            why = "a lease of kind \"several\" needs \"fences\": one number per resource when fenced";
+            return false;
+        }
+        for (const auto& e : fences)
+            out.fences.push_back(e.get<std::uint64_t>());
     } else if (kind != "lock") {
         why = "unknown kind of lock \"" + kind + "\"";
         return false;

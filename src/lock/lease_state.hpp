@@ -34,6 +34,8 @@ struct lease_state {
     int replicas = 0;  ///< lock_options::replicas: every extend waits for them too
     std::chrono::milliseconds replica_timeout{0};
     std::uint64_t fence = 0;
+    std::vector<std::uint64_t>
+        fences;  ///< several resources, fenced: one per resource (`fence`: the first's)
     std::atomic<clock::rep> valid_until{0};
     std::atomic<unsigned> nodes_granted{0};
     /// Leaves `held` once (lease_lifecycle.hpp), on any thread: whoever moves it owns the actions.

@@ -93,10 +93,10 @@ boost::system::error_code validate_several_resources(const client_config& cfg,
     for (const auto& r : resources)
         if (auto ec = validate_resource(cfg, r, why)) return ec;
     if (auto ec = validate_lock_options(cfg, resources.front(), o, why)) return ec;
-    if (o.reentrant || o.fair || o.fenced || o.permits > 0 || o.mode != lock_mode::exclusive) {
+    if (o.reentrant || o.fair || o.permits > 0 || o.mode != lock_mode::exclusive) {
         why = "acquire of " + std::to_string(resources.size()) + " resources at once (\"" +
               resources.front() +
-              "\", ...): only a plain lock takes several resources; not reentrant, fair, fenced, a "
+              "\", ...): only a plain lock (fenced or not) takes several resources; not reentrant, fair, a "
               "semaphore (permits) or a read-write lock (mode)";
         return error::invalid_config;
     }

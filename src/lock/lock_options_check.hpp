@@ -27,7 +27,7 @@ inline constexpr std::size_t max_resources_at_once = 100;
 
 /// A lock over several resources (client::async_acquire_all): `resources` sorted and distinct,
 /// at least two, each a valid name; `options` as validate_lock_options says, and those of a
-/// plain lock only (not reentrant, fair, fenced, a semaphore or a read-write lock).
+/// plain lock only, fenced or not (not reentrant, fair, a semaphore or a read-write lock).
 [[nodiscard]] boost::system::error_code validate_several_resources(const client_config& cfg,
                                                                    const std::vector<std::string>& resources,
                                                                    const lock_options& options,

@@ -228,6 +228,17 @@ BOOST_FIXTURE_TEST_CASE(the_command_gets_the_lease_in_its_environment_and_its_st
     BOOST_TEST(fence >= 1u);
     BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "job"); }));  // released when it exited
 
+    // Several resources, fenced: a fence each, in the sorted names' order.
+    BOOST_TEST(
+        run_redlock(run + " --fenced other job -- /bin/sh -c 'echo $REDLOCK_FENCES > " + env + "'", out) == 0,
+        read_file(out));
+    std::istringstream fences(read_file(env));
+    unsigned long long job_fence = 0, other_fence = 0;
+    fences >> job_fence >> other_fence;
+    BOOST_TEST(job_fence > fence);
+    BOOST_TEST(other_fence >= 1u);
+    BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "job") && !key_anywhere(servers, "other"); }));
+
     // A signal that ends the command: 128 + its number.
     BOOST_TEST(run_redlock(run + " job -- /bin/sh -c 'kill -KILL $$'", out) == 128 + SIGKILL);
     // A command that cannot start: 127, and the lock is released.

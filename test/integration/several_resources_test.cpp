@@ -206,14 +206,12 @@ BOOST_AUTO_TEST_CASE(what_several_resources_cannot_be_is_refused) {
         const auto refused = [&](redlock::lock_options o) -> asio::awaitable<boost::system::error_code> {
             redlock::diagnostics diag;
             auto [ec, none] = co_await client.async_acquire_all(m_and_n, o, diag, tuple_awaitable);
-            BOOST_TEST(diag.message.find("only a plain lock takes several resources") != std::string::npos,
+            BOOST_TEST(diag.message.find("only a plain lock (fenced or not) takes several resources") !=
+                           std::string::npos,
                        diag.message);
             co_return ec;
         };
         auto o = options();
-        o.fenced = true;
-        BOOST_TEST((co_await refused(o) == redlock::error::invalid_config));
-        o = options();
         o.permits = 2;
         BOOST_TEST((co_await refused(o) == redlock::error::invalid_config));
         o = options();
@@ -252,6 +250,52 @@ BOOST_AUTO_TEST_CASE(what_several_resources_cannot_be_is_refused) {
         BOOST_TEST(hundred.resources().size() == 100u);
         co_await hundred.async_release(asio::use_awaitable);
         BOOST_TEST(none_anywhere(servers, many));
+    }());
+}
+
+// Fenced, each resource keeps its own counter: a set's fence of a resource is above the last
+// fence of that resource alone, and below the next; the fences travel in a hand-over.
+BOOST_DATA_TEST_CASE(a_fenced_set_numbers_each_resource_in_its_own_order, node_counts, n) {
+    auto servers = start_redis_servers(static_cast<std::size_t>(n));
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    redlock::client adopter(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto fenced = options();
+        fenced.fenced = true;
+        std::uint64_t last_f = 0;
+        for (int i = 0; i < 3; ++i) {  // "f" is ahead of "g"
+            auto alone = co_await client.async_acquire("f", fenced, asio::use_awaitable);
+            last_f = alone.fence();
+            co_await alone.async_release(asio::use_awaitable);
+        }
+        auto set = co_await client.async_acquire_all(names("g", "f"), fenced, asio::use_awaitable);
+        const auto fences = set.fences();
+        BOOST_TEST_REQUIRE(fences.size() == 2u);
+        BOOST_TEST(fences[0] > last_f);  // "f" first: the lease's resources are sorted
+        BOOST_TEST(fences[1] >= 1u);
+        BOOST_TEST(fences[1] < fences[0]);
+        BOOST_TEST(set.fence() == fences[0]);
+        // Written back: a quorum's counters have each fence.
+        for (const auto& [r, f] : {std::pair<const char*, std::uint64_t>{"f", fences[0]}, {"g", fences[1]}}) {
+            std::size_t at_least = 0;
+            for (const auto& s : servers)
+                at_least += std::stoull(s->command({"GET", redlock::test::key_tag(r) + ":fence"}).str) >= f;
+            BOOST_TEST(at_least >= servers.size() / 2 + 1, r);
+        }
+
+        auto adopted = co_await adopter.async_adopt(set.handover(), options(), asio::use_awaitable);
+        BOOST_TEST((adopted.fences() == fences));
+        co_await adopted.async_release(asio::use_awaitable);
+
+        auto next_g = co_await client.async_acquire("g", fenced, asio::use_awaitable);
+        BOOST_TEST(next_g.fence() > fences[1]);
+        co_await next_g.async_release(asio::use_awaitable);
+        auto next_set = co_await client.async_acquire_all(names("f", "g"), fenced, asio::use_awaitable);
+        BOOST_TEST(next_set.fences()[0] > fences[0]);
+        BOOST_TEST(next_set.fences()[1] > next_g.fence());
+        co_await next_set.async_release(asio::use_awaitable);
+        BOOST_TEST(none_anywhere(servers, {"f", "g"}));
     }());
 }
 

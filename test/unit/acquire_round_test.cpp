@@ -205,6 +205,33 @@ BOOST_AUTO_TEST_CASE(the_fence_is_the_quorums_largest_and_a_lagging_node_is_writ
     BOOST_TEST(quarantined.fence() == 4u);
 }
 
+// Several resources at once: each resource's fence is the largest of the quorum's for it, and a
+// node is behind when any of its counters is.
+BOOST_AUTO_TEST_CASE(several_resources_settle_a_fence_each) {
+    acquire_round round(3, true, 2);
+    round.begin("tok", t0);
+    const std::vector<std::int64_t> node0{5, 2};
+    const std::vector<std::int64_t> node1{4, 3};
+    round.granted(0, node0, true);
+    (void)round.count(0, vote::granted, 0);
+    round.granted(1, node1, true);
+    auto s = round.count(1, vote::granted, 0);
+    BOOST_TEST(s.decided);
+    BOOST_TEST((std::vector<std::uint64_t>(round.fences().begin(), round.fences().end()) ==
+                std::vector<std::uint64_t>{5, 3}));
+    BOOST_TEST(round.fence() == 5u);
+    // Neither node has both: both are written back, and the grant waits for a quorum of them.
+    BOOST_TEST((s.write_back == std::vector<std::size_t>{0, 1}));
+    BOOST_TEST((s.what == action::none));
+    BOOST_TEST((round.on_writeback(true).what == action::none));
+    BOOST_TEST((round.on_writeback(true).what == action::grant));
+    round.succeeded();
+    const std::vector<std::int64_t> settled{5, 3};
+    const std::vector<std::int64_t> one_behind{5, 1};
+    BOOST_TEST(!round.late_grant_behind(settled));
+    BOOST_TEST(round.late_grant_behind(one_behind));
+}
+
 BOOST_AUTO_TEST_CASE(a_fenced_reentry_keeps_the_fence_of_the_hold_it_enters) {
     // Node 0 reports our existing hold (fence 4), node 1 numbered a new hold (9): one of two is
     // no quorum of the hold, and node 2 decides whether this is a re-entry.

@@ -357,14 +357,16 @@ BOOST_AUTO_TEST_CASE(a_fence_write_back_names_the_counter_and_a_reentrant_owner)
     auto kind = make_lock_kind(keys, fenced, {});
     BOOST_TEST(kind->fence_key() == redlock::detail::fence_key_for(keys));
     node_call write_back;
-    kind->write_back_fence("tok", 42, write_back);
+    const std::vector<std::uint64_t> fence_42{42};
+    kind->write_back_fence("tok", fence_42, write_back);
     BOOST_TEST(write_back.script == &scripts::fence_writeback);
     BOOST_TEST((keys_of(write_back) == std::vector<std::string>{keys.lock, kind->fence_key()}));
     BOOST_TEST((args_of(write_back) == std::vector<std::string>{"tok", "42"}));
 
     kind = make_lock_kind(keys, reentrant_options(true), {});
     node_call owned;
-    kind->write_back_fence("tok", 7, owned);
+    const std::vector<std::uint64_t> fence_7{7};
+    kind->write_back_fence("tok", fence_7, owned);
     BOOST_TEST((args_of(owned) == std::vector<std::string>{"tok", "7", "worker-7"}));
 
     BOOST_TEST(make_lock_kind(keys, lock_options{}, {})->fence_key().empty());
@@ -601,7 +603,7 @@ BOOST_AUTO_TEST_CASE(several_resources_take_check_extend_and_release_every_key_a
     BOOST_TEST(call.script == &scripts::multi_acquire);
     BOOST_TEST(span_of(call) == locks);
     BOOST_TEST(call.route_key() == "{app:a}:lock");
-    BOOST_TEST(args_of(call) == (std::vector<std::string>{"tok-2", "1500", "tok-1"}));
+    BOOST_TEST(args_of(call) == (std::vector<std::string>{"tok-2", "1500", "plain", "tok-1"}));
 
     std::vector<resp::value> granted{integers_reply({1, 0})};
     BOOST_TEST((kind->read_acquire(call, {}, granted).verdict == vote::granted));
@@ -649,10 +651,48 @@ BOOST_AUTO_TEST_CASE(several_resources_take_check_extend_and_release_every_key_a
     BOOST_TEST(!redlock::detail::validate_several_resources(cfg, {"a", "b"}, o, why));
     auto fenced = o;
     fenced.fenced = true;
-    BOOST_TEST(
-        (redlock::detail::validate_several_resources(cfg, {"a", "b"}, fenced, why) == error::invalid_config));
+    BOOST_TEST(!redlock::detail::validate_several_resources(cfg, {"a", "b"}, fenced, why));
+    auto reentrant = o;
+    reentrant.reentrant = true;
+    reentrant.owner = owner_id("me");
+    BOOST_TEST((redlock::detail::validate_several_resources(cfg, {"a", "b"}, reentrant, why) ==
+                error::invalid_config));
     BOOST_TEST(
         (redlock::detail::validate_several_resources(cfg, {"", "b"}, o, why) == error::invalid_resource));
+}
+
+BOOST_AUTO_TEST_CASE(several_fenced_resources_carry_a_fence_each_and_write_them_back_together) {
+    lock_options o;
+    o.ttl = 1500ms;
+    o.fenced = true;
+    auto kind = redlock::detail::make_multi_kind("app:", {"a", "b"}, o);
+    const auto span_of = [](const node_call& c) {
+        const auto all = c.key_span();
+        return std::vector<std::string>(all.begin(), all.end());
+    };
+    const std::vector<std::string> locks_and_counters{"{app:a}:lock", "{app:b}:lock", "{app:a}:fence",
+                                                      "{app:b}:fence"};
+    node_call call;
+    kind->acquire({"tok-2", "", false, false}, call);
+    BOOST_TEST(span_of(call) == locks_and_counters);
+    BOOST_TEST(args_of(call) == (std::vector<std::string>{"tok-2", "1500", "fenced"}));
+
+    std::vector<resp::value> granted{integers_reply({1, 12, 3})};
+    auto a = kind->read_acquire(call, {}, granted);
+    BOOST_TEST((a.verdict == vote::granted));
+    BOOST_TEST((a.fences == std::vector<std::int64_t>{12, 3}));
+    BOOST_TEST(a.fence.value_or(0) == 12);
+    BOOST_TEST(a.all_fences().size() == 2u);
+    // A grant without a fence per resource is the node's fault.
+    std::vector<resp::value> short_reply{integers_reply({1, 12})};
+    BOOST_TEST((kind->read_acquire(call, {}, short_reply).ec == error::unexpected_reply));
+
+    node_call back;
+    const std::vector<std::uint64_t> settled{14, 3};
+    kind->write_back_fence("tok-2", settled, back);
+    BOOST_TEST(back.script == &scripts::multi_fence_writeback);
+    BOOST_TEST(span_of(back) == locks_and_counters);
+    BOOST_TEST(args_of(back) == (std::vector<std::string>{"tok-2", "14 3"}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

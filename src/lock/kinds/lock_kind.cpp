@@ -23,9 +23,10 @@ void lock_kind::check(std::string_view token, node_call& out) const {
     out.arg(token);
 }
 
-void lock_kind::write_back_fence(std::string_view token, std::uint64_t fence, node_call& out) const {
+void lock_kind::write_back_fence(std::string_view token, std::span<const std::uint64_t> fences,
+                                 node_call& out) const {
     out.script = &scripts::fence_writeback;
-    out.owned[0] = std::to_string(fence);
+    out.owned[0] = std::to_string(fences.empty() ? 0 : fences.front());
     out.key(keys_.lock);
     out.key(fence_key_);
     out.arg(token);

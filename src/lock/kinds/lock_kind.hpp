@@ -95,12 +95,20 @@ struct acquire_answer {
     bool node_fault = false;                  ///< failed by what the node answered: counts against the node
     std::optional<std::int64_t> holder_pttl;  ///< denied: how long the holder's key lives, as read
     std::optional<std::int64_t> fence;        ///< granted, fenced: the node's fence of the grant
+    /// granted, fenced, several resources: the node's fence of each (`fence` is the first's)
+    std::vector<std::int64_t> fences;
     bool numbered = true;  ///< granted, fenced reentrant: this call numbered the hold (not an entry)
     std::optional<queue_place> place;  ///< a fair lock: where the node queues us
     std::string held_by;               ///< denied, a plain lock: the value in the key
     std::size_t blocked_by = 0;        ///< denied, a lock over several resources: which one was held
     /// granted with WAIT pipelined: whether enough replicas have the grant (the vote fails if not)
     std::optional<replication_verdict> replication;
+
+    /// Every fence of a fenced grant: `fences`, or `fence` alone; empty unfenced.
+    [[nodiscard]] std::span<const std::int64_t> all_fences() const noexcept {
+        if (!fences.empty()) return fences;
+        return fence ? std::span<const std::int64_t>(&*fence, 1) : std::span<const std::int64_t>();
+    }
 };
 
 /// One kind of lock (plain, reentrant, fair, semaphore, read-write): the script calls of its acquire,
@@ -176,9 +184,10 @@ public:
 
     /// A fenced lock's counter beside the lock key; empty unfenced.
     [[nodiscard]] const std::string& fence_key() const noexcept { return fence_key_; }
-    /// fence_writeback.lua: raises the node's counter to `fence` where `token` holds the lock
-    /// (for our owner, with one); answers 1 if it did.
-    void write_back_fence(std::string_view token, std::uint64_t fence, node_call& out) const;
+    /// fence_writeback.lua: raises the node's counter to `fences` (one per resource) where
+    /// `token` holds the lock (for our owner, with one); answers 1 if it did.
+    virtual void write_back_fence(std::string_view token, std::span<const std::uint64_t> fences,
+                                  node_call& out) const;
 
 protected:
     lock_kind(resource_keys keys, const lock_options& options);
