@@ -90,10 +90,10 @@ asio::awaitable<bool> waiter_waits(std::vector<std::unique_ptr<redlock::redis::c
     const std::string tag = "{redlock:bench:handoff}";
     redlock::resp::request req;
     if (fair) {
-        req.push("PUBSUB", "CHANNELS", tag + ":wake:*");
+        req.push("PUBSUB", "SHARDCHANNELS", tag + ":wake:*");
         req.push("ZCARD", tag + ":queue");
     } else {
-        req.push("PUBSUB", "NUMSUB", tag + ":released");
+        req.push("PUBSUB", "SHARDNUMSUB", tag + ":released");
     }
     for (auto& p : probes) {
         auto [ec, v] = co_await p->async_exec(req, 1000ms, tuple_awaitable);
