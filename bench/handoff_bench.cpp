@@ -2,7 +2,7 @@
 // it, and how many holds per second C waiters get out of one lock.
 //
 //   handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] [--handoffs K]
-//                 [--contenders C] [--seconds S] [--fair 1] [--hot 1]
+//                 [--contenders C] [--seconds S] [--fair 1] [--hot 1] [--permits K]
 //
 // Prints one JSON line. Hand-off: a holder client acquires, a waiter client starts a waiting
 // acquire, 2 ms later the holder releases; latency = from just before the release is sent until
@@ -14,6 +14,14 @@
 // found by polling the nodes: machine and servers stay busy, as under a real load, where the
 // 2 ms of idleness lets the CPUs fall asleep and costs a cold wake-up per step (see
 // docs/benchmarks.md).
+// --permits K: every acquire takes one permit of a semaphore of K (lock_options::permits). The
+// holder then takes all K before the waiter waits, and releases one of them.
+// The contended phase also times its hand-offs: a permit (the lock, K = 1) freed by a release
+// goes to the next acquire that completes, so each completed acquire, once the first K went to
+// free permits, is matched with the oldest release not matched yet (started before it), from
+// just before that release is sent. At most K releases can be waiting for a taker at once; older
+// ones are dropped unmatched (with N > 1 a semaphore can briefly admit more than K, and a release
+// of such a surplus hold frees no permit anybody waits for).
 #include <redlock/redis/connection.hpp>
 #include <redlock/redlock.hpp>
 
@@ -28,6 +36,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,10 +59,12 @@ struct settings {
     double seconds = 5.0;
     bool fair = false;
     bool hot = false;
+    int permits = 0;
 };
 
 struct results {
     std::vector<double> handoff_us;
+    std::vector<double> contended_handoff_us;
     std::uint64_t holds = 0;
     std::uint64_t failures = 0;
     double contended_seconds = 0;
@@ -79,10 +90,10 @@ asio::awaitable<bool> waiter_waits(std::vector<std::unique_ptr<redlock::redis::c
     const std::string tag = "{redlock:bench:handoff}";
     redlock::resp::request req;
     if (fair) {
-        req.push("PUBSUB", "CHANNELS", tag + ":wake:*");
+        req.push("PUBSUB", "SHARDCHANNELS", tag + ":wake:*");
         req.push("ZCARD", tag + ":queue");
     } else {
-        req.push("PUBSUB", "NUMSUB", tag + ":released");
+        req.push("PUBSUB", "SHARDNUMSUB", tag + ":released");
     }
     for (auto& p : probes) {
         auto [ec, v] = co_await p->async_exec(req, 1000ms, tuple_awaitable);
@@ -99,17 +110,35 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter,
                           results& r) {
     redlock::lock_options plain;
     plain.fair = s.fair;
+    plain.permits = s.permits;
     redlock::lock_options waiting;
     waiting.fair = s.fair;
+    waiting.permits = s.permits;
     waiting.wait = 10s;
     waiting.waiting = s.waiting;
     waiting.retry =
         redlock::retry_config{std::chrono::milliseconds(s.retry_ms), std::chrono::milliseconds(s.retry_ms)};
 
+    const int slots = std::max(1, s.permits);
     for (int i = 0; i < s.handoffs; ++i) {
-        auto [ec, held] = co_await holder.async_acquire("bench:handoff", plain, tuple_awaitable);
-        if (ec) {
+        // The holder takes every permit (the lock), so that the waiter waits for a release.
+        std::vector<redlock::lease> others;
+        redlock::lease held;
+        bool all = true;
+        for (int k = 0; k < slots && all; ++k) {
+            auto [ec, l] = co_await holder.async_acquire("bench:handoff", plain, tuple_awaitable);
+            if (ec) {
+                all = false;
+            } else if (k + 1 < slots) {
+                others.push_back(std::move(l));
+            } else {
+                held = std::move(l);
+            }
+        }
+        if (!all) {
             ++r.failures;
+            for (auto& l : others)
+                co_await l.async_release(tuple_awaitable);
             continue;
         }
         std::optional<clock_type::time_point> got_at;
@@ -135,6 +164,8 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter,
             r.handoff_us.push_back(std::chrono::duration<double, std::micro>(*got_at - released_at).count());
             co_await got.async_release(tuple_awaitable);
         }
+        for (auto& l : others)
+            co_await l.async_release(tuple_awaitable);
     }
 
     // Contended throughput: C waiters on one lock.
@@ -142,6 +173,9 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter,
     const auto end =
         start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(s.seconds));
     int running = s.contenders;
+    // The first acquires take free permits: no release to match them with.
+    int free_permits = slots;
+    std::deque<clock_type::time_point> released;  // releases not matched with an acquire yet
     auto ex = co_await asio::this_coro::executor;
     for (int c = 0; c < s.contenders; ++c) {
         asio::co_spawn(
@@ -153,7 +187,18 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter,
                         ++r.failures;
                         continue;
                     }
+                    const auto got_at = clock_type::now();
+                    while (released.size() > static_cast<std::size_t>(slots))
+                        released.pop_front();
+                    if (free_permits > 0) {
+                        --free_permits;
+                    } else if (!released.empty()) {
+                        r.contended_handoff_us.push_back(
+                            std::chrono::duration<double, std::micro>(got_at - released.front()).count());
+                        released.pop_front();
+                    }
                     ++r.holds;
+                    released.push_back(clock_type::now());
                     co_await l.async_release(tuple_awaitable);
                 }
                 --running;
@@ -169,7 +214,7 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter,
 int usage() {
     std::fprintf(stderr,
                  "usage: handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] "
-                 "[--handoffs K] [--contenders C] [--seconds S] [--fair 1] [--hot 1]\n");
+                 "[--handoffs K] [--contenders C] [--seconds S] [--fair 1] [--hot 1] [--permits K]\n");
     return 2;
 }
 
@@ -195,6 +240,8 @@ int main(int argc, char** argv) {
             s.contenders = std::atoi(value.c_str());
         } else if (flag == "--fair" || flag == "--hot") {
             (flag == "--fair" ? s.fair : s.hot) = value == "1";
+        } else if (flag == "--permits") {
+            s.permits = std::atoi(value.c_str());
         } else if (flag == "--seconds") {
             s.seconds = std::strtod(value.c_str(), nullptr);
         } else {
@@ -202,7 +249,8 @@ int main(int argc, char** argv) {
         }
     }
     if (argc % 2 == 0 || s.nodes.empty() || s.retry_ms <= 0 || s.handoffs <= 0 || s.contenders <= 0 ||
-        !(s.seconds > 0) || s.seconds > 600 || (s.hot && s.waiting != redlock::wait_strategy::notify)) {
+        !(s.seconds > 0) || s.seconds > 600 || (s.hot && s.waiting != redlock::wait_strategy::notify) ||
+        s.permits < 0 || (s.permits > 0 && (s.fair || s.hot))) {
         return usage();
     }
     try {
@@ -239,12 +287,15 @@ int main(int argc, char** argv) {
             "\"handoffs\": %zu, \"handoff_p50_us\": "
             "%.1f, "
             "\"handoff_p99_us\": %.1f, \"contenders\": %d, \"holds_per_s\": %.1f, \"failures\": %llu, "
-            "\"release_wakeups\": %llu, \"attempts\": %llu}\n",
+            "\"release_wakeups\": %llu, \"attempts\": %llu, \"permits\": %d, \"contended_handoffs\": %zu, "
+            "\"contended_handoff_p50_us\": %.1f, \"contended_handoff_p99_us\": %.1f}\n",
             s.nodes.size(), s.waiting == redlock::wait_strategy::spin ? "spin" : "notify",
             s.fair ? "true" : "false", s.hot ? "true" : "false", s.retry_ms, r.handoff_us.size(),
             quantile(r.handoff_us, 0.5), quantile(r.handoff_us, 0.99), s.contenders,
             static_cast<double>(r.holds) / r.contended_seconds, static_cast<unsigned long long>(r.failures),
-            static_cast<unsigned long long>(m.release_wakeups), static_cast<unsigned long long>(m.attempts));
+            static_cast<unsigned long long>(m.release_wakeups), static_cast<unsigned long long>(m.attempts),
+            s.permits, r.contended_handoff_us.size(), quantile(r.contended_handoff_us, 0.5),
+            quantile(r.contended_handoff_us, 0.99));
         return r.failures == 0 ? 0 : 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "handoff_bench: %s\n", e.what());

@@ -1,6 +1,7 @@
 // Uncontended acquire + release pairs through the public lock API, on servers you started.
 //
-//   lock_bench --nodes URI[,URI...] [--concurrency C] [--seconds S] [--warmup PAIRS] [--json]
+//   lock_bench --nodes URI[,URI...] [--concurrency C] [--seconds S] [--warmup PAIRS] [--permits K]
+//              [--json]
 //
 // One redlock::client on one io_context run by one thread; C coroutines, each looping
 // acquire (ttl 10 s, wait 0) then release of a resource of its own ("bench:<worker>:<n>", a new
@@ -28,7 +29,7 @@ namespace {
 
 int usage() {
     std::cerr << "usage: lock_bench --nodes URI[,URI...] [--concurrency C] [--seconds S] [--warmup PAIRS] "
-                 "[--json]\n";
+                 "[--permits K] [--json]\n";
     return 2;
 }
 
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     int concurrency = 1;
     double seconds = 5.0;
     std::uint64_t warmup = 500;
+    int permits = 0;
     bool json = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -52,28 +54,30 @@ int main(int argc, char** argv) {
             seconds = std::strtod(argv[++i], nullptr);
         } else if (arg == "--warmup" && i + 1 < argc) {
             warmup = std::strtoull(argv[++i], nullptr, 10);
+        } else if (arg == "--permits" && i + 1 < argc) {
+            permits = std::atoi(argv[++i]);
         } else {
             return usage();
         }
     }
-    if (nodes.empty() || concurrency <= 0 || !(seconds > 0.0) || seconds > 3600.0) {
+    if (nodes.empty() || concurrency <= 0 || !(seconds > 0.0) || seconds > 3600.0 || permits < 0) {
         std::cerr << "lock_bench: --nodes is required; --concurrency and --seconds (at most 3600) must be "
-                     "positive\n";
+                     "positive, --permits not negative\n";
         return usage();
     }
 
     try {
-        const auto r = lock_pairs::measure(nodes, concurrency, seconds, warmup);
+        const auto r = lock_pairs::measure(nodes, concurrency, seconds, warmup, permits);
         if (json) {
             std::cout << r.to_json().dump() << "\n";
         } else {
             std::printf(
-                "lock_bench N=%zu C=%d: %.0f pairs/s (%llu pairs in %.2f s), "
+                "lock_bench N=%zu C=%d K=%d: %.0f pairs/s (%llu pairs in %.2f s), "
                 "acquire p50 %.1f us, p99 %.1f us, max %.1f us; release p50 %.1f us, p99 %.1f us; "
                 "failures %llu (acquire %llu, release %llu; warm-up: %llu failed of %llu)\n",
-                r.nodes, r.concurrency, r.pairs_per_s, static_cast<unsigned long long>(r.pairs), r.seconds,
-                r.acquire_p50_us, r.acquire_p99_us, r.acquire_max_us, r.release_p50_us, r.release_p99_us,
-                static_cast<unsigned long long>(r.acquire_failures + r.release_failures),
+                r.nodes, r.concurrency, r.permits, r.pairs_per_s, static_cast<unsigned long long>(r.pairs),
+                r.seconds, r.acquire_p50_us, r.acquire_p99_us, r.acquire_max_us, r.release_p50_us,
+                r.release_p99_us, static_cast<unsigned long long>(r.acquire_failures + r.release_failures),
                 static_cast<unsigned long long>(r.acquire_failures),
                 static_cast<unsigned long long>(r.release_failures),
                 static_cast<unsigned long long>(r.warmup_failures),

@@ -147,6 +147,7 @@ inline double quantile_us(const std::vector<std::int64_t>& sorted, double q) {
 struct result {
     std::size_t nodes = 0;
     int concurrency = 0;
+    int permits = 0;
     double seconds = 0;
     std::uint64_t pairs = 0;
     double pairs_per_s = 0;
@@ -163,6 +164,7 @@ struct result {
             errs[what] = count;
         return {{"nodes", nodes},
                 {"concurrency", concurrency},
+                {"permits", permits},
                 {"seconds", seconds},
                 {"pairs", pairs},
                 {"pairs_per_s", pairs_per_s},
@@ -182,10 +184,11 @@ struct result {
 };
 
 /// Runs the warm-up and `seconds` of acquire + release pairs from `concurrency` coroutines on
-/// one client over `nodes` (servers started empty: no restart quarantine). Throws on a broken
-/// configuration; failed pairs are counted, not thrown.
+/// one client over `nodes` (servers started empty: no restart quarantine). `permits` > 0 takes
+/// each pair as one permit of a semaphore of that many (lock_options::permits), 0 a lock. Throws
+/// on a broken configuration; failed pairs are counted, not thrown.
 inline result measure(const std::vector<std::string>& nodes, int concurrency, double seconds,
-                      std::uint64_t warmup) {
+                      std::uint64_t warmup, int permits = 0) {
     asio::io_context ioc(1);
     redlock::client_config cfg;
     cfg.nodes = nodes;
@@ -203,6 +206,7 @@ inline result measure(const std::vector<std::string>& nodes, int concurrency, do
     st.options.ttl = std::chrono::milliseconds(10000);
     st.options.wait = std::chrono::milliseconds(0);
     st.options.node_timeout = std::chrono::milliseconds(1000);
+    st.options.permits = permits;
     st.concurrency = concurrency;
     asio::steady_timer phase_done(ioc);
     st.phase_done = &phase_done;
@@ -224,6 +228,7 @@ inline result measure(const std::vector<std::string>& nodes, int concurrency, do
     result r;
     r.nodes = nodes.size();
     r.concurrency = concurrency;
+    r.permits = permits;
     r.seconds = elapsed;
     r.pairs = st.pairs;
     r.pairs_per_s = elapsed > 0 ? static_cast<double>(st.pairs) / elapsed : 0.0;

@@ -160,10 +160,11 @@ void release_listener::on_push(std::size_t node, const resp::value& v) {
         return;
     }
     const auto now = std::chrono::steady_clock::now();
-    while (!state.recent.empty() && now - state.recent.front().second > duplicate_window)
+    while (!state.recent.empty() && now - state.recent.front().second > duplicate_window) {
+        state.recent_payloads.erase(state.recent.front().first);
         state.recent.pop_front();
-    for (const auto& [seen, at] : state.recent)
-        if (seen == payload) return;
+    }
+    if (!state.recent_payloads.insert(payload).second) return;
     state.recent.emplace_back(payload, now);
     if (payload.starts_with(shared_prefix)) {
         // Every waiter not woken yet; called once the list is walked, as a woken waiter may

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace redlock::detail {
@@ -82,7 +83,10 @@ private:
     };
     struct channel_state {
         std::deque<waiter> waiters;
+        // The messages of the last duplicate_window, oldest first, and the same as a set: at a
+        // few thousand releases a second, a scan of the list per message took half the client.
         std::deque<std::pair<std::string, std::chrono::steady_clock::time_point>> recent;
+        std::unordered_set<std::string> recent_payloads;
         std::vector<bool> confirmed;  // per node: its subscription is in place
         std::string refusal;          // a node refused it: the server's error
     };
