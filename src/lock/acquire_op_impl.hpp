@@ -169,7 +169,7 @@ private:
     release_listener::waiter_id waiter_ = 0;
     const std::string* waiter_channel_ = nullptr;  // a released channel of the kind's, or wake_channel_
     std::size_t blocked_by_ = 0;  // of several resources: the one the last refusal named (listened to)
-    bool left_ = false;                            // leave() sent the acquisition's final release
+    bool left_ = false;           // leave() sent the acquisition's final release
     int cleanups_pending_ = 0;
     bool done_ = false;
 };

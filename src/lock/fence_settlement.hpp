@@ -58,7 +58,7 @@ private:
     std::vector<std::uint64_t> fences_;  // node i's fences at [i * width_, (i + 1) * width_)
     std::vector<bool> numbered_;
     std::vector<std::uint64_t> fence_;  // the settled fence per resource
-    std::size_t confirmed_ = 0;  // nodes known to have a counter >= fence_ and our token
+    std::size_t confirmed_ = 0;         // nodes known to have a counter >= fence_ and our token
     std::size_t pending_ = 0;
     bool writing_back_ = false;
 };

@@ -23,7 +23,7 @@ struct handover_record {
     std::string token;
     std::uint64_t fence = 0;
     std::vector<std::uint64_t> fences;  ///< kind "several", fenced: one per resource
-    std::string place;  ///< a fair lock's place in its queue
+    std::string place;                  ///< a fair lock's place in its queue
     /// The kind's fields (reentrant and owner, fair, permits, mode, fenced); the rest is the
     /// adopter's.
     lock_options kind;

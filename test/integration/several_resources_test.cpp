@@ -75,14 +75,18 @@ BOOST_DATA_TEST_CASE(all_or_none_one_lease_released_together, node_counts, n) {
         co_await b.async_release(asio::use_awaitable);
 
         // All of them, in any order, repeats merged: one token in every key.
-        auto all = co_await client.async_acquire_all(names("c", "a", "b", "a"), options(), asio::use_awaitable);
+        auto all =
+            co_await client.async_acquire_all(names("c", "a", "b", "a"), options(), asio::use_awaitable);
         BOOST_TEST(all.resource() == "a, b, c");
         BOOST_TEST((all.resources() == std::vector<std::string>{"a", "b", "c"}));
-        BOOST_TEST(co_await eventually([&] { return all_held_everywhere(servers, {"a", "b", "c"}, all.token()); }));
+        BOOST_TEST(co_await eventually([&] {
+            return all_held_everywhere(servers, {"a", "b", "c"}, all.token());
+        }));
         // Each one is excluded from a lock of it alone and from another set that shares it.
         auto [alone, no_lease] = co_await client.async_acquire("b", options(), tuple_awaitable);
         BOOST_TEST((alone == redlock::error::not_acquired), alone.message());
-        auto [overlap, no_lease2] = co_await client.async_acquire_all(names("d", "c"), options(), tuple_awaitable);
+        auto [overlap, no_lease2] =
+            co_await client.async_acquire_all(names("d", "c"), options(), tuple_awaitable);
         BOOST_TEST((overlap == redlock::error::not_acquired), overlap.message());
         BOOST_TEST(co_await eventually([&] { return none_anywhere(servers, {"d"}); }));
 
@@ -134,7 +138,8 @@ BOOST_DATA_TEST_CASE(a_waiter_takes_nothing_until_it_can_take_everything, node_c
         asio::co_spawn(
             ioc,
             [&]() -> asio::awaitable<void> {
-                auto [ec, l] = co_await waiter.async_acquire_all(names("y", "x"), options(10s, 30s), tuple_awaitable);
+                auto [ec, l] =
+                    co_await waiter.async_acquire_all(names("y", "x"), options(10s, 30s), tuple_awaitable);
                 both_ec = ec;
                 both = std::move(l);
             },
@@ -149,7 +154,9 @@ BOOST_DATA_TEST_CASE(a_waiter_takes_nothing_until_it_can_take_everything, node_c
         co_await y.async_release(asio::use_awaitable);
         BOOST_TEST_REQUIRE(co_await eventually([&] { return both_ec.has_value(); }, 20s));
         BOOST_TEST_REQUIRE(!*both_ec, both_ec->message());
-        BOOST_TEST(co_await eventually([&] { return all_held_everywhere(servers, {"x", "y"}, both->token()); }));
+        BOOST_TEST(co_await eventually([&] {
+            return all_held_everywhere(servers, {"x", "y"}, both->token());
+        }));
         co_await both->async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return none_anywhere(servers, {"x", "y"}); }));
     }());
@@ -173,7 +180,8 @@ BOOST_DATA_TEST_CASE(overlapping_sets_in_opposite_orders_never_deadlock_or_overl
             ioc,
             [&, w]() -> asio::awaitable<void> {
                 auto& c = w % 2 == 0 ? first : second;
-                std::vector<std::string> pair = {"p" + std::to_string(w % 4), "p" + std::to_string((w + 1) % 4)};
+                std::vector<std::string> pair = {"p" + std::to_string(w % 4),
+                                                 "p" + std::to_string((w + 1) % 4)};
                 if (w >= 4) std::swap(pair[0], pair[1]);
                 for (int i = 0; i < 15; ++i) {
                     auto [ec, l] = co_await c.async_acquire_all(pair, options(10s, 60s), tuple_awaitable);
@@ -234,7 +242,8 @@ BOOST_AUTO_TEST_CASE(what_several_resources_cannot_be_is_refused) {
             many.push_back("many" + std::to_string(i));
         auto [too_many, none] = co_await client.async_acquire_all(many, options(), tuple_awaitable);
         BOOST_TEST((too_many == redlock::error::invalid_resource), too_many.message());
-        auto [empty, none2] = co_await client.async_acquire_all(std::vector<std::string>(), options(), tuple_awaitable);
+        auto [empty, none2] =
+            co_await client.async_acquire_all(std::vector<std::string>(), options(), tuple_awaitable);
         BOOST_TEST((empty == redlock::error::invalid_resource), empty.message());
         auto [blank, none3] = co_await client.async_acquire_all(names("m", ""), options(), tuple_awaitable);
         BOOST_TEST((blank == redlock::error::invalid_resource), blank.message());
