@@ -198,8 +198,8 @@ void start_inspect(std::shared_ptr<client_state> client, std::string resource, i
     const auto keys = keys_for(client->config().key_prefix, resource);
     op->connect_cancellation();
     op->start(scripts::inspect,
-              {keys.lock, fence_key_for(keys), fair_keys_for(keys).queue, permits_key_for(keys),
-               read_write_keys_for(keys).modes, read_write_keys_for(keys).waiting});
+              {keys.lock, fence_key_for(keys), fair_keys_for(keys).queue, read_write_keys_for(keys).modes,
+               read_write_keys_for(keys).waiting});
 }
 
 void start_force_release(std::shared_ptr<client_state> client, std::string resource,
@@ -214,7 +214,7 @@ void start_force_release(std::shared_ptr<client_state> client, std::string resou
     const auto keys = keys_for(client->config().key_prefix, resource);
     op->connect_cancellation();
     op->start(scripts::force_release,
-              {keys.lock, permits_key_for(keys), keys.released, read_write_keys_for(keys).modes});
+              {keys.lock, keys.released, read_write_keys_for(keys).modes});
 }
 
 }  // namespace redlock::detail

@@ -28,10 +28,6 @@ std::string fence_key_for(const resource_keys& keys) {
     return tag_of(keys) + ":fence";
 }
 
-std::string permits_key_for(const resource_keys& keys) {
-    return tag_of(keys) + ":permits";
-}
-
 read_write_keys read_write_keys_for(const resource_keys& keys) {
     const std::string tag = tag_of(keys);
     return read_write_keys{tag + ":rw", tag + ":rw:waiting"};

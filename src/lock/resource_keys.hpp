@@ -16,9 +16,6 @@ struct resource_keys {
 /// "{<prefix><resource>}:fence", the fence counter, from the lock key.
 [[nodiscard]] std::string fence_key_for(const resource_keys& keys);
 
-/// "{<prefix><resource>}:permits", a semaphore's count of permits, from the lock key.
-[[nodiscard]] std::string permits_key_for(const resource_keys& keys);
-
 [[nodiscard]] resource_keys keys_for(std::string_view prefix, std::string_view resource);
 
 /// The extra names of a fair lock (fair.lua), beside its lock key.

@@ -3,9 +3,8 @@
 -- KEYS[1]  lock key         "{<prefix><resource>}:lock"
 -- KEYS[2]  fence counter    "{<prefix><resource>}:fence"
 -- KEYS[3]  fair queue       "{<prefix><resource>}:queue"
--- KEYS[4]  permit count     "{<prefix><resource>}:permits"
--- KEYS[5]  read-write modes "{<prefix><resource>}:rw"
--- KEYS[6]  waiting writers  "{<prefix><resource>}:rw:waiting"
+-- KEYS[4]  read-write modes "{<prefix><resource>}:rw"
+-- KEYS[5]  waiting writers  "{<prefix><resource>}:rw:waiting"
 -- returns  {type, pttl, fence, queued, permits, holder, ...}
 --          type: the lock key's ("none", "string": a plain or fair lock, "hash": reentrant,
 --          "zset": a semaphore, "rw": a read-write lock); pttl: the key's (-2 none, -1 no
@@ -22,9 +21,9 @@ local queued = redis.pcall('ZCARD', KEYS[3])
 if type(queued) ~= 'number' then
     queued = 0
 end
-local rw = kind == 'zset' and redis.call('EXISTS', KEYS[5]) == 1
-if rw or redis.call('TYPE', KEYS[6]).ok == 'zset' then
-    queued = queued + #redis.call('ZRANGEBYSCORE', KEYS[6], '(' .. now, '+inf')
+local rw = kind == 'zset' and redis.call('EXISTS', KEYS[4]) == 1
+if rw or redis.call('TYPE', KEYS[5]).ok == 'zset' then
+    queued = queued + #redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. now, '+inf')
 end
 local out = {kind, redis.call('PTTL', KEYS[1]), fence, queued, 0}
 if kind == 'string' then
@@ -39,11 +38,12 @@ elseif kind == 'hash' then
 elseif rw then
     out[1] = 'rw'
     for _, token in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')) do
-        local mode = string.sub(redis.call('HGET', KEYS[5], token) or 'r', 1, 1)
+        local mode = string.sub(redis.call('HGET', KEYS[4], token) or 'r', 1, 1)
         out[#out + 1] = mode .. ' ' .. token
     end
 elseif kind == 'zset' then
-    out[5] = tonumber(redis.pcall('GET', KEYS[4])) or 0
+    -- the count is the member "#permits", scored -K (semaphore_acquire.lua); it is not a holder
+    out[5] = -(tonumber(redis.call('ZSCORE', KEYS[1], '#permits')) or 0)
     for _, token in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')) do
         out[#out + 1] = token
     end

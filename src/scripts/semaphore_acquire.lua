@@ -1,11 +1,12 @@
 -- semaphore_acquire.lua: take one of a semaphore's permits (lock_options::permits).
--- The semaphore is a sorted set: one member per permit holder (its token), scored by the server
+-- The semaphore is one sorted set: a member per permit holder (its token), scored by the server
 -- time (ms) at which the permit expires, so a dead holder's permit comes back after its ttl
--- without anyone releasing it. The key and the count expire with the last permit.
--- KEYS[1]  semaphore      "{<prefix><resource>}:lock"
--- KEYS[2]  permit count   "{<prefix><resource>}:permits"
--- KEYS[3]  read-write modes "{<prefix><resource>}:rw": present, the sorted set is a
---          read-write lock's holders, not permits
+-- without anyone releasing it; and the member "#permits", scored -K, so that callers who
+-- disagree on K are told. The key expires with its last permit. The uncontended path (no key
+-- yet) is four calls: every call inside a script costs the server as much as a whole command.
+-- KEYS[1]  semaphore        "{<prefix><resource>}:lock"
+-- KEYS[2]  read-write modes "{<prefix><resource>}:rw": present, the sorted set is a read-write
+--          lock's holders, not permits
 -- ARGV[1]  token
 -- ARGV[2]  ttl in milliseconds
 -- ARGV[3]  permits: how many holders at once
@@ -16,27 +17,39 @@
 --                     the key holds another kind of lock, a read-write lock too (its PTTL,
 --                     -1 without expiry)
 --          {-1, k}    permits are in use under another count, k: callers disagree on it
-local kind = redis.call('TYPE', KEYS[1]).ok
-if (kind ~= 'zset' and kind ~= 'none') or redis.call('EXISTS', KEYS[3]) == 1 then
+-- pcall: any other kind's key answers WRONGTYPE.
+local members = redis.pcall('ZCARD', KEYS[1])
+if type(members) ~= 'number' or (members > 0 and redis.call('EXISTS', KEYS[2]) == 1) then
     return {0, redis.call('PTTL', KEYS[1])}
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local permits = tonumber(ARGV[3])
-local known = tonumber(redis.call('GET', KEYS[2]))
-if known and known ~= permits and redis.call('ZCARD', KEYS[1]) > 0 then
-    return {-1, known}
-end
-if ARGV[4] then
-    redis.call('ZREM', KEYS[1], ARGV[4])
-end
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < permits then
-    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-    local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2]
-    redis.call('PEXPIREAT', KEYS[1], last)
-    redis.call('SET', KEYS[2], permits, 'PXAT', last)
+local ttl, permits = tonumber(ARGV[2]), tonumber(ARGV[3])
+if members == 0 then
+    redis.call('ZADD', KEYS[1], now + ttl, ARGV[1], -permits, '#permits')
+    redis.call('PEXPIRE', KEYS[1], ttl)
     return {1, 0}
 end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
-return {0, math.max(1, tonumber(first) - now)}
+local held = members - redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now)
+local known = redis.call('ZSCORE', KEYS[1], '#permits')
+if known then
+    known = -tonumber(known)
+    held = held - 1
+end
+if ARGV[4] then
+    held = held - redis.call('ZREM', KEYS[1], ARGV[4])
+end
+if known and known ~= permits and held > 0 then
+    return {-1, known}
+end
+if held >= permits and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+    local first = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]
+    return {0, math.max(1, tonumber(first) - now)}
+end
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1], -permits, '#permits')
+-- GT: the key lives as long as its longest permit (PTTL -1: a set written by hand, never
+-- given an expiry, which GT takes as infinite).
+if redis.call('PEXPIRE', KEYS[1], ttl, 'GT') == 0 and redis.call('PTTL', KEYS[1]) == -1 then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return {1, 0}

@@ -514,14 +514,13 @@ BOOST_AUTO_TEST_CASE(expired_holds_and_marks_count_for_nothing_and_kinds_do_not_
 
     // A semaphore's permits are not a read-write lock's holds, and the other way round.
     const auto sem = key_tag("sem");
-    s.command({"ZADD", sem + ":lock", std::to_string(server_ms() + 60000), "permit"});
-    s.command({"SET", sem + ":permits", "3"});
+    s.command({"ZADD", sem + ":lock", std::to_string(server_ms() + 60000), "permit", "-3", "#permits"});
     auto on_semaphore =
         eval(redlock::scripts::rw_acquire, {sem + ":lock", sem + ":rw", sem + ":rw:waiting", sem + ":fence"},
              {"reader", "5000", "r", "", "0", "0"});
     BOOST_TEST(on_semaphore.elements[0].integer == 0);
     BOOST_TEST(s.command({"EXISTS", sem + ":rw"}).integer == 0);
-    auto on_rw = eval(redlock::scripts::semaphore_acquire, {keys[0], tag + ":permits", keys[1]},
+    auto on_rw = eval(redlock::scripts::semaphore_acquire, {keys[0], keys[1]},
                       {"permit", "5000", "10"});
     BOOST_TEST(on_rw.elements[0].integer == 0);
     BOOST_TEST(s.command({"ZCARD", keys[0]}).integer == 1);  // the reader alone

@@ -45,9 +45,9 @@ redlock::lock_options permits(int k, std::chrono::milliseconds ttl = 10s,
     return o;
 }
 
-// Neither the permits nor their count is left on any server.
+// Neither the permits nor their count (a member of the same key) is left on any server.
 bool nothing_left(const redlock::test::server_list& servers, const std::string& resource) {
-    return redlock::test::no_keys_anywhere(servers, resource, {"permits"});
+    return redlock::test::no_key_anywhere(servers, resource);
 }
 
 }  // namespace
@@ -180,12 +180,12 @@ BOOST_DATA_TEST_CASE(the_watchdog_keeps_a_permit_past_its_ttl_and_an_unrenewed_o
 
 // The scripts on their own: a permit whose expiry has passed by the server's clock is nobody's,
 // even before anything removed it; it is neither extended nor released, and it frees its place.
+// The count is the member "#permits", scored -K, and goes with the last permit.
 BOOST_AUTO_TEST_CASE(an_expired_permit_is_not_extended_released_or_counted) {
     auto servers = start_redis_servers(1);
     const auto& s = *servers[0];
     const auto key = lock_key("old");
-    const auto count = key_tag("old") + ":permits";
-    const std::vector<std::string> semaphore_keys{key, count, key_tag("old") + ":rw"};
+    const std::vector<std::string> semaphore_keys{key, key_tag("old") + ":rw"};
     const auto eval = [&](const redlock::redis::script& script, std::vector<std::string> keys,
                           std::vector<std::string> args) {
         std::vector<std::string> cmd{"EVAL", std::string(script.source), std::to_string(keys.size())};
@@ -197,35 +197,64 @@ BOOST_AUTO_TEST_CASE(an_expired_permit_is_not_extended_released_or_counted) {
         auto t = s.command({"TIME"});
         return std::stoll(t.elements[0].str) * 1000 + std::stoll(t.elements[1].str) / 1000;
     };
-    s.command({"ZADD", key, std::to_string(server_ms() - 1000), "gone"});
-    s.command({"SET", count, "1"});
-    BOOST_TEST(eval(redlock::scripts::semaphore_extend, {key, count}, {"gone", "5000"}).integer == 0);
+    s.command({"ZADD", key, std::to_string(server_ms() - 1000), "gone", "-1", "#permits"});
+    BOOST_TEST(eval(redlock::scripts::semaphore_extend, {key}, {"gone", "5000"}).integer == 0);
     BOOST_TEST(s.command({"ZSCORE", key, "gone"}).str != "");  // extend changed nothing
-    BOOST_TEST(eval(redlock::scripts::semaphore_release, {key, count, key_tag("old") + ":released"}, {"gone"})
+    BOOST_TEST(eval(redlock::scripts::semaphore_release, {key, key_tag("old") + ":released"}, {"gone"})
                    .integer == 0);
-    BOOST_TEST(s.command({"EXISTS", key}).integer == 0);    // but it is gone,
-    BOOST_TEST(s.command({"EXISTS", count}).integer == 0);  // and its count with the last permit
+    BOOST_TEST(s.command({"EXISTS", key}).integer == 0);  // but it is gone, with its count
 
-    s.command({"ZADD", key, std::to_string(server_ms() - 1000), "gone"});
+    s.command({"ZADD", key, std::to_string(server_ms() - 1000), "gone", "-1", "#permits"});
     auto granted = eval(redlock::scripts::semaphore_acquire, semaphore_keys, {"new", "5000", "1"});
     BOOST_TEST_REQUIRE(granted.elements.size() == 2u);
     BOOST_TEST(granted.elements[0].integer == 1);
-    BOOST_TEST(s.command({"ZCARD", key}).integer == 1);
-    BOOST_TEST(s.command({"PTTL", key}).integer > 0);    // the set expires with its last permit,
-    BOOST_TEST(s.command({"PTTL", count}).integer > 0);  // and so does its count
+    BOOST_TEST(s.command({"ZCOUNT", key, "0", "+inf"}).integer == 1);  // "new" alone holds
+    BOOST_TEST(s.command({"ZSCORE", key, "#permits"}).str == "-1");
+    const auto pttl = s.command({"PTTL", key}).integer;  // the set expires with its last permit
+    BOOST_TEST(pttl > 0);
+    BOOST_TEST(pttl <= 5000);
     auto full = eval(redlock::scripts::semaphore_acquire, semaphore_keys, {"next", "5000", "1"});
     BOOST_TEST(full.elements[0].integer == 0);
     BOOST_TEST(full.elements[1].integer > 0);  // until the first permit frees
     BOOST_TEST(full.elements[1].integer <= 5000);
+    auto retry = eval(redlock::scripts::semaphore_acquire, semaphore_keys, {"new", "5000", "1"});
+    BOOST_TEST(retry.elements[0].integer == 1);  // already ours: granted again
+
+    // Another count while a permit is held: refused, naming the count in use; once the set's
+    // permits are all given back (or expired), a new count takes over.
+    auto other_count = eval(redlock::scripts::semaphore_acquire, semaphore_keys, {"third", "5000", "3"});
+    BOOST_TEST(other_count.elements[0].integer == -1);
+    BOOST_TEST(other_count.elements[1].integer == 1);
+    s.command({"ZADD", key, "XX", std::to_string(server_ms() - 1000), "new"});
+    auto recount = eval(redlock::scripts::semaphore_acquire, semaphore_keys, {"third", "5000", "3"});
+    BOOST_TEST(recount.elements[0].integer == 1);
+    BOOST_TEST(s.command({"ZSCORE", key, "#permits"}).str == "-3");
+    BOOST_TEST(s.command({"ZSCORE", key, "new"}).str == "");  // the expired permit went
+
+    // A longer permit stretches the key's expiry; a shorter one does not shorten it.
+    eval(redlock::scripts::semaphore_acquire, semaphore_keys, {"long", "60000", "3"});
+    BOOST_TEST(s.command({"PTTL", key}).integer > 5000);
+    eval(redlock::scripts::semaphore_extend, {key}, {"third", "1000"});
+    BOOST_TEST(s.command({"PTTL", key}).integer > 5000);
+    // Giving one back keeps the others and the count; the last one takes the key.
+    BOOST_TEST(eval(redlock::scripts::semaphore_release, {key, key_tag("old") + ":released"}, {"third"})
+                   .integer == 1);
+    BOOST_TEST(s.command({"ZSCORE", key, "#permits"}).str == "-3");
+    BOOST_TEST(eval(redlock::scripts::semaphore_release, {key, key_tag("old") + ":released"}, {"long"})
+                   .integer == 1);
+    BOOST_TEST(s.command({"EXISTS", key}).integer == 0);
 
     // Another kind of lock at the key: refused with its PTTL, nothing written.
     s.command({"SET", lock_key("plain"), "tok", "PX", "7000"});
-    auto other = eval(redlock::scripts::semaphore_acquire,
-                      {lock_key("plain"), key_tag("plain") + ":permits", key_tag("plain") + ":rw"},
+    auto other = eval(redlock::scripts::semaphore_acquire, {lock_key("plain"), key_tag("plain") + ":rw"},
                       {"new", "5000", "1"});
     BOOST_TEST(other.elements[0].integer == 0);
     BOOST_TEST(other.elements[1].integer > 0);
-    BOOST_TEST(s.command({"EXISTS", key_tag("plain") + ":permits"}).integer == 0);
+    BOOST_TEST(s.command({"GET", lock_key("plain")}).str == "tok");
+    BOOST_TEST(eval(redlock::scripts::semaphore_release, {lock_key("plain"), key_tag("plain") + ":released"},
+                    {"tok"})
+                   .integer == 0);
+    BOOST_TEST(eval(redlock::scripts::semaphore_extend, {lock_key("plain")}, {"tok", "5000"}).integer == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

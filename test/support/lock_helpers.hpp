@@ -144,11 +144,12 @@ inline bool no_keys_anywhere(const server_list& servers, const std::string& reso
     return no_key_anywhere(servers, resource);
 }
 
-/// Whether the lock key of `resource` is a sorted set of `n` members (a semaphore's permits, a
-/// read-write lock's holds; expired ones too, until a script drops them) on every server.
+/// Whether the lock key of `resource` is a sorted set of `n` holds (a semaphore's permits, a
+/// read-write lock's holds; expired ones too, until a script drops them) on every server. A
+/// semaphore's count is a member too, "#permits" scored -K: scores below 0 are not holds.
 inline bool members_everywhere(const server_list& servers, const std::string& resource, std::int64_t n) {
     for (const auto& s : servers)
-        if (s->command({"ZCARD", lock_key(resource)}).integer != n) return false;
+        if (s->command({"ZCOUNT", lock_key(resource), "0", "+inf"}).integer != n) return false;
     return true;
 }
 

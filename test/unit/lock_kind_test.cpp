@@ -381,8 +381,7 @@ BOOST_AUTO_TEST_CASE(a_semaphore_round_names_its_permits_and_reads_a_grant_a_ful
     kind->acquire({"tok-2", "tok-1", true, false}, call);
     BOOST_TEST(call.script == &scripts::semaphore_acquire);
     // The read-write lock's modes: a sorted set with them is no semaphore's.
-    BOOST_TEST(keys_of(call) ==
-               (std::vector<std::string>{keys.lock, "{app:orders:42}:permits", "{app:orders:42}:rw"}));
+    BOOST_TEST(keys_of(call) == (std::vector<std::string>{keys.lock, "{app:orders:42}:rw"}));
     BOOST_TEST(args_of(call) == (std::vector<std::string>{"tok-2", "2500", "4", "tok-1"}));
 
     std::vector<resp::value> granted{integers_reply({1, 0})};
@@ -415,13 +414,12 @@ BOOST_AUTO_TEST_CASE(a_semaphore_releases_cleans_up_and_extends_its_own_permit) 
     lock_options o;
     o.permits = 2;
     auto kind = make_lock_kind(keys, o, {});
-    const std::vector<std::string> permit_keys{keys.lock, "{app:orders:42}:permits"};
+    const std::vector<std::string> permit_keys{keys.lock};
 
     node_call release;
     kind->release("tok", true, release);
     BOOST_TEST(release.script == &scripts::semaphore_release);
-    BOOST_TEST(keys_of(release) ==
-               (std::vector<std::string>{keys.lock, "{app:orders:42}:permits", keys.released}));
+    BOOST_TEST(keys_of(release) == (std::vector<std::string>{keys.lock, keys.released}));
     BOOST_TEST(args_of(release) == (std::vector<std::string>{"tok"}));
 
     node_call cleanup;  // a failed round's: wakes nobody

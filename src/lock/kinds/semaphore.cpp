@@ -1,8 +1,8 @@
 // A semaphore with expiring permits (lock_options::permits = K): at most K acquisitions hold
 // the resource at once, each a lease on one permit. The lock key is a sorted set of the
 // holders' tokens scored by their expiry in server time (semaphore_acquire.lua), so a dead
-// holder's permit comes back after its ttl; the count K lives beside it, so that callers who
-// disagree on it are told (error::permits_mismatch) instead of mixing two limits.
+// holder's permit comes back after its ttl; the count K is a member of it too, so that callers
+// who disagree on it are told (error::permits_mismatch) instead of mixing two limits.
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/kinds/script_answers.hpp"
 #include "scripts/scripts_gen.hpp"
@@ -16,7 +16,6 @@ class semaphore_kind final : public lock_kind {
 public:
     semaphore_kind(resource_keys keys, const lock_options& o)
         : lock_kind(std::move(keys), o),
-          permits_key_(permits_key_for(this->keys())),
           read_write_modes_(read_write_keys_for(this->keys()).modes),
           permits_(o.permits),
           permits_text_(std::to_string(o.permits)) {}
@@ -26,7 +25,6 @@ public:
     void acquire(const round_request& r, node_call& out) const override {
         out.script = &scripts::semaphore_acquire;
         out.key(keys().lock);
-        out.key(permits_key_);
         out.key(read_write_modes_);
         out.arg(r.token);
         out.arg(ttl_text());
@@ -62,7 +60,6 @@ public:
     void release(std::string_view value, bool announce, node_call& out) const override {
         out.script = &scripts::semaphore_release;
         out.key(keys().lock);
-        out.key(permits_key_);
         out.key(keys().released);
         out.arg(value);
         if (!announce) out.arg("quiet");
@@ -72,14 +69,12 @@ public:
         out.script = &scripts::semaphore_extend;
         out.owned[0] = std::to_string(ttl.count());
         out.key(keys().lock);
-        out.key(permits_key_);
         out.arg(token);
         out.arg(out.owned[0]);
     }
     [[nodiscard]] bool extends_in_batches() const noexcept override { return false; }
 
 private:
-    std::string permits_key_;
     std::string read_write_modes_;
     int permits_;
     std::string permits_text_;
