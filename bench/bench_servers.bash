@@ -39,6 +39,7 @@ build_bench() {
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/redlock-$prog-XXXXXX")
 pids=()
+server_pids=()
 ports=()
 cleanup() {
     local pid
@@ -61,7 +62,8 @@ rcli() {
     timeout 60 redis-cli -h 127.0.0.1 -p "$port" "$@"
 }
 
-# start_server I: starts server I on a free port in its own dir; sets ports[I] and adds its PID to pids.
+# start_server I: starts server I on a free port in its own dir; sets ports[I] and server_pids[I]
+# and adds its PID to pids.
 start_server() {
     local i=$1 dir=$work/redis-$1 attempt port pid
     mkdir -p "$dir"
@@ -80,6 +82,7 @@ start_server() {
         done
         if [[ $(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null) == PONG ]]; then
             ports[i]=$port
+            server_pids[i]=$pid
             return 0
         fi
         kill "$pid" 2>/dev/null || true
@@ -130,4 +133,13 @@ jget() {
 # target DESCRIPTION CONDITION-FOR-AWK: a PASS or FAIL line.
 target() {
     if awk "BEGIN { exit !($2) }"; then echo "   PASS  $1"; else echo "   FAIL  $1"; fi
+}
+
+# servers_cpu_ticks N: the CPU time (utime + stime, in clock ticks) servers 0 .. N-1 have used so far.
+servers_cpu_ticks() {
+    local total=0 i
+    for ((i = 0; i < $1; i++)); do
+        total=$((total + $(awk '{ print $14 + $15 }' "/proc/${server_pids[i]}/stat")))
+    done
+    echo "$total"
 }

@@ -197,9 +197,8 @@ void start_inspect(std::shared_ptr<client_state> client, std::string resource, i
         client, std::move(handler), std::move(empty), std::move(on_answer));
     const auto keys = keys_for(client->config().key_prefix, resource);
     op->connect_cancellation();
-    op->start(scripts::inspect,
-              {keys.lock, fence_key_for(keys), fair_keys_for(keys).queue, read_write_keys_for(keys).modes,
-               read_write_keys_for(keys).waiting});
+    op->start(scripts::inspect, {keys.lock, fence_key_for(keys), fair_keys_for(keys).queue,
+                                 read_write_keys_for(keys).modes, read_write_keys_for(keys).waiting});
 }
 
 void start_force_release(std::shared_ptr<client_state> client, std::string resource,
@@ -213,8 +212,7 @@ void start_force_release(std::shared_ptr<client_state> client, std::string resou
                                                                                none, std::move(on_answer));
     const auto keys = keys_for(client->config().key_prefix, resource);
     op->connect_cancellation();
-    op->start(scripts::force_release,
-              {keys.lock, keys.released, read_write_keys_for(keys).modes});
+    op->start(scripts::force_release, {keys.lock, keys.released, read_write_keys_for(keys).modes});
 }
 
 }  // namespace redlock::detail

@@ -520,8 +520,7 @@ BOOST_AUTO_TEST_CASE(expired_holds_and_marks_count_for_nothing_and_kinds_do_not_
              {"reader", "5000", "r", "", "0", "0"});
     BOOST_TEST(on_semaphore.elements[0].integer == 0);
     BOOST_TEST(s.command({"EXISTS", sem + ":rw"}).integer == 0);
-    auto on_rw = eval(redlock::scripts::semaphore_acquire, {keys[0], keys[1]},
-                      {"permit", "5000", "10"});
+    auto on_rw = eval(redlock::scripts::semaphore_acquire, {keys[0], keys[1]}, {"permit", "5000", "10"});
     BOOST_TEST(on_rw.elements[0].integer == 0);
     BOOST_TEST(s.command({"ZCARD", keys[0]}).integer == 1);  // the reader alone
 }

@@ -200,8 +200,9 @@ BOOST_AUTO_TEST_CASE(an_expired_permit_is_not_extended_released_or_counted) {
     s.command({"ZADD", key, std::to_string(server_ms() - 1000), "gone", "-1", "#permits"});
     BOOST_TEST(eval(redlock::scripts::semaphore_extend, {key}, {"gone", "5000"}).integer == 0);
     BOOST_TEST(s.command({"ZSCORE", key, "gone"}).str != "");  // extend changed nothing
-    BOOST_TEST(eval(redlock::scripts::semaphore_release, {key, key_tag("old") + ":released"}, {"gone"})
-                   .integer == 0);
+    BOOST_TEST(
+        eval(redlock::scripts::semaphore_release, {key, key_tag("old") + ":released"}, {"gone"}).integer ==
+        0);
     BOOST_TEST(s.command({"EXISTS", key}).integer == 0);  // but it is gone, with its count
 
     s.command({"ZADD", key, std::to_string(server_ms() - 1000), "gone", "-1", "#permits"});
@@ -237,11 +238,13 @@ BOOST_AUTO_TEST_CASE(an_expired_permit_is_not_extended_released_or_counted) {
     eval(redlock::scripts::semaphore_extend, {key}, {"third", "1000"});
     BOOST_TEST(s.command({"PTTL", key}).integer > 5000);
     // Giving one back keeps the others and the count; the last one takes the key.
-    BOOST_TEST(eval(redlock::scripts::semaphore_release, {key, key_tag("old") + ":released"}, {"third"})
-                   .integer == 1);
+    BOOST_TEST(
+        eval(redlock::scripts::semaphore_release, {key, key_tag("old") + ":released"}, {"third"}).integer ==
+        1);
     BOOST_TEST(s.command({"ZSCORE", key, "#permits"}).str == "-3");
-    BOOST_TEST(eval(redlock::scripts::semaphore_release, {key, key_tag("old") + ":released"}, {"long"})
-                   .integer == 1);
+    BOOST_TEST(
+        eval(redlock::scripts::semaphore_release, {key, key_tag("old") + ":released"}, {"long"}).integer ==
+        1);
     BOOST_TEST(s.command({"EXISTS", key}).integer == 0);
 
     // Another kind of lock at the key: refused with its PTTL, nothing written.
