@@ -5,9 +5,9 @@
 #include "lock/acquire_op_impl.hpp"
 #include "lock/acquire_round.hpp"
 #include "lock/cancel_on_slot.hpp"
+#include "lock/kind_choice.hpp"
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/lease_grant.hpp"
-#include "lock/lock_options_check.hpp"
 #include "lock/round_report.hpp"
 #include "lock/token.hpp"
 #include "lock/wait_policy.hpp"
@@ -56,33 +56,9 @@ void acquire_op::start() {
 }
 
 boost::system::error_code acquire_op::make_kind(std::string& why) {
-    const auto& cfg = client_->config();
-    if (resources_.empty()) {
-        if (auto ec = validate_lock_options(cfg, resource_, options_, why)) return ec;
-    } else {
-        if (auto ec = validate_several_resources(cfg, resources_, options_, why)) return ec;
-        // A cluster spreads the resources over slots: no one script sees all their keys.
-        for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            if (client_->link(i).cluster()) {
-                why = "acquire \"" + resource_ + "\": several resources at once need nodes that each hold " +
-                      "every key (single masters or Sentinel); node " + client_->node_name(i) +
-                      " is a Redis Cluster, where they live on different slots";
-                return error::invalid_config;
-            }
-        }
-    }
-    if (auto same = client_->same_server_nodes(); !same.empty()) {
-        why = "acquire \"" + resource_ + "\": " + same;
-        return error::invalid_config;
-    }
-    if (!resources_.empty()) {
-        kind_ = make_multi_kind(cfg.key_prefix, resources_, options_);
-        return {};
-    }
     std::string place;  // a fair waiter's member in the queue, one for the whole acquisition
-    if (options_.fair && !new_token(place)) return {};
-    kind_ = make_lock_kind(keys_for(cfg.key_prefix, resource_), options_, std::move(place));
-    return {};
+    if (options_.fair && resources_.empty() && !new_token(place)) return {};
+    return choose_lock_kind(*client_, resource_, resources_, options_, std::move(place), kind_, why);
 }
 
 void acquire_op::cancel() {

@@ -52,6 +52,7 @@ public:
     [[nodiscard]] const std::string& node_name(std::size_t i) const { return node_names_[i]; }
     /// Node `i`'s way to its data: one server, or a cluster routed by the key's slot.
     [[nodiscard]] redis::detail::node_link& link(std::size_t i) { return *nodes_[i]; }
+    [[nodiscard]] const redis::detail::node_link& link(std::size_t i) const { return *nodes_[i]; }
     [[nodiscard]] const client_config& config() const noexcept { return cfg_; }
     [[nodiscard]] const boost::asio::any_io_executor& executor() const noexcept { return ex_; }
     [[nodiscard]] const boost::asio::strand<boost::asio::any_io_executor>& strand() const noexcept {

@@ -5,10 +5,9 @@
 
 #include "detail/completion.hpp"
 #include "lock/cancel_on_slot.hpp"
+#include "lock/kind_choice.hpp"
 #include "lock/lease_grant.hpp"
-#include "lock/lock_options_check.hpp"
 #include "lock/quorum.hpp"
-#include "lock/resource_keys.hpp"
 #include "lock/round_report.hpp"
 #include <redlock/error.hpp>
 
@@ -40,24 +39,21 @@ const char* kind_name(const lock_kind& kind) {
 class adopt_op final : public std::enable_shared_from_this<adopt_op> {
 public:
     adopt_op(std::shared_ptr<client_state> client, handover_record record, lock_options options,
-             diagnostics* diag, adopt_handler h)
+             std::shared_ptr<const lock_kind> kind, diagnostics* diag, adopt_handler h)
         : client_(std::move(client)),
           record_(std::move(record)),
           options_(std::move(options)),
           diag_(diag),
           handler_(std::move(h)),
           tally_(client_->node_count()),
-          report_(*client_, "adopt", record_.resource) {}
+          report_(*client_, "adopt", record_.resource),
+          kind_(std::move(kind)) {}
 
     void connect_cancellation() { cancel_on_slot(handler_, shared_from_this(), client_->strand()); }
     void cancel() { finish(asio::error::operation_aborted, "cancelled"); }
 
     void start() {
         if (done_) return;
-        const auto& prefix = client_->config().key_prefix;
-        kind_ = record_.resources.empty()
-                    ? make_lock_kind(keys_for(prefix, record_.resource), options_, record_.place)
-                    : make_multi_kind(prefix, record_.resources, options_);
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
         node_call call;
         kind_->extend(record_.token, options_.ttl, call);
@@ -248,15 +244,14 @@ void start_adopt(std::shared_ptr<client_state> client, std::string text, lock_op
     options.mode = record.kind.mode;
     options.fenced = record.kind.fenced;
     options.wait = std::chrono::milliseconds::zero();
-    const auto ec = record.resources.empty()
-                        ? validate_lock_options(client->config(), record.resource, options, why)
-                        : validate_several_resources(client->config(), record.resources, options, why);
-    if (ec) {
+    std::shared_ptr<const lock_kind> kind;
+    if (auto ec =
+            choose_lock_kind(*client, record.resource, record.resources, options, record.place, kind, why)) {
         refuse(*client, diag, std::move(handler), ec, std::move(why));
         return;
     }
-    auto op =
-        std::make_shared<adopt_op>(client, std::move(record), std::move(options), diag, std::move(handler));
+    auto op = std::make_shared<adopt_op>(client, std::move(record), std::move(options), std::move(kind), diag,
+                                         std::move(handler));
     op->connect_cancellation();
     asio::post(client->strand(), [op] { op->start(); });
 }

@@ -115,6 +115,16 @@ BOOST_AUTO_TEST_CASE(locks_live_on_the_master_of_their_slot) {
                                                             tuple_awaitable);
         BOOST_TEST((ec == redlock::error::invalid_config), ec.message());
         BOOST_TEST(diag.message.find("is a Redis Cluster") != std::string::npos, diag.message);
+        // So is adopting such a lease written elsewhere, for the same reason, before any node is asked.
+        const std::string several =
+            R"({"redlock_lease": 1, "resource": "orders:1, orders:2", "kind": "several", "token": "ab12",)"
+            R"( "fence": 0, "fenced": false, "owner": "", "place": "", "permits": 0,)"
+            R"( "resources": ["orders:1", "orders:2"], "fences": []})";
+        redlock::diagnostics adopt_diag;
+        auto [adopt_ec, adopted] =
+            co_await client.async_adopt(several, options(10s), adopt_diag, tuple_awaitable);
+        BOOST_TEST((adopt_ec == redlock::error::invalid_config), adopt_ec.message());
+        BOOST_TEST(adopt_diag.message.find("is a Redis Cluster") != std::string::npos, adopt_diag.message);
     }());
 }
 

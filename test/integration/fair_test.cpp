@@ -150,11 +150,13 @@ BOOST_DATA_TEST_CASE(fifty_waiters_get_the_lock_in_the_order_they_queued, node_c
             BOOST_TEST_MESSAGE("N=" << n << ": " << wakeups << " wake-ups, " << attempts << " attempts for "
                                     << waiters << " hand-offs");
             // Each release wakes the next waiter only: about one wake-up and one attempt per
-            // hand-off, where a herd would cost about waiters^2 / 2. On a loaded machine a few
-            // more wake-ups than hand-offs: a message that arrives while the waiter is already
-            // trying (its refresh timer fired first) still counts, and a round that failed on a
-            // split requeues and wakes the head again.
-            BOOST_TEST(wakeups <= static_cast<std::uint64_t>(2 * waiters));
+            // hand-off, where a herd would cost about waiters^2 / 2. On a loaded machine more
+            // wake-ups than hand-offs: a message that arrives while the waiter is already
+            // trying (its refresh timer fired first) still counts, a round that failed on a
+            // split requeues and wakes the head again, and each of the N nodes sends the head its
+            // hand-off, which can count more than once (pinned to one core, N = 5 counted 115
+            // for 50 hand-offs, with no extra attempt). So at most N + 1 per hand-off.
+            BOOST_TEST(wakeups <= static_cast<std::uint64_t>((n + 1) * waiters));
             BOOST_TEST(wakeups >= static_cast<std::uint64_t>(waiters * 3 / 4));
             BOOST_TEST(attempts <= static_cast<std::uint64_t>(2 * waiters));
             BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "f"); }));
