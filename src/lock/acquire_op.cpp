@@ -206,6 +206,9 @@ void acquire_op::count_grant(std::size_t node) {
 void acquire_op::count(std::size_t node, vote v, error_code ec, std::string detail) {
     if (ec == error::not_replicated) replication_short_ = true;
     client_->admit(node, keys().lock, v, ec, detail);
+    // On a cluster, several resources' grant counts only if the master of each one's slot votes.
+    for (auto key : kind_->lock_keys())
+        client_->admit(node, key, v, ec, detail);
     report_.record(node, v, ec, std::move(detail));
     std::uint64_t outer_fence = 0;  // the fence of this client's live hold that the round may enter
     if (options_.fenced && options_.reentrant)

@@ -214,7 +214,7 @@ void client_state::send_call(const node_call& call, const std::vector<bool>& nod
     auto shared = on_reply ? std::make_shared<node_reply>(std::move(on_reply)) : nullptr;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (i >= nodes.size() || !nodes[i]) continue;
-        if (call.script) {
+        if (call.script && (call.steps.empty() || !nodes_[i]->routes_by_slot())) {
             // Straight to eval_on: its handler is type-erased already.
             eval_on(i, *call.script, call.key_span(), call.arg_span(), timeout,
                     [shared, i](boost::system::error_code ec, resp::value v) {

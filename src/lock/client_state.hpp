@@ -83,6 +83,13 @@ public:
     template <class OnReply>
     void call_on(std::size_t node, const node_call& call, std::chrono::milliseconds timeout,
                  OnReply on_reply) {
+        if (!call.steps.empty() && nodes_[node]->routes_by_slot()) {
+            run_steps(node, call, timeout,
+                      [on_reply = std::move(on_reply)](boost::system::error_code ec, resp::value v) mutable {
+                          on_reply(ec, std::span<const resp::value>(&v, 1));
+                      });
+            return;
+        }
         if (call.script) {
             eval_on(node, *call.script, call.key_span(), call.arg_span(), timeout,
                     [on_reply = std::move(on_reply)](boost::system::error_code ec, resp::value v) mutable {
@@ -134,6 +141,12 @@ public:
     /// The quarantine state of every node; null with client_config::restart_quarantine off.
     [[nodiscard]] const std::shared_ptr<node_health_board>& health() const noexcept { return health_; }
 
+    /// Runs `call`'s steps (a lock over several resources, split by slot) on node `node`, a
+    /// Redis Cluster, one after another within `timeout` in all, and undoes an acquire's steps that
+    /// granted before one that did not (slot_steps.hpp); `on_reply` as eval_on()'s, with the
+    /// reply of the whole call.
+    void run_steps(std::size_t node, const node_call& call, std::chrono::milliseconds timeout,
+                   std::function<void(boost::system::error_code, resp::value)> on_reply);
     /// Runs one script on node `node`; `on_reply` runs on the strand with the reply, or with the
     /// failure (a server error reply is error::server_error, with the reply). Counts node failures.
     void eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,

@@ -14,6 +14,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -108,23 +109,108 @@ BOOST_AUTO_TEST_CASE(locks_live_on_the_master_of_their_slot) {
         }
         BOOST_TEST(masters_used.size() == 3u);
         BOOST_TEST(node_stats(client).cluster_masters == 3u);
+    }());
+}
 
-        // Several resources at once live on several slots: refused, with the reason.
+// Several resources at once on a cluster: their keys lie on several slots, so each call runs
+// as one script per slot, in slot order; an acquire refused on a later slot undoes the earlier.
+BOOST_AUTO_TEST_CASE(several_resources_on_several_slots_are_taken_all_or_none) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cluster_config({cluster.uri()}));
+    redlock::client other(ioc.get_executor(), cluster_config({cluster.uri()}));
+    // `low` and `high` on the first and last masters' slots, `beside` on `low`'s slot, and
+    // `free_low`, nobody's, on a slot below `high`'s: its step goes first.
+    const auto first_with = [](const std::string& stem, auto predicate) {
+        for (int i = 0;; ++i)
+            if (auto r = stem + std::to_string(i); predicate(slot_of(r))) return r;
+    };
+    const auto low = first_with("orders:", [](std::uint16_t s) { return s < 5000; });
+    const auto high = first_with("orders:", [](std::uint16_t s) { return s > 11000; });
+    const auto beside = resource_in_slot(slot_of(low), low);
+    const auto free_low = first_with("free:", [&](std::uint16_t s) { return s < slot_of(high); });
+    BOOST_REQUIRE(cluster.master_of_slot(slot_of(low)).port() !=
+                  cluster.master_of_slot(slot_of(high)).port());
+    const auto holder_of = [&](const std::string& r) {
+        return holder_on(cluster.master_of_slot(slot_of(r)), r);
+    };
+    const auto pttl_of = [&](const std::string& r) {
+        return cluster.master_of_slot(slot_of(r)).command({"PTTL", lock_key(r)}).integer;
+    };
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto o = options(10s);
+        o.fenced = true;
+        auto all = co_await client.async_acquire_all(names(high, low, beside), o, asio::use_awaitable);
+        for (const auto& r : {low, high, beside})
+            BOOST_TEST(holder_of(r) == all.token(), r);
+        // A fence per resource, each its own counter's.
+        BOOST_TEST(all.fences().size() == 3u);
+        for (auto f : all.fences())
+            BOOST_TEST(f > 0u);
+
+        // Another set that shares `high`: refused at `high`'s step, after `free_low`'s granted,
+        // which is then given back.
         redlock::diagnostics diag;
-        auto [ec, none] = co_await client.async_acquire_all(names("orders:1", "orders:2"), options(10s), diag,
-                                                            tuple_awaitable);
-        BOOST_TEST((ec == redlock::error::invalid_config), ec.message());
-        BOOST_TEST(diag.message.find("is a Redis Cluster") != std::string::npos, diag.message);
-        // So is adopting such a lease written elsewhere, for the same reason, before any node is asked.
-        const std::string several =
-            R"({"redlock_lease": 1, "resource": "orders:1, orders:2", "kind": "several", "token": "ab12",)"
-            R"( "fence": 0, "fenced": false, "owner": "", "place": "", "permits": 0,)"
-            R"( "resources": ["orders:1", "orders:2"], "fences": []})";
-        redlock::diagnostics adopt_diag;
-        auto [adopt_ec, adopted] =
-            co_await client.async_adopt(several, options(10s), adopt_diag, tuple_awaitable);
-        BOOST_TEST((adopt_ec == redlock::error::invalid_config), adopt_ec.message());
-        BOOST_TEST(adopt_diag.message.find("is a Redis Cluster") != std::string::npos, adopt_diag.message);
+        auto [refused, none] =
+            co_await other.async_acquire_all(names(free_low, high), options(10s), diag, tuple_awaitable);
+        BOOST_TEST((refused == redlock::error::not_acquired), refused.message());
+        BOOST_TEST(co_await eventually([&] { return holder_of(free_low).empty(); }));
+        BOOST_TEST(holder_of(high) == all.token());
+
+        // Extend and check go to every slot.
+        co_await all.async_extend(20s, asio::use_awaitable);
+        for (const auto& r : {low, high, beside})
+            BOOST_TEST(pttl_of(r) > 15000, r);
+        co_await all.async_check(asio::use_awaitable);
+
+        // A waiter for the overlapping set is woken by the release, and then holds both.
+        std::optional<error_code> woken;
+        std::optional<redlock::lease> next;
+        other.async_acquire_all(names(free_low, high), options(10s, 10s),
+                                [&](error_code ec, redlock::lease l) {
+                                    woken = ec;
+                                    next.emplace(std::move(l));
+                                });
+        co_await redlock::test::sleep_for(200ms);
+        BOOST_TEST(!woken.has_value());
+        BOOST_TEST(holder_of(free_low).empty());
+
+        // Handed over to the other client, which releases every slot's part.
+        auto adopted = co_await other.async_adopt(all.handover(), o, asio::use_awaitable);
+        BOOST_TEST((adopted.fences() == all.fences()));
+        co_await adopted.async_release(asio::use_awaitable);
+        for (const auto& r : {low, beside})
+            BOOST_TEST(holder_of(r).empty(), r);
+        BOOST_TEST(co_await eventually([&] { return woken.has_value(); }));
+        BOOST_TEST(!woken.value_or(redlock::error::wait_timeout));
+        if (next && *next) {
+            BOOST_TEST(holder_of(free_low) == next->token());
+            BOOST_TEST(holder_of(high) == next->token());
+            co_await next->async_release(asio::use_awaitable);
+        }
+        BOOST_TEST(holder_of(free_low).empty());
+        BOOST_TEST(holder_of(high).empty());
+
+        // A lease that lost one slot's key: check and extend say so; the release frees the rest.
+        auto again = co_await client.async_acquire_all(names(low, high), options(10s), asio::use_awaitable);
+        cluster.master_of_slot(slot_of(high)).command({"DEL", lock_key(high)});
+        auto [checked] = co_await again.async_check(tuple_awaitable);
+        BOOST_TEST((checked == redlock::error::not_owner), checked.message());
+        auto [extended] = co_await again.async_extend(5s, tuple_awaitable);
+        BOOST_TEST((extended == redlock::error::not_owner), extended.message());
+        auto [released] = co_await again.async_release(tuple_awaitable);
+        BOOST_TEST((released == redlock::error::not_owner), released.message());
+        BOOST_TEST(co_await eventually([&] { return holder_of(low).empty(); }));
+
+        // With replicas to wait for, a cluster's several masters are refused up front.
+        auto ro = options(10s);
+        ro.replicas = 1;
+        redlock::diagnostics replicas_diag;
+        auto [replicas_ec, no_lease] =
+            co_await client.async_acquire_all(names(low, high), ro, replicas_diag, tuple_awaitable);
+        BOOST_TEST((replicas_ec == redlock::error::invalid_config), replicas_ec.message());
+        BOOST_TEST(replicas_diag.message.find("is a Redis Cluster") != std::string::npos,
+                   replicas_diag.message);
     }());
 }
 

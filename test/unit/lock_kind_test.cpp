@@ -4,6 +4,7 @@
 #include "lock/kinds/lock_kind.hpp"
 
 #include "lock/lock_options_check.hpp"
+#include "redis/cluster_slot.hpp"
 #include "scripts/scripts_gen.hpp"
 #include "support/resp_values.hpp"
 #include <redlock/error.hpp>
@@ -587,7 +588,7 @@ BOOST_AUTO_TEST_CASE(a_read_write_lock_is_neither_fair_nor_a_semaphore_and_only_
 BOOST_AUTO_TEST_CASE(several_resources_take_check_extend_and_release_every_key_and_name_the_one_held) {
     lock_options o;
     o.ttl = 1500ms;
-    auto kind = redlock::detail::make_multi_kind("app:", {"a", "b", "c"}, o);
+    auto kind = redlock::detail::make_multi_kind("app:", {"a", "b", "c"}, o, false);
     const auto span_of = [](const node_call& c) {
         const auto all = c.key_span();
         return std::vector<std::string>(all.begin(), all.end());
@@ -602,6 +603,9 @@ BOOST_AUTO_TEST_CASE(several_resources_take_check_extend_and_release_every_key_a
     BOOST_TEST(span_of(call) == locks);
     BOOST_TEST(call.route_key() == "{app:a}:lock");
     BOOST_TEST(args_of(call) == (std::vector<std::string>{"tok-2", "1500", "plain", "tok-1"}));
+    // Not built for a cluster: no steps.
+    BOOST_TEST(call.steps.empty());
+    BOOST_TEST(call.undo.empty());
 
     std::vector<resp::value> granted{integers_reply({1, 0})};
     BOOST_TEST((kind->read_acquire(call, {}, granted).verdict == vote::granted));
@@ -663,7 +667,7 @@ BOOST_AUTO_TEST_CASE(several_fenced_resources_carry_a_fence_each_and_write_them_
     lock_options o;
     o.ttl = 1500ms;
     o.fenced = true;
-    auto kind = redlock::detail::make_multi_kind("app:", {"a", "b"}, o);
+    auto kind = redlock::detail::make_multi_kind("app:", {"a", "b"}, o, false);
     const auto span_of = [](const node_call& c) {
         const auto all = c.key_span();
         return std::vector<std::string>(all.begin(), all.end());
@@ -691,6 +695,94 @@ BOOST_AUTO_TEST_CASE(several_fenced_resources_carry_a_fence_each_and_write_them_
     BOOST_TEST(back.script == &scripts::multi_fence_writeback);
     BOOST_TEST(span_of(back) == locks_and_counters);
     BOOST_TEST(args_of(back) == (std::vector<std::string>{"tok-2", "14 3"}));
+}
+
+BOOST_AUTO_TEST_CASE(several_resources_for_a_cluster_come_split_into_a_step_per_slot_in_slot_order) {
+    using redlock::detail::step_merge;
+    using redlock::redis::detail::key_slot;
+    lock_options o;
+    o.ttl = 1500ms;
+    o.fenced = true;
+    const auto slot_of = [](const std::string& r) { return key_slot("{app:" + r + "}:lock"); };
+    // A third resource on "a"'s slot: the two make one step.
+    std::string peer;
+    for (int i = 0; peer.empty(); ++i)
+        if (auto r = "peer-" + std::to_string(i); slot_of(r) == slot_of("a")) peer = r;
+    BOOST_REQUIRE(slot_of("a") != slot_of("b"));
+    const std::vector<std::string> names{"a", "b", peer};  // sorted, as the client sorts them
+    auto kind = redlock::detail::make_multi_kind("app:", names, o, true);
+    const auto span_of = [](const node_call& c) {
+        const auto all = c.key_span();
+        return std::vector<std::string>(all.begin(), all.end());
+    };
+    // The steps in slot order, each with its resources in the whole call's order.
+    const bool a_first = slot_of("a") < slot_of("b");
+    const std::vector<std::vector<std::size_t>> members =
+        a_first ? std::vector<std::vector<std::size_t>>{{0, 2}, {1}}
+                : std::vector<std::vector<std::size_t>>{{1}, {0, 2}};
+    const std::vector<std::string> a_keys{"{app:a}:lock", "{app:" + peer + "}:lock", "{app:a}:fence",
+                                          "{app:" + peer + "}:fence"};
+    const std::vector<std::string> b_keys{"{app:b}:lock", "{app:b}:fence"};
+    const auto& first_keys = a_first ? a_keys : b_keys;
+    const auto& second_keys = a_first ? b_keys : a_keys;
+
+    node_call call;
+    kind->acquire({"tok-2", "tok-1", true, false}, call);
+    // The whole call, for the nodes that are single servers.
+    BOOST_TEST(call.script == &scripts::multi_acquire);
+    BOOST_TEST(call.key_span().size() == 6u);
+    BOOST_TEST((call.merge == step_merge::acquire_fenced));
+    BOOST_TEST(call.step_members == members);
+    BOOST_REQUIRE(call.steps.size() == 2u);
+    BOOST_TEST(call.steps.front().script == &scripts::multi_acquire);
+    BOOST_TEST(span_of(call.steps.front()) == first_keys);
+    BOOST_TEST(span_of(call.steps.back()) == second_keys);
+    BOOST_TEST(args_of(call.steps.back()) == (std::vector<std::string>{"tok-2", "1500", "fenced", "tok-1"}));
+    // Each step undone by a quiet release of its own resources, with this round's token.
+    BOOST_REQUIRE(call.undo.size() == 2u);
+    BOOST_TEST(call.undo.front().script == &scripts::multi_release);
+    BOOST_TEST(args_of(call.undo.front()) == (std::vector<std::string>{"tok-2", "quiet"}));
+    BOOST_TEST(span_of(call.undo.back()).size() == (a_first ? 2u : 4u));
+    BOOST_TEST(span_of(call.undo.back()).front() == second_keys.front());
+
+    // Cleared for the next round (as a round does), the steps go with the rest.
+    call.clear();
+    BOOST_TEST(call.steps.empty());
+    BOOST_TEST(call.undo.empty());
+    BOOST_TEST(call.step_members.empty());
+    kind->acquire({"tok-3", "", true, false}, call);
+    BOOST_TEST(call.steps.size() == 2u);
+
+    node_call release;
+    kind->release("tok", true, release);
+    BOOST_TEST((release.merge == step_merge::release));
+    BOOST_REQUIRE(release.steps.size() == 2u);
+    BOOST_TEST(args_of(release.steps.front()) == (std::vector<std::string>{"tok"}));
+    BOOST_TEST(release.undo.empty());
+    node_call extend;
+    kind->extend("tok", 4000ms, extend);
+    BOOST_TEST((extend.merge == step_merge::all_ones));
+    BOOST_REQUIRE(extend.steps.size() == 2u);
+    BOOST_TEST(args_of(extend.steps.back()) == (std::vector<std::string>{"tok", "4000"}));
+    node_call check;
+    kind->check("tok", check);
+    BOOST_TEST((check.merge == step_merge::shortest_hold));
+    BOOST_TEST(check.steps.size() == 2u);
+    // The fences, one per resource in the whole call's order, go to the step of each resource.
+    node_call back;
+    const std::vector<std::uint64_t> settled{14, 3, 7};
+    kind->write_back_fence("tok", settled, back);
+    BOOST_REQUIRE(back.steps.size() == 2u);
+    BOOST_TEST(args_of(back.steps.front()) == (std::vector<std::string>{"tok", a_first ? "14 7" : "3"}));
+    BOOST_TEST(args_of(back.steps.back()) == (std::vector<std::string>{"tok", a_first ? "3" : "14 7"}));
+    // Every resource's lock key votes.
+    BOOST_TEST(kind->lock_keys().size() == 3u);
+
+    // All on one slot: one script call does it, no steps.
+    auto one_slot = redlock::detail::make_multi_kind("app:", {"a", peer}, o, true);
+    node_call whole;
+    one_slot->acquire({"tok", "", true, false}, whole);
+    BOOST_TEST(whole.steps.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

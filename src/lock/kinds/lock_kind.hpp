@@ -4,6 +4,7 @@
 #include "lock/quorum.hpp"
 #include "lock/replica_waits.hpp"
 #include "lock/resource_keys.hpp"
+#include "lock/slot_steps.hpp"
 #include <redlock/lock_options.hpp>
 #include <redlock/redis/script.hpp>
 #include <redlock/resp/request.hpp>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -45,6 +47,16 @@ struct node_call {
     std::size_t pttl_reply = 0;  ///< in the pipeline's replies: the holder's PTTL; 0: not asked
     std::size_t wait_reply = 0;  ///< in the pipeline's replies: WAIT's; 0: not asked
 
+    /// A lock over several resources, for a Redis Cluster node, where they lie on several
+    /// slots: the call as one script call per slot, run one after another (slot_steps.hpp);
+    /// empty when the kind does not split. A single server runs the whole call instead.
+    std::list<node_call> steps;
+    /// An acquire's steps: the quiet release of each, for those granted before one that was not.
+    std::list<node_call> undo;
+    /// steps[s]'s resources, as indexes into the whole call's
+    std::vector<std::vector<std::size_t>> step_members;
+    step_merge merge = step_merge::all_ones;
+
     /// Empty again, to be built anew (a round's call is kept for reading its replies).
     void clear() noexcept {
         script = nullptr;
@@ -54,7 +66,13 @@ struct node_call {
         pipeline.clear();
         pttl_reply = 0;
         wait_reply = 0;
+        steps.clear();
+        undo.clear();
+        step_members.clear();
     }
+    /// Adds a step (or an acquire's undo step) to be built.
+    node_call& step() { return steps.emplace_back(); }
+    node_call& undo_step() { return undo.emplace_back(); }
     void key(std::string_view k) { keys[key_count++] = k; }
     void arg(std::string_view a) { args[arg_count++] = a; }
     [[nodiscard]] std::span<const std::string_view> key_span() const {
@@ -127,6 +145,9 @@ public:
     [[nodiscard]] virtual std::string_view wake_channel() const noexcept { return {}; }
     /// A lock over several resources: their names (sorted); empty for one resource.
     [[nodiscard]] virtual std::span<const std::string> resources() const noexcept { return {}; }
+    /// A lock over several resources: every one's lock key (on a cluster each slot's master
+    /// votes on its own); empty for one resource, whose lock key is keys().lock.
+    [[nodiscard]] virtual std::span<const std::string_view> lock_keys() const noexcept { return {}; }
     /// A semaphore's count of permits; 0 for a lock.
     [[nodiscard]] virtual int permits() const noexcept { return 0; }
     /// A read-write lock's read or write; exclusive for the other kinds.
@@ -217,11 +238,12 @@ private:
 [[nodiscard]] std::shared_ptr<const lock_kind> make_read_write_kind(resource_keys keys,
                                                                     const lock_options& options);
 /// A plain lock over several resources at once (`resources`: their names, sorted, distinct,
-/// at least two; `prefix`: client_config::key_prefix). Every node's data must hold all of their
-/// keys: independent masters, not a cluster.
+/// at least two; `prefix`: client_config::key_prefix). `split_by_slot`: some node is a Redis
+/// Cluster, whose calls then come split by slot too (node_call::steps).
 [[nodiscard]] std::shared_ptr<const lock_kind> make_multi_kind(std::string_view prefix,
                                                                std::vector<std::string> resources,
-                                                               const lock_options& options);
+                                                               const lock_options& options,
+                                                               bool split_by_slot);
 [[nodiscard]] std::shared_ptr<const lock_kind> make_fair_kind(resource_keys keys, const lock_options& options,
                                                               std::string place);
 
