@@ -3,6 +3,7 @@
 // several one-master clusters.
 #include "redis/cluster_slot.hpp"
 #include "support/lock_helpers.hpp"
+#include "support/overlapping_pairs.hpp"
 #include "support/printing.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/run_coro.hpp"
@@ -212,6 +213,29 @@ BOOST_AUTO_TEST_CASE(several_resources_on_several_slots_are_taken_all_or_none) {
         BOOST_TEST(replicas_diag.message.find("is a Redis Cluster") != std::string::npos,
                    replicas_diag.message);
     }());
+}
+
+// As over single servers (several_resources_test), with each resource on a slot of its own,
+// spread over the three masters: no deadlock, no overlap.
+BOOST_AUTO_TEST_CASE(overlapping_sets_on_several_slots_in_opposite_orders_never_deadlock_or_overlap) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    redlock::client first(ioc.get_executor(), cluster_config({cluster.uri()}));
+    redlock::client second(ioc.get_executor(), cluster_config({cluster.uri()}));
+    const std::vector<std::string> resources{"p0", "p1", "p2", "p3"};
+    std::set<std::uint16_t> slots;
+    std::set<unsigned short> masters;
+    for (const auto& r : resources) {
+        slots.insert(slot_of(r));
+        masters.insert(cluster.master_of_slot(slot_of(r)).port());
+    }
+    BOOST_TEST_REQUIRE(slots.size() == 4u);
+    BOOST_TEST(masters.size() >= 2u);
+    const auto seen = redlock::test::take_overlapping_pairs(ioc, first, second, resources, 15);
+    BOOST_TEST_REQUIRE(seen.finished);
+    BOOST_TEST(seen.failed == 0);
+    BOOST_TEST(seen.held == 8 * 15);
+    BOOST_TEST(seen.overlaps == 0);
 }
 
 BOOST_AUTO_TEST_CASE(every_kind_of_lock_and_waiting_work_on_a_cluster) {

@@ -2,6 +2,7 @@
 // none, one lease for all of them, waiting on the one that refused, and no deadlock between
 // acquisitions that name overlapping resources in opposite orders.
 #include "support/lock_helpers.hpp"
+#include "support/overlapping_pairs.hpp"
 #include "support/printing.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
@@ -164,49 +165,18 @@ BOOST_DATA_TEST_CASE(a_waiter_takes_nothing_until_it_can_take_everything, node_c
 
 // Eight workers over two clients take overlapping pairs of four resources, half of them naming
 // the pair in the opposite order, each 15 times: every acquisition succeeds (no deadlock) and
-// no resource ever has two holders (the holders are counted in this process, on its one thread).
+// no resource ever has two holders.
 BOOST_DATA_TEST_CASE(overlapping_sets_in_opposite_orders_never_deadlock_or_overlap, node_counts, n) {
     auto servers = start_redis_servers(static_cast<std::size_t>(n));
     asio::io_context ioc;
     redlock::client first(ioc.get_executor(), lock_config(servers));
     redlock::client second(ioc.get_executor(), lock_config(servers));
-    std::map<std::string, int> holders;
-    int overlaps = 0;
-    int held = 0;
-    int failed = 0;
-    int running = 8;
-    for (int w = 0; w < 8; ++w) {
-        asio::co_spawn(
-            ioc,
-            [&, w]() -> asio::awaitable<void> {
-                auto& c = w % 2 == 0 ? first : second;
-                std::vector<std::string> pair = {"p" + std::to_string(w % 4),
-                                                 "p" + std::to_string((w + 1) % 4)};
-                if (w >= 4) std::swap(pair[0], pair[1]);
-                for (int i = 0; i < 15; ++i) {
-                    auto [ec, l] = co_await c.async_acquire_all(pair, options(10s, 60s), tuple_awaitable);
-                    if (ec) {
-                        ++failed;
-                        continue;
-                    }
-                    for (const auto& r : pair)
-                        if (holders[r]++ > 0) ++overlaps;
-                    ++held;
-                    co_await sleep_for(2ms);
-                    for (const auto& r : pair)
-                        --holders[r];
-                    co_await l.async_release(asio::use_awaitable);
-                }
-                --running;
-            },
-            asio::detached);
-    }
-    run_coro(ioc, [&]() -> asio::awaitable<void> {
-        BOOST_TEST_REQUIRE(co_await eventually([&] { return running == 0; }, 120s));
-    }());
-    BOOST_TEST(failed == 0);
-    BOOST_TEST(held == 8 * 15);
-    BOOST_TEST(overlaps == 0);
+    const auto seen =
+        redlock::test::take_overlapping_pairs(ioc, first, second, names("p0", "p1", "p2", "p3"), 15);
+    BOOST_TEST_REQUIRE(seen.finished);
+    BOOST_TEST(seen.failed == 0);
+    BOOST_TEST(seen.held == 8 * 15);
+    BOOST_TEST(seen.overlaps == 0);
 }
 
 BOOST_AUTO_TEST_CASE(what_several_resources_cannot_be_is_refused) {
