@@ -23,7 +23,7 @@ boost::system::error_code choose_lock_kind(const client_state& client, const std
             if (options.replicas > 0) {
                 why = "acquire \"" + resource +
                       "\": several resources at once with replicas = " + std::to_string(options.replicas) +
-                      " need nodes that each hold every key (single " + "masters or Sentinel); node " +
+                      " need nodes that each hold every key (single masters or Sentinel); node " +
                       client.node_name(i) +
                       " is a Redis Cluster, whose masters would each have to be waited for";
                 return error::invalid_config;
