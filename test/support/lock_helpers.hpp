@@ -9,6 +9,7 @@
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -27,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace redlock::test {
@@ -183,6 +185,19 @@ inline lock_options options(std::chrono::milliseconds ttl = std::chrono::seconds
     o.ttl = ttl;
     o.wait = wait;
     return o;
+}
+
+/// What a lease's check, extend (by 5 s) and release answer, one after another.
+struct check_extend_release_answers {
+    boost::system::error_code check, extend, release;
+};
+inline boost::asio::awaitable<check_extend_release_answers> check_extend_release(redlock::lease& l) {
+    check_extend_release_answers a;
+    auto tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+    std::tie(a.check) = co_await l.async_check(tuple);
+    std::tie(a.extend) = co_await l.async_extend(std::chrono::seconds(5), tuple);
+    std::tie(a.release) = co_await l.async_release(tuple);
+    co_return a;
 }
 
 inline boost::asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
