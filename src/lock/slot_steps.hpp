@@ -25,8 +25,9 @@ enum class step_merge : std::uint8_t {
 /// script may only touch keys of one slot: there a call runs as one step per slot, one after
 /// another, in the order of their slots. This folds the steps' replies, one at a time, into the
 /// whole call's reply. An acquire stops at the first step that is refused or fails, and names
-/// the steps before it, which granted, to be undone: two acquisitions never keep part of what
-/// the other asks, and both take the slots in one order. No I/O.
+/// the steps before it, which granted, to be undone (released, and announced: a waiter that
+/// they refused meanwhile is woken): two acquisitions never keep part of what the other asks,
+/// and both take the slots in one order. No I/O.
 class step_fold {
 public:
     /// `members[s]`: for step s, the index in the whole call's resources of each of its own.
@@ -38,7 +39,7 @@ public:
     /// Once add() said to stop, or after the last step: the whole call's failure or reply.
     [[nodiscard]] boost::system::error_code error() const noexcept { return ec_; }
     [[nodiscard]] resp::value reply() const;
-    /// An acquire's steps that granted before one that did not, to be released quietly; 0 when
+    /// An acquire's steps that granted before one that did not, to be released; 0 when
     /// it was granted everywhere.
     [[nodiscard]] std::size_t granted_to_undo() const noexcept { return undo_; }
 

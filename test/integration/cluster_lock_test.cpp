@@ -15,6 +15,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -70,6 +71,12 @@ bool has_lock_key(redlock::test::redis_server& server, const std::string& resour
     return false;
 }
 
+// The first of stem0, stem1, ... whose slot `wanted` takes.
+std::string first_with(const std::string& stem, const std::function<bool(std::uint16_t)>& wanted) {
+    for (int i = 0;; ++i)
+        if (auto r = stem + std::to_string(i); wanted(slot_of(r))) return r;
+}
+
 // A master of `cluster` other than `than`; null if it has no other.
 redlock::test::redis_server* another_master(redis_cluster& cluster, const redlock::test::redis_server& than) {
     for (auto* m : cluster.masters())
@@ -122,10 +129,6 @@ BOOST_AUTO_TEST_CASE(several_resources_on_several_slots_are_taken_all_or_none) {
     redlock::client other(ioc.get_executor(), cluster_config({cluster.uri()}));
     // `low` and `high` on the first and last masters' slots, `beside` on `low`'s slot, and
     // `free_low`, nobody's, on a slot below `high`'s: its step goes first.
-    const auto first_with = [](const std::string& stem, auto predicate) {
-        for (int i = 0;; ++i)
-            if (auto r = stem + std::to_string(i); predicate(slot_of(r))) return r;
-    };
     const auto low = first_with("orders:", [](std::uint16_t s) { return s < 5000; });
     const auto high = first_with("orders:", [](std::uint16_t s) { return s > 11000; });
     const auto beside = resource_in_slot(slot_of(low), low);
@@ -209,6 +212,42 @@ BOOST_AUTO_TEST_CASE(several_resources_on_several_slots_are_taken_all_or_none) {
         BOOST_TEST((replicas_ec == redlock::error::invalid_config), replicas_ec.message());
         BOOST_TEST(replicas_diag.message.find("is a Redis Cluster") != std::string::npos,
                    replicas_diag.message);
+    }());
+}
+
+// An acquisition refused at a later slot gives back the earlier slots with a release message:
+// a waiter that found one of them held during that brief hold is woken, not left asleep until
+// the ttl it was told.
+BOOST_AUTO_TEST_CASE(an_acquisition_refused_at_a_later_slot_wakes_the_waiters_of_the_earlier) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    redlock::client holder(ioc.get_executor(), cluster_config({cluster.uri()}));
+    redlock::client taker(ioc.get_executor(), cluster_config({cluster.uri()}));
+    // Without a message this waiter would look again only after 8 s (its retry.max_delay).
+    auto slow_retry = cluster_config({cluster.uri()});
+    slow_retry.retry = {4000ms, 8000ms};
+    redlock::client waiter(ioc.get_executor(), slow_retry);
+    const auto high = first_with("orders:", [](std::uint16_t s) { return s > 11000; });
+    const auto low = first_with("free:", [](std::uint16_t s) { return s < 5000; });
+    auto& low_master = cluster.master_of_slot(slot_of(low));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto held = co_await holder.async_acquire(high, options(10s), asio::use_awaitable);
+        // The brief hold, standing still: `low` held for 10 s, and a waiter told so.
+        low_master.command({"SET", lock_key(low), "brief", "PX", "10000"});
+        redlock::test::background_acquire next;
+        next.start(waiter, low, options(10s, 10s));
+        co_await redlock::test::sleep_for(200ms);
+        BOOST_TEST(!next.result.has_value());
+        // Gone without a message; then an acquisition takes `low` and is refused at `high`.
+        low_master.command({"DEL", lock_key(low)});
+        auto [refused, none] =
+            co_await taker.async_acquire_all(names(low, high), options(10s), tuple_awaitable);
+        BOOST_TEST((refused == redlock::error::not_acquired), refused.message());
+        // Its give-back wakes the waiter, well before the 8 s it would sleep.
+        BOOST_TEST(co_await eventually([&] { return next.result.has_value(); }, 5s));
+        BOOST_TEST(!next.result.value_or(redlock::error::wait_timeout));
+        if (next.lease && *next.lease) co_await next.lease->async_release(asio::use_awaitable);
+        co_await held.async_release(asio::use_awaitable);
     }());
 }
 

@@ -51,7 +51,7 @@ struct node_call {
     /// slots: the call as one script call per slot, run one after another (slot_steps.hpp);
     /// empty when the kind does not split. A single server runs the whole call instead.
     std::list<node_call> steps;
-    /// An acquire's steps: the quiet release of each, for those granted before one that was not.
+    /// An acquire's steps: the release of each (announced), for those granted before one that was not.
     std::list<node_call> undo;
     /// steps[s]'s resources, as indexes into the whole call's
     std::vector<std::vector<std::size_t>> step_members;

@@ -52,8 +52,10 @@ public:
         acquire_of(whole_, r, out);
         split(out, fenced() ? step_merge::acquire_fenced : step_merge::acquire_plain,
               [&](const key_lists& group, node_call& step) { acquire_of(group, r, step); });
+        // Announced: a waiter that one of these slots refused while we held it is woken, where
+        // a quiet undo would leave it asleep until the ttl it was told, the resource free.
         for (const auto& group : groups_)
-            release_of(group, r.token, false, out.undo_step());
+            release_of(group, r.token, true, out.undo_step());
     }
 
     // {1, 0}: granted; fenced {1, f1, ..., fn}; {0, pttl, i}: the i-th key (from 1) is held by
