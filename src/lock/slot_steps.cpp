@@ -35,9 +35,11 @@ bool all_integers(const resp::value& v) {
 
 step_fold::step_fold(step_merge merge, std::vector<std::vector<std::size_t>> members)
     : merge_(merge), members_(std::move(members)) {
+    if (merge_ != step_merge::acquire_fenced) return;
+    std::size_t resources = 0;
     for (const auto& m : members_)
-        resources_ += m.size();
-    if (merge_ == step_merge::acquire_fenced) fences_.assign(resources_, 0);
+        resources += m.size();
+    fences_.assign(resources, 0);
 }
 
 bool step_fold::add(std::size_t step, boost::system::error_code ec, const resp::value& reply) {

@@ -48,7 +48,6 @@ private:
 
     step_merge merge_;
     std::vector<std::vector<std::size_t>> members_;
-    std::size_t resources_ = 0;
     boost::system::error_code ec_;
     resp::value last_;  // the reply that ended it early, passed on as it is
     bool ended_early_ = false;
