@@ -135,6 +135,16 @@ target() {
     if awk "BEGIN { exit !($2) }"; then echo "   PASS  $1"; else echo "   FAIL  $1"; fi
 }
 
+# children_cpu_us VAR: sets VAR to the CPU time (user + sys, in microseconds) that this shell's
+# finished children (and theirs, once waited for) have used so far: a client's CPU, read before
+# and after it runs. A variable, not output: `times` must run in this shell, and a command
+# substitution's fork starts counting from zero.
+children_cpu_us() {
+    times >"$work/times"
+    printf -v "$1" '%s' "$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/)
+                                          printf "%.0f", (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000000 }' "$work/times")"
+}
+
 # servers_cpu_ticks N: the CPU time (utime + stime, in clock ticks) servers 0 .. N-1 have used so far.
 servers_cpu_ticks() {
     local total=0 i

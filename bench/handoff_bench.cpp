@@ -15,7 +15,8 @@
 // 2 ms of idleness lets the CPUs fall asleep and costs a cold wake-up per step (see
 // docs/benchmarks.md).
 // --permits K: every acquire takes one permit of a semaphore of K (lock_options::permits). The
-// holder then takes all K before the waiter waits, and releases one of them.
+// holder then takes all K before the waiter waits, and releases one of them (with --hot too: the
+// waiter subscribes to the same released channel; not with --fair, which no semaphore is).
 // The contended phase also times its hand-offs: a permit (the lock, K = 1) freed by a release
 // goes to the next acquire that completes, so each completed acquire, once the first K went to
 // free permits, is matched with the oldest release not matched yet (started before it), from
@@ -250,7 +251,7 @@ int main(int argc, char** argv) {
     }
     if (argc % 2 == 0 || s.nodes.empty() || s.retry_ms <= 0 || s.handoffs <= 0 || s.contenders <= 0 ||
         !(s.seconds > 0) || s.seconds > 600 || (s.hot && s.waiting != redlock::wait_strategy::notify) ||
-        s.permits < 0 || (s.permits > 0 && (s.fair || s.hot))) {
+        s.permits < 0 || (s.permits > 0 && s.fair)) {
         return usage();
     }
     try {
