@@ -4,36 +4,40 @@
  * when a message is sent, which the model leaves to the scheduler. */
 
 
+/* What a reply decided, done once in one place (decide): each step below is expanded once
+ * per caller of on_reply, not once per branch that reaches it. `d` is a local of the process
+ * that runs the reply. */
+#define NEXT_NONE    0
+#define NEXT_SETTLE  1   /* a quorum granted: settle the fence (count) */
+#define NEXT_GRANT   2   /* a quorum has the fence: the lease, if validity is left (grant) */
+#define NEXT_LOSE    3   /* the round is lost: clean up (lose_round) */
+
 /* --- restart quarantine: src/lock/node_health.cpp node_health::on_server_info ------------ */
 /* A connection's handshake read INFO server: run_id and uptime. */
 inline on_server_info(c, n) {
-#ifndef NO_QUARANTINE
-    /* a run_id other than the one seen before: no vote until max_ttl + drift from now */
     if
-    :: seen_run[CN(c, n)] != 0 && seen_run[CN(c, n)] != run_id[n] &&
-       q_until[CN(c, n)] < now + TTL + MARGIN -> q_until[CN(c, n)] = now + TTL + MARGIN
-    :: else -> skip
+    :: no_quarantine -> skip
+    :: else ->
+        /* a run_id other than the one seen before: no vote until max_ttl + drift from now */
+        if
+        :: seen_run[CN(c, n)] != 0 && seen_run[CN(c, n)] != run_id[n] &&
+           q_until[CN(c, n)] < now + TTL + MARGIN -> q_until[CN(c, n)] = now + TTL + MARGIN
+        :: else -> skip
+        fi;
+        /* the uptime rule: no vote until start + 1 s + max_ttl + drift (whole seconds of uptime) */
+        if
+        :: !run_id_rule_only && q_until[CN(c, n)] < started[n] + SEC + TTL + MARGIN ->
+            q_until[CN(c, n)] = started[n] + SEC + TTL + MARGIN
+        :: else -> skip
+        fi
     fi;
-#ifndef RUN_ID_RULE_ONLY
-    /* up for less than max_ttl + 1 s: no vote until start + 1 s + max_ttl + drift */
-    if
-    :: now - started[n] < TTL + SEC && q_until[CN(c, n)] < started[n] + SEC + TTL + MARGIN ->
-        q_until[CN(c, n)] = started[n] + SEC + TTL + MARGIN
-    :: else -> skip
-    fi;
-#endif
-#endif
     seen_run[CN(c, n)] = run_id[n];
     known[CN(c, n)] = true;
     conn_run[CN(c, n)] = run_id[n]
 }
 
 /* node_health::votes, asked by client_state::admit when a grant is counted */
-#ifdef NO_QUARANTINE
-#define VOTES(c, n)  true
-#else
-#define VOTES(c, n)  (known[CN(c, n)] && now >= q_until[CN(c, n)])
-#endif
+#define VOTES(c, n)  (no_quarantine || (known[CN(c, n)] && now >= q_until[CN(c, n)]))
 
 /* Property 1, checked where a client's belief begins (a grant, an extend): beliefs only end
  * otherwise, so this is [] !(BELIEVES(0) && BELIEVES(1)). */
@@ -46,9 +50,7 @@ inline check_exclusion(c) {
  * does not check (the negative control). */
 inline fenced_set(f) {
     if
-#ifndef NO_FENCES
-    :: f < res_seen -> skip    /* refused: stale_fence */
-#endif
+    :: !no_fences && f < res_seen -> skip    /* refused: stale_fence */
     :: else ->
         assert(f >= max_accepted_fence);
         if
@@ -118,16 +120,17 @@ inline grant(c) {
         held[c] = true;
         valid_until[c] = t0[c] + TTL - MARGIN;
         check_exclusion(c);
-#ifdef FENCED
         /* Property 2's premise: fences strictly increase from grant to grant */
-        assert(fence[c] > max_granted_fence);
-        max_granted_fence = fence[c];
-#endif
+        if
+        :: fenced -> assert(fence[c] > max_granted_fence); max_granted_fence = fence[c]
+        :: else -> skip
+        fi;
         ext_left[c] = EXTENDS;
         wrote[c] = false;
         clear_round(c);
-        phase[c] = HOLDING
-    :: else -> lose_round(c)
+        phase[c] = HOLDING;
+        d = NEXT_NONE
+    :: else -> d = NEXT_LOSE
     fi
 }
 
@@ -158,8 +161,8 @@ inline settle_fence(c) {
     od;
     i = 0;
     if
-    :: confirmed[c] >= Q -> grant(c)
-    :: else -> phase[c] = WRITING
+    :: confirmed[c] >= Q -> d = NEXT_GRANT
+    :: else -> phase[c] = WRITING; d = NEXT_NONE
     fi
 }
 
@@ -174,13 +177,8 @@ inline count(c, n, v, f) {
     :: else -> n_failed[c]++
     fi;
     if
-    :: n_granted[c] >= Q ->
-#ifdef FENCED
-        settle_fence(c)
-#else
-        grant(c)
-#endif
-    :: n_granted[c] < Q && (n_failed[c] > MAY_FAIL || n_denied[c] + n_failed[c] > MAY_FAIL) -> lose_round(c)
+    :: n_granted[c] >= Q -> d = NEXT_SETTLE   /* unfenced: every fence is 0, all confirmed */
+    :: n_granted[c] < Q && (n_failed[c] > MAY_FAIL || n_denied[c] + n_failed[c] > MAY_FAIL) -> d = NEXT_LOSE
     :: else -> skip
     fi
 }
@@ -235,6 +233,22 @@ inline release_lease(c) {
     phase[c] = IDLE
 }
 
+inline decide(c) {
+    if
+    :: d == NEXT_SETTLE -> settle_fence(c)
+    :: else -> skip
+    fi;
+    if
+    :: d == NEXT_GRANT -> grant(c)
+    :: else -> skip
+    fi;
+    if
+    :: d == NEXT_LOSE -> lose_round(c)
+    :: else -> skip
+    fi;
+    d = NEXT_NONE
+}
+
 inline on_reply(c, k, n, r, v, f) {
     if
     :: k == ACQUIRE && r == round[c] && phase[c] == COUNTING && !(answered[c] & BIT(n)) -> count(c, n, v, f)
@@ -246,38 +260,35 @@ inline on_reply(c, k, n, r, v, f) {
         :: else -> skip
         fi;
         if
-        :: confirmed[c] >= Q -> grant(c)
-        :: confirmed[c] < Q && wb_pending[c] == 0 -> lose_round(c)    /* short of a quorum */
+        :: confirmed[c] >= Q -> d = NEXT_GRANT
+        :: confirmed[c] < Q && wb_pending[c] == 0 -> d = NEXT_LOSE    /* short of a quorum */
         :: else -> skip
         fi
     :: k == EXTEND && r == round[c] && phase[c] == EXTENDING -> count_extend(c, n, v)
     :: else -> skip   /* an answer to a round or call already decided */
-    fi
+    fi;
+    decide(c)
 }
 
 proctype client(byte c; byte rounds) {
-    byte n, i;
+    byte n, i, d;
 end:
     do
     :: atomic { phase[c] == IDLE && round[c] < rounds -> begin_round(c) }
-#ifdef LATE
     :: atomic {
         /* the node timeout of a request still on its way: it may run later (a late request) */
-        phase[c] == COUNTING && now >= t0[c] + NODE_TIMEOUT && answered[c] != BIT(N) - 1 ->
+        late && phase[c] == COUNTING && now >= t0[c] + NODE_TIMEOUT && answered[c] != BIT(N) - 1 ->
         n = 0;
         do
         :: answered[c] & BIT(n) -> n++
         :: else -> break
         od;
-        count(c, n, FAILED, 0);
+        on_reply(c, ACQUIRE, n, round[c], FAILED, 0);
         n = 0
        }
-#endif
     :: atomic { phase[c] == HOLDING && ext_left[c] > 0 -> begin_extend(c) }
-#if defined(FENCED) || defined(NO_FENCES)
     /* A write with the lease's fence, also after its validity ran out: the holder paused */
-    :: atomic { (phase[c] == HOLDING || phase[c] == EXTENDING) && !wrote[c] -> wrote[c] = true; fenced_set(fence[c]) }
-#endif
+    :: atomic { fenced && (phase[c] == HOLDING || phase[c] == EXTENDING) && !wrote[c] -> wrote[c] = true; fenced_set(fence[c]) }
     :: atomic { phase[c] == HOLDING -> release_lease(c) }
     od
 }

@@ -15,7 +15,6 @@ byte ext_m[CLIENTS * N];    /* EXTEND */
 byte wb_m[CLIENTS * N];     /* WRITEBACK, with the fence wb_f */
 byte wb_f[CLIENTS * N];
 
-byte losses = LOSSES;
 
 /* The client sends on its connection to node n: a new connection first if the node restarted
  * since (the handshake reads INFO server: node_health_board::on_server_info). */

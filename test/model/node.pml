@@ -1,41 +1,32 @@
 /* node.pml: a Redis node running the lock's scripts, each command atomic as a script is.
- * The token of a round is (client, round); ONE_TOKEN (negative control) gives every round of a
+ * The token of a round is (client, round); one_token (negative control) gives every round of a
  * client the same token, as acquires did before 2026-11-24 (docs/safety.md "A token per
  * attempt"): a script then cannot tell the rounds apart, while the ghost key_r still can. */
 
-#ifdef ONE_TOKEN
-#define HOLDS(n, c, r)           (key_c[n] == (c))
-#define HOLDS_PREVIOUS(n, c, r)  false
-#else
-#define HOLDS(n, c, r)           (key_c[n] == (c) && key_r[n] == (r))
+#define HOLDS(n, c, r)           (key_c[n] == (c) && (one_token || key_r[n] == (r)))
 /* acquire_round::previous_token: a key still holding the acquisition's previous round */
-#define HOLDS_PREVIOUS(n, c, r)  (key_c[n] == (c) && key_r[n] + 1 == (r))
-#endif
+#define HOLDS_PREVIOUS(n, c, r)  (!one_token && key_c[n] == (c) && key_r[n] + 1 == (r))
 
-bool reply_lost;   /* set while a node serves a request whose reply the network loses */
-
-inline answer(c, k, n, r, v, f) {
-    if
-    :: reply_lost -> reply(c, k, n, r, FAILED, 0)
-    :: else -> reply(c, k, n, r, v, f)
-    fi
-}
+/* The scripts below set the answer (v, and the counter's value fv for an acquire); the node
+ * sends it once, in one place (proctype node): every reply reaches client.pml's on_reply
+ * through the same code, whichever script ran. */
 
 /* src/scripts/acquire_fenced.lua (fenced) and the plain kind's SET NX PX GET followed by
  * takeover.lua (src/lock/kinds/plain.cpp), folded into one step: the takeover is a
  * compare-and-set, so nothing can slip between them that it would not refuse. */
-inline node_acquire(n, c, r) {
+inline node_acquire(n, c, r, v, fv) {
     if
     :: key_c[n] == NOBODY ->
         key_c[n] = c; key_r[n] = r; key_exp[n] = EXPIRY_FROM_NOW;
-#ifdef FENCED
-        counter[n]++;
-#endif
-        answer(c, ACQUIRE, n, r, GRANTED, counter[n])
+        if
+        :: fenced -> counter[n]++
+        :: else -> skip
+        fi;
+        v = GRANTED; fv = counter[n]
     :: key_c[n] != NOBODY && (HOLDS(n, c, r) || HOLDS_PREVIOUS(n, c, r)) ->
         key_r[n] = r; key_exp[n] = EXPIRY_FROM_NOW;
-        answer(c, ACQUIRE, n, r, GRANTED, counter[n])
-    :: else -> answer(c, ACQUIRE, n, r, DENIED, 0)
+        v = GRANTED; fv = counter[n]
+    :: else -> v = DENIED
     fi
 }
 
@@ -51,52 +42,76 @@ inline node_release(n, c, r) {
 }
 
 /* src/scripts/extend.lua: a new ttl from now, only for its own token; never recreates a key. */
-inline node_extend(n, c, r) {
+inline node_extend(n, c, r, v) {
     if
-    :: key_c[n] != NOBODY && HOLDS(n, c, r) ->
-        key_exp[n] = EXPIRY_FROM_NOW;
-        answer(c, EXTEND, n, r, GRANTED, 0)
-    :: else -> answer(c, EXTEND, n, r, DENIED, 0)
+    :: key_c[n] != NOBODY && HOLDS(n, c, r) -> key_exp[n] = EXPIRY_FROM_NOW; v = GRANTED
+    :: else -> v = DENIED
     fi
 }
 
 /* src/scripts/fence_writeback.lua: raise the counter to the settled fence, only while the
  * round's token still holds the lock here. */
-inline node_writeback(n, c, r, f) {
+inline node_writeback(n, c, r, f, v) {
     if
     :: key_c[n] != NOBODY && HOLDS(n, c, r) ->
         if
         :: counter[n] < f -> counter[n] = f
         :: else -> skip
         fi;
-        answer(c, WRITEBACK, n, r, GRANTED, 0)
-    :: else -> answer(c, WRITEBACK, n, r, DENIED, 0)
+        v = GRANTED
+    :: else -> v = DENIED
     fi
 }
 
-/* One request of kind `m` to node n runs now (`run`), or is lost (`lose`). */
-#define RUN_ONE(m, first, kind, script)                                                            \
-    :: atomic {                                                                             \
-        IN_FLIGHT(m, first, n) != 0 -> TAKE(m, first, n, c, r); f = wb_f[CN(c, n)]; script;               \
-        c = 0; r = 0; f = 0                                                                 \
-       }                                                                                    \
-    :: atomic {                                                                             \
-        losses > 0 && IN_FLIGHT(m, first, n) != 0 -> losses--; TAKE(m, first, n, c, r); f = wb_f[CN(c, n)]; \
-        if                                                                                  \
-        :: reply_lost = true; script; reply_lost = false                                    \
-        :: kind != RELEASE -> reply(c, kind, n, r, FAILED, 0)                               \
-        :: kind == RELEASE -> skip                                                          \
-        fi;                                                                                 \
-        c = 0; r = 0; f = 0                                                                 \
-       }
+/* Some request to node n is ready to run. */
+#define ANY_IN_FLIGHT(n)  (IN_FLIGHT(acq_m, true, n) || IN_FLIGHT(rel_m, false, n) || \
+                           IN_FLIGHT(ext_m, false, n) || IN_FLIGHT(wb_m, false, n))
 
+#define RAN       0   /* the request ran and its reply arrives */
+#define NOT_RUN   1   /* lost on its way: it never runs */
+#define NO_REPLY  2   /* it ran; its reply is lost */
+
+/* A node runs one request in flight to it at a time, each in one atomic step, as Redis runs a
+ * script: any kind, any client, any round that network.pml lets run now. A bounded number of
+ * them (`losses`) are lost: the request, or its reply; the caller's node timeout then answers
+ * `failed`. Nobody waits for a release's reply. */
 proctype node(byte n) {
-    byte c, r, f, i;   /* i: the loops of client.pml's inlines, which a reply runs here */
+    byte c, r, f, k, v, fv, fault;
+    byte i, d;   /* the loops and the decision of client.pml's inlines, which a reply runs here */
 end:
     do
-    RUN_ONE(acq_m, true, ACQUIRE, node_acquire(n, c, r))
-    RUN_ONE(rel_m, false, RELEASE, node_release(n, c, r))
-    RUN_ONE(ext_m, false, EXTEND, node_extend(n, c, r))
-    RUN_ONE(wb_m, false, WRITEBACK, node_writeback(n, c, r, f))
+    :: atomic {
+        ANY_IN_FLIGHT(n) ->
+        if
+        :: IN_FLIGHT(acq_m, true, n) -> k = ACQUIRE; TAKE(acq_m, true, n, c, r)
+        :: IN_FLIGHT(rel_m, false, n) -> k = RELEASE; TAKE(rel_m, false, n, c, r)
+        :: IN_FLIGHT(ext_m, false, n) -> k = EXTEND; TAKE(ext_m, false, n, c, r)
+        :: IN_FLIGHT(wb_m, false, n) -> k = WRITEBACK; TAKE(wb_m, false, n, c, r); f = wb_f[CN(c, n)]
+        fi;
+        if
+        :: fault = RAN
+        :: losses > 0 -> losses--; fault = NOT_RUN
+        :: losses > 0 -> losses--; fault = NO_REPLY
+        fi;
+        if
+        :: fault == NOT_RUN -> skip
+        :: else ->
+            if
+            :: k == ACQUIRE -> node_acquire(n, c, r, v, fv)
+            :: k == RELEASE -> node_release(n, c, r)
+            :: k == EXTEND -> node_extend(n, c, r, v)
+            :: k == WRITEBACK -> node_writeback(n, c, r, f, v)
+            fi
+        fi;
+        if
+        :: fault != RAN -> v = FAILED; fv = 0
+        :: else -> skip
+        fi;
+        if
+        :: k != RELEASE -> reply(c, k, n, r, v, fv)
+        :: else -> skip
+        fi;
+        c = 0; r = 0; f = 0; k = 0; v = 0; fv = 0; fault = 0
+       }
     od
 }

@@ -1,5 +1,9 @@
-/* params.pml: the knobs of the model. Every bound here is one the driver (check_model) relies
- * on to keep a run within its memory and time; raise one and re-measure. */
+/* params.pml: the fixed shape of the model, and the knobs one run sets.
+ *
+ * The knobs are read by init from pan's environment (MODEL_<NAME>, see init_knobs below and
+ * check_model): every run and negative control is one compiled pan with other settings, not a
+ * model compiled again (pan.c takes most of a minute to compile). Each knob is a global that
+ * init sets once, before any other process runs. */
 
 #define N          3    /* nodes: quorum_of(3) = 2 (src/lock/quorum.hpp quorum_of) */
 #define CLIENTS    2
@@ -8,38 +12,80 @@
 #define BIT(n)     (1 << (n))
 
 /* Time, in abstract ticks (time.pml). One tick is also the second of INFO's uptime. */
-#ifndef TTL
-#define TTL        2    /* every lease's ttl; also max_ttl, the bound the quarantine waits for */
-#endif
 #define DRIFT      1    /* how much earlier than the client's clock a node may expire a key */
-#ifdef NO_DRIFT_MARGIN
-#define MARGIN     0    /* negative control: validity without drift_allowance */
-#else
-#define MARGIN     DRIFT /* drift_allowance(ttl, drift_factor): covers DRIFT */
-#endif
 #define SEC        1    /* INFO reports uptime in whole seconds: node_health adds one */
 #define NODE_TIMEOUT 2  /* a node that has not answered by then counts as failed */
 
-#ifndef MAXT
-#define MAXT       4    /* the clock stops here: the horizon of every run */
-#endif
+/* --- the knobs (their defaults in init_knobs) --------------------------------------------- */
+byte k_ttl;        /* TTL: every lease's ttl; also max_ttl, the bound the quarantine waits for */
+byte k_maxt;       /* MAXT: the clock stops here: the horizon of every run */
+byte k_margin;     /* MARGIN: drift_allowance(ttl, drift_factor): DRIFT; 0 with no_drift_margin */
+byte k_rounds;     /* ROUNDS: rounds (acquire attempts) of client 0 over the run, retries included */
+byte k_rounds_1;   /* ROUNDS_1: the same for client 1; at most 3 (network.pml keeps a bit per round) */
+byte k_extends;    /* EXTENDS: extends per lease */
+#define TTL       k_ttl
+#define MAXT      k_maxt
+#define MARGIN    k_margin
+#define ROUNDS    k_rounds
+#define ROUNDS_1  k_rounds_1
+#define EXTENDS   k_extends
+byte losses;       /* requests or replies the network may lose over the run (network.pml) */
+byte restarts;     /* restarts of node 0 (restart.pml) */
+bool fenced;       /* fenced locks: the counter, its write-back, the fenced writes */
+bool late;         /* a request may run after its node timeout counted it failed */
+bool sync;         /* the liveness runs' timing assumption: a round ends within the tick it began */
+/* The negative controls: each switches one rule off. */
+bool no_quarantine;     /* a restarted node votes at once */
+bool run_id_rule_only;  /* the quarantine without its uptime rule */
+bool counter_lost;      /* the restart loses the fence counter too (no AOF) */
+bool no_fences;         /* the resource takes any fence */
+bool one_token;         /* every round of a client has the same token */
 
-/* Rounds (acquire attempts) per client over the whole run, retries included. */
-#ifndef ROUNDS
-#define ROUNDS     1    /* at most 3: network.pml keeps a bit per round */
-#endif
-#ifndef ROUNDS_1
-#define ROUNDS_1   ROUNDS
-#endif
+c_code {
+/* MODEL_<name> from the environment, or `fallback`; pan exits on a value out of range, so that
+ * a mistyped knob cannot pass for a checked setting. */
+static int model_knob(const char* name, int fallback, int low, int high) {
+    char var[64];
+    snprintf(var, sizeof var, "MODEL_%s", name);
+    const char* text = getenv(var);
+    if (!text || !*text) return fallback;
+    char* end = 0;
+    long value = strtol(text, &end, 10);
+    if (*end || value < low || value > high) {
+        printf("model: %s=%s is not in [%d, %d]\n", var, text, low, high);
+        exit(2);
+    }
+    return (int) value;
+}
+}
 
-/* Faults the network may inject over the whole run (network.pml). */
-#ifndef LOSSES
-#define LOSSES     0
-#endif
-#ifndef RESTARTS
-#define RESTARTS   0
-#endif
-#ifndef EXTENDS
-#define EXTENDS    0    /* extends per lease */
-#endif
-
+inline init_knobs() {
+    c_code {
+        now.k_ttl = model_knob("TTL", 2, 1, 10);
+        now.k_maxt = model_knob("MAXT", 4, 1, 20);
+        now.k_rounds = model_knob("ROUNDS", 1, 0, 3);
+        now.k_rounds_1 = model_knob("ROUNDS_1", now.k_rounds, 0, 3);
+        now.k_extends = model_knob("EXTENDS", 0, 0, 3);
+        now.losses = model_knob("LOSSES", 0, 0, 3);
+        now.restarts = model_knob("RESTARTS", 0, 0, 1);
+        now.fenced = model_knob("FENCED", 0, 0, 1);
+        now.late = model_knob("LATE", 0, 0, 1);
+        now.sync = model_knob("SYNC", 0, 0, 1);
+        if (now.sync && now.late) {
+            printf("model: MODEL_SYNC and MODEL_LATE exclude each other (a late request needs time to pass)\n");
+            exit(2);
+        }
+        now.no_quarantine = model_knob("NO_QUARANTINE", 0, 0, 1);
+        now.run_id_rule_only = model_knob("RUN_ID_RULE_ONLY", 0, 0, 1);
+        now.counter_lost = model_knob("COUNTER_LOST", 0, 0, 1);
+        now.no_fences = model_knob("NO_FENCES", 0, 0, 1);
+        now.one_token = model_knob("ONE_TOKEN", 0, 0, 1);
+        now.k_margin = model_knob("NO_DRIFT_MARGIN", 0, 0, 1) ? 0 : DRIFT;
+        printf("model knobs: TTL=%d MAXT=%d MARGIN=%d ROUNDS=%d ROUNDS_1=%d EXTENDS=%d LOSSES=%d "
+               "RESTARTS=%d FENCED=%d LATE=%d SYNC=%d NO_QUARANTINE=%d RUN_ID_RULE_ONLY=%d "
+               "COUNTER_LOST=%d NO_FENCES=%d ONE_TOKEN=%d\n",
+               now.k_ttl, now.k_maxt, now.k_margin, now.k_rounds, now.k_rounds_1, now.k_extends, now.losses,
+               now.restarts, now.fenced, now.late, now.sync, now.no_quarantine, now.run_id_rule_only,
+               now.counter_lost, now.no_fences, now.one_token);
+    }
+}

@@ -5,8 +5,8 @@
  *   1. mutual exclusion          client.pml check_exclusion
  *   2. fence monotonicity        client.pml grant (grants) and fenced_set (the resource)
  *   3. the per-round token rule  node.pml node_release
- *   4. liveness                  live.pml (with -DLIVENESS)
- * The -D macros that select a run and the negative controls: see check_model. */
+ *   4. liveness                  live.pml (the liveness runs: pan -a -f)
+ * The knobs that select a run and the negative controls: params.pml and check_model. */
 
 #include "params.pml"
 #include "state.pml"
@@ -15,13 +15,12 @@
 #include "client.pml"
 #include "node.pml"
 #include "restart.pml"
-#ifdef LIVENESS
-#include "live.pml"
-#endif
+#include "live.pml"   /* ignored by the safety runs: their pan is compiled with -DNOCLAIM */
 
 init {
     byte n;
     atomic {
+        init_knobs();
         n = 0;
         do
         :: n < N ->

@@ -2,39 +2,49 @@
  * node stands for any). Its keys are gone, its run_id is new, its uptime starts again. Its
  * connections close: every request in flight to it fails at its client. The fence counter
  * survives (AOF for the counters, as docs/safety.md asks of fenced locks) unless
- * COUNTER_LOST: the negative control for fence monotonicity. */
+ * counter_lost: the negative control for fence monotonicity. */
 
-byte restarts = RESTARTS;
 
-inline fail_in_flight(c) {
-    if
-    :: acq_m[CN(c, 0)] & BIT(round[c]) -> reply(c, ACQUIRE, 0, round[c], FAILED, 0)
-    :: else -> skip
-    fi;
-    if
-    :: ext_m[CN(c, 0)] & BIT(round[c]) -> reply(c, EXTEND, 0, round[c], FAILED, 0)
-    :: else -> skip
-    fi;
-    if
-    :: wb_m[CN(c, 0)] & BIT(round[c]) -> reply(c, WRITEBACK, 0, round[c], FAILED, 0)
-    :: else -> skip
-    fi;
-    acq_m[CN(c, 0)] = 0; rel_m[CN(c, 0)] = 0; ext_m[CN(c, 0)] = 0; wb_m[CN(c, 0)] = 0; wb_f[CN(c, 0)] = 0
+/* The requests in flight to node 0 are gone with its connections: each caller of the current
+ * round is told `failed` (one reply path: a loop over the clients and the kinds). */
+inline fail_in_flight() {
+    cc = 0;
+    do
+    :: cc < CLIENTS ->
+        r = round[cc];
+        gone = ((acq_m[CN(cc, 0)] & BIT(r)) != 0) | (((ext_m[CN(cc, 0)] & BIT(r)) != 0) << 1) |
+               (((wb_m[CN(cc, 0)] & BIT(r)) != 0) << 2);
+        acq_m[CN(cc, 0)] = 0; rel_m[CN(cc, 0)] = 0; ext_m[CN(cc, 0)] = 0; wb_m[CN(cc, 0)] = 0;
+        wb_f[CN(cc, 0)] = 0;
+        kk = 0;
+        do
+        :: kk < 3 ->
+            if
+            :: gone & BIT(kk) -> reply(cc, (kk == 0 -> ACQUIRE : (kk == 1 -> EXTEND : WRITEBACK)), 0, r, FAILED, 0)
+            :: else -> skip
+            fi;
+            kk++
+        :: else -> break
+        od;
+        cc++
+    :: else -> break
+    od;
+    cc = 0; kk = 0; r = 0; gone = 0
 }
 
 proctype restart() {
-    byte i;
+    byte i, d, cc, kk, r, gone;   /* i, d: the loops and the decision of client.pml's inlines, which a reply runs here */
 end:
     atomic {
         restarts > 0 ->
         restarts--;
         key_c[0] = NOBODY; key_r[0] = 0; key_exp[0] = 0;
-#ifdef COUNTER_LOST
-        counter[0] = 0;
-#endif
+        if
+        :: counter_lost -> counter[0] = 0
+        :: else -> skip
+        fi;
         run_id[0]++;
         started[0] = now;
-        fail_in_flight(0);
-        fail_in_flight(1)
+        fail_in_flight()
     }
 }
