@@ -401,9 +401,14 @@ void redis_sentinel_group::wait_until_stable(std::chrono::milliseconds limit) {
                 agreed = port;
                 // The leader of a failover names the promoted replica as soon as it answers
                 // ROLE master, but reconfigures the other replicas before its +switch-master.
-                const auto flags =
-                    fields_of(s->command({"SENTINEL", "MASTER", opts_.master_name}, probe_timeout))["flags"];
-                if (flags != "master") busy = address(*s) + " flags the master " + flags;
+                auto fields = fields_of(s->command({"SENTINEL", "MASTER", opts_.master_name}, probe_timeout));
+                const auto& flags = fields["flags"];
+                if (flags != "master") {
+                    busy += (busy.empty() ? "" : "; ") + address(*s) +
+                            " flags the master (127.0.0.1:" + std::to_string(port) + ") " + flags +
+                            ", failover-state " + fields["failover-state"] + ", config-epoch " +
+                            fields["config-epoch"];
+                }
             }
             if (!agreed) {
                 pending = "no sentinel is running";

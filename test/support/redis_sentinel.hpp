@@ -106,8 +106,10 @@ public:
                                     std::chrono::milliseconds limit = std::chrono::seconds(30));
     /// Waits until every running sentinel names the same data server as the master, flags it
     /// `master` only (no failover in progress, not down), and that server runs and answers ROLE
-    /// master.
-    void wait_until_stable(std::chrono::milliseconds limit = std::chrono::seconds(20));
+    /// master. The default allows a failover that split the sentinels' votes: a sentinel that
+    /// lost an election may keep its failover in progress, and its old master, for several
+    /// failover timeouts (a fresh-clone CI run saw one still at it after 20 s).
+    void wait_until_stable(std::chrono::milliseconds limit = std::chrono::seconds(45));
     /// Waits until every running data server but master() is its replica with
     /// master_link_status up: after failover(), the old master too; after a restart(), the
     /// restarted server too.
