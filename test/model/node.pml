@@ -63,10 +63,6 @@ inline node_writeback(n, c, r, f, v) {
     fi
 }
 
-/* Some request to node n is ready to run. */
-#define ANY_IN_FLIGHT(n)  (IN_FLIGHT(acq_m, true, n) || IN_FLIGHT(rel_m, false, n) || \
-                           IN_FLIGHT(ext_m, false, n) || IN_FLIGHT(wb_m, false, n))
-
 #define RAN       0   /* the request ran and its reply arrives */
 #define NOT_RUN   1   /* lost on its way: it never runs */
 #define NO_REPLY  2   /* it ran; its reply is lost */
@@ -81,8 +77,7 @@ proctype node(byte n) {
 end:
     do
     :: atomic {
-        ANY_IN_FLIGHT(n) ->
-        if
+        if   /* executable only while some request to n is ready to run */
         :: IN_FLIGHT(acq_m, true, n) -> k = ACQUIRE; TAKE(acq_m, true, n, c, r)
         :: IN_FLIGHT(rel_m, false, n) -> k = RELEASE; TAKE(rel_m, false, n, c, r)
         :: IN_FLIGHT(ext_m, false, n) -> k = EXTEND; TAKE(ext_m, false, n, c, r)
