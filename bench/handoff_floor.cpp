@@ -224,15 +224,18 @@ int main(int argc, char** argv) {
         run(idle_runs, [&](int i) { return handoff(nodes, release_sha, style::waiter_sets, i, idle); });
     auto handed =
         run(iterations, [&](int i) { return handoff(nodes, hand_over_sha, style::handed_over, i, {}); });
+    auto handed_cold =
+        run(idle_runs, [&](int i) { return handoff(nodes, hand_over_sha, style::handed_over, i, idle); });
     auto ping_hot = run(iterations, [&](int) { return ping(nodes.front().holder, {}); });
     auto ping_cold = run(idle_runs, [&](int) { return ping(nodes.front().holder, idle); });
     std::printf(
         "{\"nodes\": %zu, \"iterations\": %d, \"handoff_hot_p50_us\": %.1f, \"handoff_hot_p99_us\": %.1f, "
         "\"handoff_idle_p50_us\": %.1f, \"handoff_idle_p99_us\": %.1f, \"handed_over_hot_p50_us\": %.1f, "
-        "\"handed_over_hot_p99_us\": %.1f, \"ping_hot_p50_us\": %.1f, \"ping_idle_p50_us\": %.1f}\n",
+        "\"handed_over_hot_p99_us\": %.1f, \"handed_over_idle_p50_us\": %.1f, \"ping_hot_p50_us\": %.1f, "
+        "\"ping_idle_p50_us\": %.1f, \"hand_over_sha\": \"%s\"}\n",
         nodes.size(), iterations, quantile(hot, 0.5), quantile(hot, 0.99), quantile(cold, 0.5),
-        quantile(cold, 0.99), quantile(handed, 0.5), quantile(handed, 0.99), quantile(ping_hot, 0.5),
-        quantile(ping_cold, 0.5));
+        quantile(cold, 0.99), quantile(handed, 0.5), quantile(handed, 0.99), quantile(handed_cold, 0.5),
+        quantile(ping_hot, 0.5), quantile(ping_cold, 0.5), hand_over_sha.c_str());
     for (const auto& s : nodes) {
         ::close(s.holder);
         ::close(s.waiter);

@@ -3,6 +3,8 @@
 #ifndef REDLOCK_BENCH_LOCK_PAIRS_HPP
 #define REDLOCK_BENCH_LOCK_PAIRS_HPP
 
+#include "process_cpu.hpp"
+
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -48,6 +50,7 @@ struct bench_state {
     std::uint64_t pairs = 0;
     std::uint64_t acquire_failures = 0;
     std::uint64_t release_failures = 0;
+    double cpu_seconds_at_start = 0, cpu_seconds_at_end = 0;  // bench::process_cpu_seconds()
     // Warm-up.
     std::uint64_t warmup_pairs = 0;
     std::uint64_t warmup_failures = 0;
@@ -124,12 +127,14 @@ inline asio::awaitable<void> run_all(bench_state* st, std::uint64_t warmup_pairs
     auto warmup = run_phase(st);
     co_await std::move(warmup);
     st->measuring = true;
+    st->cpu_seconds_at_start = bench::process_cpu_seconds();
     *start = clock_type::now();
     st->deadline =
         *start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
     auto measured = run_phase(st);
     co_await std::move(measured);
     *end = clock_type::now();
+    st->cpu_seconds_at_end = bench::process_cpu_seconds();
     *snapshot = (*client)->metrics();
     st->client = nullptr;
     client->reset();
@@ -153,6 +158,7 @@ struct result {
     double pairs_per_s = 0;
     double acquire_p50_us = 0, acquire_p99_us = 0, acquire_max_us = 0;
     double release_p50_us = 0, release_p99_us = 0;
+    double client_cpu_us_per_pair = 0;  // this process's CPU over the measured phase, per pair
     std::uint64_t acquire_failures = 0, release_failures = 0;
     std::uint64_t warmup_pairs = 0, warmup_failures = 0;
     std::map<std::string, std::uint64_t> errors;
@@ -173,6 +179,7 @@ struct result {
                 {"acquire_max_us", acquire_max_us},
                 {"release_p50_us", release_p50_us},
                 {"release_p99_us", release_p99_us},
+                {"client_cpu_us_per_pair", client_cpu_us_per_pair},
                 {"acquire_failures", acquire_failures},
                 {"release_failures", release_failures},
                 {"failures", acquire_failures + release_failures},
@@ -237,6 +244,9 @@ inline result measure(const std::vector<std::string>& nodes, int concurrency, do
     r.acquire_max_us = st.acquire_ns.empty() ? 0.0 : static_cast<double>(st.acquire_ns.back()) / 1000.0;
     r.release_p50_us = quantile_us(st.release_ns, 0.50);
     r.release_p99_us = quantile_us(st.release_ns, 0.99);
+    if (st.pairs > 0)
+        r.client_cpu_us_per_pair =
+            (st.cpu_seconds_at_end - st.cpu_seconds_at_start) * 1e6 / static_cast<double>(st.pairs);
     r.acquire_failures = st.acquire_failures;
     r.release_failures = st.release_failures;
     r.warmup_pairs = st.warmup_pairs;

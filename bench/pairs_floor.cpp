@@ -9,8 +9,10 @@
 //
 // With several ports (a cluster's masters) each worker's next pair goes to the next master, its
 // key hash-tagged for that master's slots (found by probing). Prints one JSON line:
-// {"servers": N, "concurrency": C, "seconds": s, "pairs": n, "pairs_per_s": r}.
+// {"servers": N, "concurrency": C, "seconds": s, "pairs": n, "pairs_per_s": r,
+//  "client_cpu_us_per_pair": u} (u: this process's CPU, getrusage, over the run, per pair).
 #include "bare_socket.hpp"
+#include "process_cpu.hpp"
 
 #include <chrono>
 #include <deque>
@@ -158,6 +160,7 @@ int main(int argc, char** argv) {
 
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
+    const double cpu_at_start = bench::process_cpu_seconds();
     const auto until =
         start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
     std::uint64_t pairs = 0;
@@ -205,10 +208,11 @@ int main(int argc, char** argv) {
         }
     }
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    const double cpu = bench::process_cpu_seconds() - cpu_at_start;
     std::printf(
         "{\"servers\": %zu, \"concurrency\": %d, \"seconds\": %.3f, \"pairs\": %llu, \"pairs_per_s\": "
-        "%.0f}\n",
+        "%.0f, \"client_cpu_us_per_pair\": %.2f}\n",
         servers.size(), concurrency, elapsed, static_cast<unsigned long long>(pairs),
-        static_cast<double>(pairs) / elapsed);
+        static_cast<double>(pairs) / elapsed, pairs > 0 ? cpu * 1e6 / static_cast<double>(pairs) : 0.0);
     return 0;
 }
