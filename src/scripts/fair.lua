@@ -15,8 +15,9 @@
 -- KEYS[2]  queue          zset, member: a waiter's place token, score: its ticket
 -- KEYS[3]  deadlines      zset, member: place token, score: server time (ms) its place is kept until
 -- KEYS[4]  ticket counter
--- KEYS[5]  hand-offs: hash, member: place token, value: "<round token> <ttl ms>" of the last
---          refused round that queued the waiter (not for a fenced lock)
+-- KEYS[5]  hand-offs: hash, member: place token, value: "<round token> <ttl ms> <deadline ms>"
+--          of the last refused round that queued the waiter, and the deadline it gave the place
+--          (not for a fenced lock)
 -- KEYS[6]  optional: the fence counter "{<prefix><resource>}:fence" (a fenced lock)
 -- ARGV[1]  'acquire'  take the lock, else keep (or take) a place in the queue
 --          'release'  delete the lock if it holds ARGV[3] or a hand-off to our place, leave
@@ -76,6 +77,16 @@ local function tidy()
     redis.call('PEXPIREAT', handoffs, at)
 end
 
+-- After removals alone, one call instead of tidy()'s five: every call that adds or refreshes a
+-- place runs tidy(), so the keys already live until the latest deadline they held, and a
+-- removal never needs them to live longer. They may outlive the remaining waiters' deadlines
+-- by as much as a removed one's, and go with the last waiter as before.
+local function tidy_after_removals()
+    if redis.call('ZCARD', deadlines) == 0 then
+        redis.call('DEL', queue, deadlines, counter, handoffs)
+    end
+end
+
 local function leave_queue()
     if redis.call('ZREM', queue, token) == 1 then
         redis.call('ZREM', deadlines, token)
@@ -101,23 +112,33 @@ end
 local function hand_over(payload)
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
     if not head or head == token then
-        return
+        return false
     end
     local handoff = redis.call('HGET', handoffs, head)
     if not handoff then
         redis.call('SPUBLISH', ARGV[4] .. head, payload)
-        return
+        return false
     end
-    local space = string.find(handoff, ' ', 1, true)
-    local until_deadline = tonumber(redis.call('ZSCORE', deadlines, head)) - now
-    local px = math.min(tonumber(string.sub(handoff, space + 1)), until_deadline)
-    local round = string.sub(handoff, 1, space - 1)
+    -- "<round> <ttl> <deadline>": the deadline the head's place had when the hand-off was
+    -- registered. A later refresh only moves it later, so the lock never outlives the place.
+    local round, ttl, deadline = string.match(handoff, '^(%S+) (%d+) (%d+)$')
+    if not round then
+        redis.call('HDEL', handoffs, head)  -- not ours: the head is woken to try instead
+        redis.call('SPUBLISH', ARGV[4] .. head, payload)
+        return false
+    end
+    local px = math.min(tonumber(ttl), tonumber(deadline) - now)
+    if px < 1 then
+        redis.call('SPUBLISH', ARGV[4] .. head, payload)
+        return false
+    end
     redis.call('SET', lock, head .. ':' .. round, 'PX', px)
     redis.call('ZREM', queue, head)
     redis.call('ZREM', deadlines, head)
     redis.call('HDEL', handoffs, head)
     changed = true
     redis.call('SPUBLISH', ARGV[4] .. head, 'granted ' .. round)
+    return true
 end
 
 -- A refusal's answer: a fenced lock's has a fifth element, 0.
@@ -151,23 +172,26 @@ local ours = holder == value or (op == 'release' and handed_to_us)
 local earlier = op == 'acquire' and ARGV[9] ~= nil and (holder == ARGV[9] or holder == token .. ':' .. ARGV[9])
 
 if op ~= 'acquire' then
-    if ours and op ~= 'dequeue' then
-        redis.call('DEL', lock)
-    end
     if op == 'requeue' then
         keep_place(tonumber(ARGV[5]))
-        changed = true
     else
         leave_queue()
     end
+    local handed = false
     if op ~= 'dequeue' and (ours or holder == false) then
         -- The payload names this event: the lock value is a round's, so one acquisition's
         -- requeue and its later release differ (a listener drops a payload it saw within a
         -- second, as the same event heard from another node).
-        hand_over(value)
+        handed = hand_over(value)
     end
-    if changed then
+    -- A hand-over overwrote our value already.
+    if ours and op ~= 'dequeue' and not handed then
+        redis.call('DEL', lock)
+    end
+    if op == 'requeue' then
         tidy()
+    elseif changed then
+        tidy_after_removals()
     end
     return ours and 1 or 0
 end
@@ -184,7 +208,7 @@ if ours or earlier or (holder == false and (head == nil or head == token)) then
     end
     leave_queue()
     if changed then
-        tidy()
+        tidy_after_removals()
     end
     -- Only a caller without a ticket needs the counter (the largest of a quorum numbers it).
     local ticket = 0
@@ -207,14 +231,19 @@ if #evicted > 0 then
 end
 if ARGV[8] ~= 'wait' then
     if changed then
-        tidy()
+        tidy_after_removals()
     end
     return refused(pttl, 0, -1)
 end
 local ticket
 if ARGV[5] == 'none' then
     ticket = redis.call('INCR', counter)
-    tidy()
+    -- Only a counter INCR created has no expiry yet: every other call leaves it with one.
+    if ticket == 1 then
+        tidy()
+    elseif changed then
+        tidy_after_removals()
+    end
     return refused(pttl, ticket, -1)
 elseif ARGV[5] == 'local' then
     ticket = tonumber(redis.call('ZSCORE', queue, token)) or redis.call('INCR', counter)
@@ -224,7 +253,7 @@ end
 keep_place(ticket)
 -- A fenced lock numbers every grant in the calls that take it, which a release's call cannot.
 if not fence_counter then
-    redis.call('HSET', handoffs, token, value .. ' ' .. ARGV[7])
+    redis.call('HSET', handoffs, token, value .. ' ' .. ARGV[7] .. ' ' .. (now + tonumber(ARGV[6])))
 end
 tidy()
 return refused(pttl, ticket, redis.call('ZRANK', queue, token))
