@@ -4,7 +4,6 @@
 #define REDLOCK_BENCH_LOCK_PAIRS_HPP
 
 #include "process_cpu.hpp"
-
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
