@@ -43,6 +43,7 @@ metrics_snapshot client::metrics() const {
             n.cluster_moved = stats.moved;
             n.cluster_asked = stats.asked;
             n.cluster_tryagain = stats.tryagain;
+            n.cluster_refreshes = stats.refreshes;
         }
         if (const auto* sentinels = state_->link(i).sentinels()) {
             if (const auto master = sentinels->last_master())
