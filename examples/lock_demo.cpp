@@ -4,7 +4,7 @@
 // (scripts/demo does, and kills nodes under them) to see mutual exclusion across processes.
 //
 //   lock_demo --nodes URI[,URI...] [--name A] [--workers 4] [--seconds 10] [--resource demo:printer]
-//             [--restart-quarantine on|off]
+//             [--restart-quarantine on|off] [--json on|off]
 #include "example_support.hpp"
 #include "lock_demo_workers.hpp"
 
@@ -26,10 +26,11 @@ int main(int argc, char** argv) {
     if (kv.count("--workers")) s.workers = std::atoi(kv["--workers"].c_str());
     if (kv.count("--seconds")) s.seconds = std::atoi(kv["--seconds"].c_str());
     if (kv.count("--restart-quarantine")) s.restart_quarantine = kv["--restart-quarantine"] != "off";
+    if (kv.count("--json")) s.json = kv["--json"] == "on";
     if (s.nodes.empty() || s.workers <= 0 || s.seconds <= 0 || argc % 2 == 0) {
         std::fprintf(stderr,
                      "usage: lock_demo --nodes URI[,URI...] [--name A] [--workers 4] [--seconds 10] "
-                     "[--resource demo:printer] [--restart-quarantine on|off]\n");
+                     "[--resource demo:printer] [--restart-quarantine on|off] [--json on|off]\n");
         return 2;
     }
     return lock_demo::run(s);

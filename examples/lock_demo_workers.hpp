@@ -32,6 +32,7 @@ struct settings {
     int seconds = 10;
     // Off only for servers started empty a moment ago (scripts/demo): see client_config.
     bool restart_quarantine = true;
+    bool json = false;  // the closing metrics as one JSON line instead of a table
 };
 
 // One letter per node, in config order: G granted, D denied, X failed, . no answer yet.
@@ -102,6 +103,39 @@ inline asio::awaitable<void> worker(redlock::client& client, settings s, int id,
     ++finished;
 }
 
+// The totals, and a line per node: whether it votes (with the quarantine's time left), its
+// timeouts and other errors, and its last error, short. With s.json: the metrics as JSON.
+inline void print_totals(const settings& s, const redlock::metrics_snapshot& m) {
+    const auto ms = [](std::chrono::microseconds us) { return static_cast<double>(us.count()) / 1000.0; };
+    std::printf(
+        "[%s] done: %llu grants, %llu quorum_unreachable, %llu wait_timeout, %llu attempts; "
+        "acquire p50 %.1f ms, p99 %.1f ms\n",
+        s.name.c_str(), static_cast<unsigned long long>(m.acquired),
+        static_cast<unsigned long long>(m.failed_quorum_unreachable),
+        static_cast<unsigned long long>(m.failed_wait_timeout), static_cast<unsigned long long>(m.attempts),
+        ms(m.acquire_latency.quantile(0.5)), ms(m.acquire_latency.quantile(0.99)));
+    if (s.json) {
+        std::printf("[%s] metrics %s\n", s.name.c_str(), m.to_json().c_str());
+        return;
+    }
+    std::printf("[%s]   %-28s %-12s %8s %7s  %s\n", s.name.c_str(), "node", "votes", "timeouts", "errors",
+                "last error");
+    for (const auto& n : m.nodes) {
+        char votes[32];
+        if (n.voting)
+            std::snprintf(votes, sizeof votes, "yes");
+        else if (n.quarantine_left_ms > 0)
+            std::snprintf(votes, sizeof votes, "in %.0f s",
+                          static_cast<double>(n.quarantine_left_ms) / 1000.0);
+        else
+            std::snprintf(votes, sizeof votes, "no");
+        const bool cut = n.last_error.size() > 60;  // the rest is in --json
+        std::printf("[%s]   %-28.28s %-12s %8llu %7llu  %.*s%s\n", s.name.c_str(), n.node.c_str(), votes,
+                    static_cast<unsigned long long>(n.timeouts), static_cast<unsigned long long>(n.errors),
+                    cut ? 57 : 60, n.last_error.c_str(), cut ? "..." : "");
+    }
+}
+
 /// Runs the workers of one process to the end and prints the totals; the exit status.
 inline int run(const settings& s) {
     try {
@@ -120,11 +154,7 @@ inline int run(const settings& s) {
             });
         }
         ioc.run();
-        auto m = client.metrics();
-        std::printf("[%s] done: %llu grants, %llu quorum_unreachable, %llu wait_timeout; metrics %s\n",
-                    s.name.c_str(), static_cast<unsigned long long>(m.acquired),
-                    static_cast<unsigned long long>(m.failed_quorum_unreachable),
-                    static_cast<unsigned long long>(m.failed_wait_timeout), m.to_json().c_str());
+        print_totals(s, client.metrics());
         return 0;
     } catch (const boost::system::system_error& e) {
         std::fprintf(stderr, "lock demo: %s\n", e.what());

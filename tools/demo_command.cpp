@@ -35,7 +35,7 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr const char* demo_help =
-    "usage: redlock demo [--nodes URI,... | --cluster] [--workers 4] [--seconds 3]\n"
+    "usage: redlock demo [--nodes URI,... | --cluster] [--workers 4] [--seconds 3] [--json]\n"
     "\n"
     "Two processes of --workers coroutines contend for one resource; every grant prints the\n"
     "worker, the validity left and one letter per node (G granted, D denied, X failed, . not\n"
@@ -44,7 +44,9 @@ constexpr const char* demo_help =
     "stops them. With --nodes it uses those nodes, kills nothing, and runs 3 x --seconds + 1.\n"
     "With --cluster it starts a Redis Cluster of 3 masters and 3 replicas (redis-cli must be\n"
     "installed too; cluster-node-timeout 2 s), kills the master of the lock's slot after\n"
-    "--seconds, and shows the grants fail until its replica takes over, then go on.\n";
+    "--seconds, and shows the grants fail until its replica takes over, then go on.\n"
+    "Each process ends with its totals and a line per node (votes, timeouts, errors, last\n"
+    "error); --json prints its client's metrics as one JSON line instead.\n";
 
 std::atomic<int> interrupted{0};
 
@@ -70,7 +72,7 @@ std::string self_path() {
 }
 
 pid_t spawn_worker(const std::string& self, const std::vector<std::string>& nodes, const std::string& name,
-                   int workers, int seconds, bool quarantine) {
+                   int workers, int seconds, bool quarantine, bool json) {
     std::string joined;
     for (const auto& n : nodes)
         joined += (joined.empty() ? "" : ",") + n;
@@ -87,6 +89,7 @@ pid_t spawn_worker(const std::string& self, const std::vector<std::string>& node
                                      std::to_string(seconds),
                                      "--restart-quarantine",
                                      quarantine ? "on" : "off"};
+    if (json) args.emplace_back("--json");
     std::vector<char*> argv;
     for (auto& a : args)
         argv.push_back(a.data());
@@ -112,6 +115,8 @@ int worker_main(arg_reader& args) {
             s.seconds = static_cast<int>(args.number_value(1, 3600));
         } else if (*flag == "--restart-quarantine") {
             s.restart_quarantine = args.value() != "off";
+        } else if (*flag == "--json") {
+            s.json = true;
         } else {
             throw usage_error("unknown option " + *flag);
         }
@@ -163,6 +168,7 @@ int demo_command(int argc, char** argv, int first) {
     bool cluster = false;
     int workers = 4;
     int phase = 3;
+    bool json = false;
     arg_reader args(argc, argv, first);
     while (auto flag = args.next_flag()) {
         if (*flag == "--nodes") {
@@ -173,6 +179,8 @@ int demo_command(int argc, char** argv, int first) {
             workers = static_cast<int>(args.number_value(1, 100));
         } else if (*flag == "--seconds") {
             phase = static_cast<int>(args.number_value(1, 600));
+        } else if (*flag == "--json") {
+            json = true;
         } else if (*flag == "--help" || *flag == "-h") {
             std::fputs(demo_help, stdout);
             return 0;
@@ -213,7 +221,7 @@ int demo_command(int argc, char** argv, int first) {
     const bool own_servers = servers || cluster_servers;
     const int run_seconds = cluster ? 3 * phase + 4 : 3 * phase + 1;
     for (const char* name : {"A", "B"})
-        pids.push_back(spawn_worker(self, nodes, name, workers, run_seconds, !own_servers));
+        pids.push_back(spawn_worker(self, nodes, name, workers, run_seconds, !own_servers, json));
 
     const auto phase_ms = std::chrono::milliseconds(phase * 1000);
     if (cluster_servers && pause_for(phase_ms)) fail_over(*cluster_servers);

@@ -16,6 +16,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -153,6 +154,20 @@ BOOST_AUTO_TEST_CASE(the_short_examples_run_and_show_what_they_say) {
                            out) == 0,
                read_file(out));
     BOOST_TEST(contains(read_file(out), "granted"), read_file(out));
+    // The closing table: a header and a line per node, each voting, none in JSON.
+    BOOST_TEST(contains(read_file(out), "node                         votes"), read_file(out));
+    for (const auto& s : servers) {
+        auto line = s->uri();  // the table's node column is 28 wide
+        line.resize(std::max<std::size_t>(line.size(), 28), ' ');
+        BOOST_TEST(contains(read_file(out), line + " yes"), read_file(out));
+    }
+    BOOST_TEST(!contains(read_file(out), "metrics {"), read_file(out));
+    BOOST_TEST(run_example("lock_demo",
+                           "--nodes " + redlock::test::node_uris(servers) +
+                               " --restart-quarantine off --workers 1 --seconds 1 --json on",
+                           out) == 0,
+               read_file(out));
+    BOOST_TEST(contains(read_file(out), "metrics {"), read_file(out));
     for (const auto& s : servers)
         BOOST_TEST(s->command({"KEYS", "{redlock:*}:lock"}).elements.empty());
 }
