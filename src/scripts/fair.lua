@@ -114,21 +114,20 @@ local function hand_over(payload)
     if not head or head == token then
         return false
     end
-    local handoff = redis.call('HGET', handoffs, head)
-    if not handoff then
-        redis.call('SPUBLISH', ARGV[4] .. head, payload)
-        return false
-    end
     -- "<round> <ttl> <deadline>": the deadline the head's place had when the hand-off was
     -- registered. A later refresh only moves it later, so the lock never outlives the place.
-    local round, ttl, deadline = string.match(handoff, '^(%S+) (%d+) (%d+)$')
-    if not round then
-        redis.call('HDEL', handoffs, head)  -- not ours: the head is woken to try instead
-        redis.call('SPUBLISH', ARGV[4] .. head, payload)
-        return false
+    local handoff = redis.call('HGET', handoffs, head)
+    local round, ttl, deadline
+    if handoff then
+        round, ttl, deadline = string.match(handoff, '^(%S+) (%d+) (%d+)$')
+        if not round then
+            redis.call('HDEL', handoffs, head)  -- not ours
+        end
     end
-    local px = math.min(tonumber(ttl), tonumber(deadline) - now)
+    local px = round and math.min(tonumber(ttl), tonumber(deadline) - now) or 0
     if px < 1 then
+        -- No hand-off to take (none, not ours, or past the place's deadline): the head is
+        -- woken to try.
         redis.call('SPUBLISH', ARGV[4] .. head, payload)
         return false
     end
