@@ -19,7 +19,7 @@
 --          {-1, k}    permits are in use under another count, k: callers disagree on it
 -- pcall: any other kind's key answers WRONGTYPE.
 local members = redis.pcall('ZCARD', KEYS[1])
-if type(members) ~= 'number' or (members > 0 and redis.call('EXISTS', KEYS[2]) == 1) then
+if type(members) ~= 'number' then
     return {0, redis.call('PTTL', KEYS[1])}
 end
 local time = redis.call('TIME')
@@ -30,21 +30,38 @@ if members == 0 then
     redis.call('PEXPIRE', KEYS[1], ttl)
     return {1, 0}
 end
-local held = members - redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now)
-local known = redis.call('ZSCORE', KEYS[1], '#permits')
+-- The count and our own permit in one call. A semaphore's set always has its count, so only a
+-- set without one may be a read-write lock's holders.
+local scores = redis.call('ZMSCORE', KEYS[1], '#permits', ARGV[1])
+local known, mine = scores[1], scores[2]
+if not known and redis.call('EXISTS', KEYS[2]) == 1 then
+    return {0, redis.call('PTTL', KEYS[1])}
+end
+local held = members
 if known then
     known = -tonumber(known)
     held = held - 1
 end
-if ARGV[4] then
-    held = held - redis.call('ZREM', KEYS[1], ARGV[4])
+-- The count sorts first (scored -K); the permit that lapses first comes next. Only when it has
+-- lapsed is there anything to remove: a refusal then costs four calls, not seven.
+local function first_expiry()
+    return redis.call('ZRANGEBYSCORE', KEYS[1], 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]
+end
+local first = first_expiry()
+if first and tonumber(first) <= now then
+    held = held - redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now)
+    first = nil
+end
+if ARGV[4] and redis.call('ZREM', KEYS[1], ARGV[4]) == 1 then
+    held = held - 1
+    first = nil
 end
 if known and known ~= permits and held > 0 then
     return {-1, known}
 end
-if held >= permits and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-    local first = redis.call('ZRANGEBYSCORE', KEYS[1], 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]
-    return {0, math.max(1, tonumber(first) - now)}
+if held >= permits and not (mine and tonumber(mine) > now) then
+    first = first or first_expiry()
+    return {0, first and math.max(1, tonumber(first) - now) or 1}
 end
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1], -permits, '#permits')
 -- GT: the key lives as long as its longest permit (PTTL -1: a set written by hand, never
