@@ -2,7 +2,7 @@
 // it, and how many holds per second C waiters get out of one lock.
 //
 //   handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] [--handoffs K]
-//                 [--contenders C] [--seconds S] [--fair 1] [--hot 1] [--permits K]
+//                 [--contenders C] [--seconds S] [--fair 1] [--hot 1] [--permits K] [--locks L]
 //
 // Prints one JSON line. Hand-off: a holder client acquires, a waiter client starts a waiting
 // acquire, 2 ms later the holder releases; latency = from just before the release is sent until
@@ -23,6 +23,9 @@
 // just before that release is sent. At most K releases can be waiting for a taker at once; older
 // ones are dropped unmatched (with N > 1 a semaphore can briefly admit more than K, and a release
 // of such a surplus hold frees no permit anybody waits for).
+// --locks L: the contended phase spreads its C waiters over L resources (waiter c on resource
+// c mod L), so that L locks of C / L waiters each put the load of a semaphore of L permits on the
+// same servers and client, each lock's hand-offs matched on their own.
 #include <redlock/redis/connection.hpp>
 #include <redlock/redlock.hpp>
 
@@ -61,6 +64,7 @@ struct settings {
     bool fair = false;
     bool hot = false;
     int permits = 0;
+    int locks = 1;
 };
 
 struct results {
@@ -169,37 +173,45 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter,
             co_await l.async_release(tuple_awaitable);
     }
 
-    // Contended throughput: C waiters on one lock.
+    // Contended throughput: C waiters on --locks resources, waiter c on resource c mod L, each
+    // resource's releases matched with its own acquires.
     const auto start = clock_type::now();
     const auto end =
         start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(s.seconds));
     int running = s.contenders;
-    // The first acquires take free permits: no release to match them with.
-    int free_permits = slots;
-    std::deque<clock_type::time_point> released;  // releases not matched with an acquire yet
+    struct contended_resource {
+        std::string name;
+        int free_permits = 0;  // the first acquires take free permits: no release to match them with
+        std::deque<clock_type::time_point> released;  // releases not matched with an acquire yet
+    };
+    std::vector<contended_resource> resources(static_cast<std::size_t>(s.locks));
+    for (std::size_t i = 0; i < resources.size(); ++i) {
+        resources[i].name = s.locks == 1 ? "bench:contended" : "bench:contended:" + std::to_string(i);
+        resources[i].free_permits = slots;
+    }
     auto ex = co_await asio::this_coro::executor;
     for (int c = 0; c < s.contenders; ++c) {
         asio::co_spawn(
             ex,
-            [&]() -> asio::awaitable<void> {
+            [&, &res = resources[static_cast<std::size_t>(c % s.locks)]]() -> asio::awaitable<void> {
                 while (clock_type::now() < end) {
-                    auto [ec, l] = co_await waiter.async_acquire("bench:contended", waiting, tuple_awaitable);
+                    auto [ec, l] = co_await waiter.async_acquire(res.name, waiting, tuple_awaitable);
                     if (ec) {
                         ++r.failures;
                         continue;
                     }
                     const auto got_at = clock_type::now();
-                    while (released.size() > static_cast<std::size_t>(slots))
-                        released.pop_front();
-                    if (free_permits > 0) {
-                        --free_permits;
-                    } else if (!released.empty()) {
+                    while (res.released.size() > static_cast<std::size_t>(slots))
+                        res.released.pop_front();
+                    if (res.free_permits > 0) {
+                        --res.free_permits;
+                    } else if (!res.released.empty()) {
                         r.contended_handoff_us.push_back(
-                            std::chrono::duration<double, std::micro>(got_at - released.front()).count());
-                        released.pop_front();
+                            std::chrono::duration<double, std::micro>(got_at - res.released.front()).count());
+                        res.released.pop_front();
                     }
                     ++r.holds;
-                    released.push_back(clock_type::now());
+                    res.released.push_back(clock_type::now());
                     co_await l.async_release(tuple_awaitable);
                 }
                 --running;
@@ -215,7 +227,7 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter,
 int usage() {
     std::fprintf(stderr,
                  "usage: handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] "
-                 "[--handoffs K] [--contenders C] [--seconds S] [--fair 1] [--hot 1] [--permits K]\n");
+                 "[--handoffs K] [--contenders C] [--seconds S] [--fair 1] [--hot 1] [--permits K] [--locks L]\n");
     return 2;
 }
 
@@ -241,6 +253,8 @@ int main(int argc, char** argv) {
             s.contenders = std::atoi(value.c_str());
         } else if (flag == "--fair" || flag == "--hot") {
             (flag == "--fair" ? s.fair : s.hot) = value == "1";
+        } else if (flag == "--locks") {
+            s.locks = std::atoi(value.c_str());
         } else if (flag == "--permits") {
             s.permits = std::atoi(value.c_str());
         } else if (flag == "--seconds") {
@@ -251,7 +265,7 @@ int main(int argc, char** argv) {
     }
     if (argc % 2 == 0 || s.nodes.empty() || s.retry_ms <= 0 || s.handoffs <= 0 || s.contenders <= 0 ||
         !(s.seconds > 0) || s.seconds > 600 || (s.hot && s.waiting != redlock::wait_strategy::notify) ||
-        s.permits < 0 || (s.permits > 0 && s.fair)) {
+        s.permits < 0 || (s.permits > 0 && s.fair) || s.locks < 1 || s.locks > s.contenders) {
         return usage();
     }
     try {
@@ -288,14 +302,14 @@ int main(int argc, char** argv) {
             "\"handoffs\": %zu, \"handoff_p50_us\": "
             "%.1f, "
             "\"handoff_p99_us\": %.1f, \"contenders\": %d, \"holds_per_s\": %.1f, \"failures\": %llu, "
-            "\"release_wakeups\": %llu, \"attempts\": %llu, \"permits\": %d, \"contended_handoffs\": %zu, "
+            "\"release_wakeups\": %llu, \"attempts\": %llu, \"permits\": %d, \"locks\": %d, \"contended_handoffs\": %zu, "
             "\"contended_handoff_p50_us\": %.1f, \"contended_handoff_p99_us\": %.1f}\n",
             s.nodes.size(), s.waiting == redlock::wait_strategy::spin ? "spin" : "notify",
             s.fair ? "true" : "false", s.hot ? "true" : "false", s.retry_ms, r.handoff_us.size(),
             quantile(r.handoff_us, 0.5), quantile(r.handoff_us, 0.99), s.contenders,
             static_cast<double>(r.holds) / r.contended_seconds, static_cast<unsigned long long>(r.failures),
             static_cast<unsigned long long>(m.release_wakeups), static_cast<unsigned long long>(m.attempts),
-            s.permits, r.contended_handoff_us.size(), quantile(r.contended_handoff_us, 0.5),
+            s.permits, s.locks, r.contended_handoff_us.size(), quantile(r.contended_handoff_us, 0.5),
             quantile(r.contended_handoff_us, 0.99));
         return r.failures == 0 ? 0 : 1;
     } catch (const std::exception& e) {
