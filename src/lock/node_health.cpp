@@ -161,7 +161,7 @@ node_health_board::view node_health_board::describe(std::size_t node, clock::tim
         v.problem = (h.quarantined_by_promotion()
                          ? "failover quarantine: it became a master less than max_ttl ago; it votes in "
                          : "restart quarantine: it (re)started less than max_ttl ago; it votes in ") +
-                    std::to_string(v.quarantine_left.count()) + " ms";
+                    std::to_string(std::chrono::ceil<std::chrono::seconds>(v.quarantine_left).count()) + " s";
     }
     return v;
 }

@@ -44,7 +44,8 @@ std::vector<node_outcome> round_report::outcomes() const {
 
 std::string round_report::summary(const vote_tally& tally, std::string_view outcome) const {
     std::size_t pending = 0;
-    std::string denied, failed;
+    std::string denied;
+    std::vector<node_cause> failed;
     for (std::size_t i = 0; i < answers_.size(); ++i) {
         switch (answers_[i].verdict) {
             case node_outcome::verdict::pending:
@@ -57,10 +58,7 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
                 denied += client_.node_name(i);
                 break;
             case node_outcome::verdict::failed:
-                if (!failed.empty()) failed += ", ";
-                failed += client_.node_name(i) + " (" + answers_[i].error.message();
-                if (!answers_[i].detail.empty()) failed += ": " + answers_[i].detail;
-                failed += ")";
+                failed.push_back({client_.node_name(i), failure_cause(answers_[i].error, answers_[i].detail)});
                 break;
         }
     }
@@ -70,7 +68,7 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
                     ", failed " + std::to_string(tally.failed()) + ", pending " + std::to_string(pending) +
                     " (quorum " + std::to_string(tally.quorum()) + ")";
     if (!denied.empty()) s += "; denied: " + denied;
-    if (!failed.empty()) s += "; failed: " + failed;
+    if (!failed.empty()) s += "; failed: " + failures_by_cause(failed);
     return s;
 }
 
@@ -101,6 +99,43 @@ std::string round_report::grant_summary(const vote_tally& tally, bool handed_ove
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
     return summary(tally, std::string(handed_over ? "handed over by the release" : "acquired") +
                               ", validity left " + std::to_string(ms) + " ms");
+}
+
+std::string failure_cause(boost::system::error_code ec, std::string_view detail) {
+    constexpr std::string_view not_connected = "not connected: ", connecting = "connecting to ";
+    if (ec == error::request_timeout && detail.starts_with(not_connected)) {
+        // The request never left: the connection's own error says why, without the address,
+        // which the node's name already gives.
+        auto why = detail.substr(not_connected.size());
+        if (why.starts_with(connecting)) {
+            const auto colon = why.find(": ");
+            if (colon != std::string_view::npos) why.remove_prefix(colon + 2);
+        }
+        return std::string(not_connected) + std::string(why);
+    }
+    // A quarantined node's detail says which quarantine and for how long: the code's message
+    // would say it a second time.
+    if (ec == error::node_quarantined && !detail.empty()) return std::string(detail);
+    auto cause = ec.message();
+    if (!detail.empty()) cause.append(": ").append(detail);
+    return cause;
+}
+
+std::string failures_by_cause(std::span<const node_cause> failed) {
+    std::string s;
+    std::vector<bool> said(failed.size(), false);
+    for (std::size_t i = 0; i < failed.size(); ++i) {
+        if (said[i]) continue;
+        if (!s.empty()) s += "; ";
+        s += failed[i].node;
+        for (std::size_t j = i + 1; j < failed.size(); ++j) {
+            if (said[j] || failed[j].cause != failed[i].cause) continue;
+            said[j] = true;
+            s += ", " + failed[j].node;
+        }
+        s += " (" + failed[i].cause + ")";
+    }
+    return s;
 }
 
 }  // namespace redlock::detail

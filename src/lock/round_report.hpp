@@ -8,6 +8,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +30,7 @@ public:
     /// (is_callers_mistake); quorum_unreachable when any failed by timeout or connection.
     [[nodiscard]] boost::system::error_code unreachable_cause() const;
     /// `<operation> "<resource>" on N nodes: <outcome>: granted g, denied d, failed f, pending p
-    /// (quorum q); denied: <nodes>; failed: <node> (<cause>), ...`
+    /// (quorum q); denied: <nodes>; failed: <node>, <node> (<cause>); <node> (<cause>)`
     [[nodiscard]] std::string summary(const vote_tally& tally, std::string_view outcome) const;
     /// summary() of a granted acquire: "acquired" (or "handed over by the release", with
     /// `handed_over`), with the validity `left`.
@@ -47,6 +48,19 @@ private:
     };
     std::vector<node_answer> answers_;  // one allocation per operation, not one per field
 };
+
+/// A failed node's cause as a person reads it: a node that is not connected says why (its
+/// connection's error), a quarantined one which quarantine and for how long, any other the
+/// code's message and the detail.
+[[nodiscard]] std::string failure_cause(boost::system::error_code ec, std::string_view detail);
+
+struct node_cause {
+    std::string node;
+    std::string cause;
+};
+/// "a, b (cause); c (other cause)": each cause said once, after the nodes that failed with it, in
+/// the order the causes first appear.
+[[nodiscard]] std::string failures_by_cause(std::span<const node_cause> failed);
 
 /// A node's refusal that waiting does not change: the caller asked for what the resource's
 /// holders forbid (permits_mismatch, upgrade_refused). The acquire fails at once.

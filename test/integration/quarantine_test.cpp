@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -121,6 +122,51 @@ BOOST_AUTO_TEST_CASE(a_restarted_node_does_not_vote_until_the_locks_it_lost_expi
             co_await waited.async_release(asio::use_awaitable);
         }(),
         60s);
+}
+
+// What a failed round tells a person: each cause once, after the nodes it is about. Nodes that
+// refuse connections are "not connected" (not a timeout, not their address twice), and a node in
+// quarantine says so once, counting down in seconds.
+BOOST_AUTO_TEST_CASE(a_failed_round_says_each_cause_once) {
+    auto servers = start_redis_servers(5);
+    auto cfg = lock_config(servers);
+    cfg.restart_quarantine = true;  // the servers are fresh: node 0 is in quarantine for 60 s
+    cfg.max_ttl = 60s;
+    std::vector<std::string> stopped_ports;
+    for (std::size_t i = 1; i < servers.size(); ++i) {
+        stopped_ports.push_back(":" + std::to_string(servers[i]->port()));
+        servers[i]->stop();
+    }
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        // Node 0's quarantine is known once its INFO is read.
+        BOOST_TEST_REQUIRE(co_await redlock::test::eventually(
+            [&] { return client.metrics().nodes[0].quarantine_left_ms > 0; }));
+        redlock::diagnostics diag;
+        auto [ec, none] = co_await client.async_acquire("causes", options(10s), diag, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::quorum_unreachable), ec.message());
+        // The round ends at its third failure (quorum 3 of 5): node 0's, and two or more of the
+        // stopped nodes'.
+        const auto& m = diag.message;
+        const auto count = [&](const std::string& what) {
+            std::size_t n = 0;
+            for (auto at = m.find(what); at != std::string::npos; at = m.find(what, at + 1))
+                ++n;
+            return n;
+        };
+        std::size_t named = 0;
+        for (const auto& port : stopped_ports) {
+            BOOST_TEST(count(port) <= 1u, m);
+            named += count(port);
+        }
+        BOOST_TEST(named >= 2u, m);
+        BOOST_TEST(count("not connected: Connection refused") == 1u, m);
+        BOOST_TEST(count("the request timed out") == 0u, m);
+        BOOST_TEST(count("quarantine") == 1u, m);
+        BOOST_TEST(count(" s)") == 1u, m);  // "it votes in 60 s)": seconds, not ms
+        BOOST_TEST(count(" ms") == 0u, m);
+    }());
 }
 
 BOOST_AUTO_TEST_CASE(a_node_that_is_up_long_enough_votes_at_once) {
