@@ -30,10 +30,10 @@ if members == 0 then
     redis.call('PEXPIRE', KEYS[1], ttl)
     return {1, 0}
 end
--- The count and our own permit in one call. A semaphore's set always has its count, so only a
--- set without one may be a read-write lock's holders.
-local scores = redis.call('ZMSCORE', KEYS[1], '#permits', ARGV[1])
-local known, mine = scores[1], scores[2]
+-- A semaphore's set always has its count, so only a set without one may be a read-write lock's
+-- holders. (ZMSCORE would read our own permit in the same call, but it is not in docs/acl.md's
+-- user: an upgrade would refuse every such user's contended acquire.)
+local known = redis.call('ZSCORE', KEYS[1], '#permits')
 if not known and redis.call('EXISTS', KEYS[2]) == 1 then
     return {0, redis.call('PTTL', KEYS[1])}
 end
@@ -43,7 +43,7 @@ if known then
     held = held - 1
 end
 -- The count sorts first (scored -K); the permit that lapses first comes next. Only when it has
--- lapsed is there anything to remove: a refusal then costs four calls, not seven.
+-- lapsed is there anything to remove: a refusal then costs five calls, not seven.
 local function first_expiry()
     return redis.call('ZRANGEBYSCORE', KEYS[1], 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]
 end
@@ -59,7 +59,8 @@ end
 if known and known ~= permits and held > 0 then
     return {-1, known}
 end
-if held >= permits and not (mine and tonumber(mine) > now) then
+-- Our own permit, if it is still here, has not lapsed.
+if held >= permits and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
     first = first or first_expiry()
     return {0, first and math.max(1, tonumber(first) - now) or 1}
 end
