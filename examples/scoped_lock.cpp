@@ -38,6 +38,10 @@ asio::awaitable<int> hold(redlock::client& client) {
         co_await redlock::async_with_lock(client, "example:scoped", o, critical_section, asio::use_awaitable);
     std::printf("held example:scoped for %d s on a 2 s lease; %llu renewals\n", seconds,
                 static_cast<unsigned long long>(client.metrics().watchdog_renewals));
+    // A clean shutdown: whatever is still pending ends, what the client holds is released, and
+    // the connections close once the servers have answered everything sent on them.
+    co_await client.async_close(asio::use_awaitable);
+    std::printf("client closed\n");
     co_return 0;
 }
 

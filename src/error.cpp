@@ -52,6 +52,8 @@ private:
                 return "too few replicas acknowledged the lock";
             case error::permits_mismatch:
                 return "the semaphore's permits are in use under another permit count";
+            case error::client_closed:
+                return "the client is closed (client::async_close): no new operation starts";
             case error::upgrade_refused:
                 return "the owner reads the resource: a read lock is not upgraded to a write lock";
             case error::invalid_uri:
@@ -139,6 +141,8 @@ const char* error_name(error e) noexcept {
             return "permits_mismatch";
         case error::upgrade_refused:
             return "upgrade_refused";
+        case error::client_closed:
+            return "client_closed";
         case error::invalid_uri:
             return "invalid_uri";
         case error::connect_timeout:

@@ -18,6 +18,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace redlock {
@@ -25,6 +27,14 @@ namespace redlock {
 namespace detail {
 class client_state;
 }
+
+/// How client::async_close ends what the client holds.
+struct close_options {
+    /// Release every lease the client holds (default), waiting for the replies; false keeps
+    /// them on the servers, unextended, until their ttl runs out (a process that hands its
+    /// work to a successor before it exits).
+    bool release_leases = true;
+};
 
 /// Distributed locks over N independent Redis masters (Redlock); N = 1 is the single-instance
 /// lock and runs the same code.
@@ -39,7 +49,8 @@ class client_state;
 ///
 /// \par Object lifetimes
 /// Leases and pending operations keep the connections alive; destroying the client does not
-/// cancel them. The connections close when the client and every lease and operation are gone.
+/// cancel them. The connections close when the client and every lease and operation are gone,
+/// or at once by async_close, which also ends what is pending.
 class client {
 public:
     using executor_type = boost::asio::any_io_executor;
@@ -173,6 +184,31 @@ public:
             force_release_initiation{this}, token, std::string(resource));
     }
 
+    /// Closes the client for a clean shutdown. From the call on, new acquires and adopts fail
+    /// with error::client_closed. Acquires in flight, waiting ones too, complete with
+    /// operation_aborted (whatever they may hold is released); the leases the client holds are
+    /// released (their async_wait_lost hears success) or, with `options.release_leases` false,
+    /// left on the servers until their ttl (their watchdogs stop; async_wait_lost hears
+    /// client_closed); then each connection is closed once everything sent on it before has
+    /// been answered, or has timed out. A lease kept or closed over answers extends and
+    /// releases with an error, never by touching the servers again.
+    ///
+    /// Handler signature: `void(error_code)`, success once all of that is done; a second
+    /// async_close completes with the first (or at once after it). Executor: the handler's
+    /// associated executor, else the client's. Not cancellable: its steps are bounded by the
+    /// node timeouts. Destroying a client without closing it stays safe (see the class).
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_close(const close_options& options, CompletionToken&& token = {}) {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            close_initiation{this}, token, options);
+    }
+    /// async_close with the default options: the leases held are released.
+    template <class CompletionToken = boost::asio::deferred_t>
+    requires(!std::is_same_v<std::remove_cvref_t<CompletionToken>, close_options>) auto async_close(
+        CompletionToken&& token = {}) {
+        return async_close(close_options{}, std::forward<CompletionToken>(token));
+    }
+
     /// Counters and latency histogram since construction.
     [[nodiscard]] metrics_snapshot metrics() const;
 
@@ -233,6 +269,16 @@ private:
         }
     };
     void async_force_release_impl(std::string resource, force_release_handler h);
+
+    using close_handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+    struct close_initiation {
+        client* self;
+        template <class Handler>
+        void operator()(Handler&& h, close_options options) const {
+            self->async_close_impl(options, close_handler(std::forward<Handler>(h)));
+        }
+    };
+    void async_close_impl(close_options options, close_handler h);
 
     std::shared_ptr<detail::client_state> state_;
 };

@@ -36,6 +36,11 @@ using std::chrono::milliseconds;
 
 void acquire_op::start() {
     if (done_) return;  // cancelled before it started
+    if (client_->work().closing.load(std::memory_order_relaxed)) {
+        finish(error::client_closed, lease(), "acquire \"" + resource_ + "\": the client is closed");
+        return;
+    }
+    client_->work().add(shared_from_this());
     std::string why;
     if (auto ec = make_kind(why)) {
         finish(ec, lease(), why);

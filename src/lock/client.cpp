@@ -1,4 +1,5 @@
 #include "lock/acquire_op.hpp"
+#include "lock/client_close.hpp"
 #include "lock/client_state.hpp"
 #include "lock/lease_handover.hpp"
 #include "lock/resource_admin.hpp"
@@ -88,6 +89,10 @@ void client::async_inspect_impl(std::string resource, inspect_handler h) {
 
 void client::async_force_release_impl(std::string resource, force_release_handler h) {
     detail::start_force_release(state_, std::move(resource), std::move(h));
+}
+
+void client::async_close_impl(close_options options, close_handler h) {
+    detail::start_close(state_, options.release_leases, std::move(h));
 }
 
 }  // namespace redlock

@@ -5,6 +5,7 @@
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/metrics_recorder.hpp"
 #include "lock/node_health.hpp"
+#include "lock/open_work.hpp"
 #include "lock/reentrant_holds.hpp"
 #include "lock/release_listener.hpp"
 #include "lock/replica_waits.hpp"
@@ -65,6 +66,8 @@ public:
     reentrant_holds& holds() noexcept { return holds_; }
     /// WAITs for replicas after grants and extends (lock_options::replicas); strand only.
     replica_waits& replicas() noexcept { return replicas_; }
+    /// Its acquires in flight and its leases, and its close (client::async_close); strand only.
+    open_work& work() noexcept { return work_; }
 
     /// The per-node timeout for a lease of `ttl`: `requested` if set, else min(config, ttl / 10),
     /// so that one slow node cannot eat a large part of a short lease.
@@ -186,6 +189,7 @@ private:
     replica_waits replicas_;
     release_listener listener_;
     reentrant_holds holds_;
+    open_work work_;
 };
 
 }  // namespace redlock::detail

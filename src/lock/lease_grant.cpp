@@ -28,6 +28,7 @@ std::shared_ptr<lease_state> grant_lease(const std::shared_ptr<client_state>& cl
     state->replica_timeout = options.replica_timeout;
     state->set_valid_until(won.valid_until);
     state->nodes_granted.store(static_cast<unsigned>(won.nodes_granted), std::memory_order_relaxed);
+    client->work().add(state);
     if (options.watchdog) {
         const auto every = options.renew_every > milliseconds::zero() ? options.renew_every : options.ttl / 3;
         const auto hold_until = options.max_hold > milliseconds::zero()

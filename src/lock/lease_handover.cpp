@@ -90,6 +90,11 @@ private:
     }
 
     void won() {
+        if (client_->work().closing.load(std::memory_order_relaxed)) {
+            // The close has taken its list of leases: this one would be nobody's to release.
+            finish(error::client_closed, "the client closed meanwhile; the lease stays until its ttl");
+            return;
+        }
         const auto now = clock::now();
         const auto left = validity_left(options_.ttl, now - t0_, client_->config().drift_factor);
         if (left <= options_.min_validity) {
@@ -232,6 +237,10 @@ void start_adopt(std::shared_ptr<client_state> client, std::string text, lock_op
                  diagnostics* diag, adopt_handler handler) {
     handover_record record;
     std::string why;
+    if (client->work().closing.load(std::memory_order_relaxed)) {
+        refuse(*client, diag, std::move(handler), error::client_closed, "the client is closed");
+        return;
+    }
     if (!parse_handover(text, record, why)) {
         refuse(*client, diag, std::move(handler), error::invalid_config, std::move(why));
         return;

@@ -15,6 +15,12 @@ lease_actions on_lease_event(lease_phase phase, lease_event event) noexcept {
             a.send_release = true;
             a.end = true;
             return a;
+        case lease_event::client_closed:
+            // Kept on the servers until its ttl runs out; this client extends it no more.
+            a.next = lease_phase::released;
+            a.end = true;
+            a.reason = error::client_closed;
+            return a;
         case lease_event::extend_confirmed:
             a.move_valid_until = true;
             return a;

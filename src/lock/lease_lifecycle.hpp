@@ -24,6 +24,7 @@ enum class lease_event : std::uint8_t {
     extend_too_late,   ///< an extend's quorum came after the validity ran out (or it had already)
     validity_passed,   ///< valid_until passed with no extension confirmed
     max_hold_reached,  ///< lock_options::max_hold: the watchdog stops keeping it
+    client_closed,     ///< client::async_close keeping leases: no longer extended, left to its ttl
 };
 
 /// What an event asks of the code around the lease.

@@ -28,6 +28,12 @@ release_listener::~release_listener() {
         s->close();
 }
 
+void release_listener::close() {
+    closed_ = true;
+    for (auto& s : subscribers_)
+        s->close();
+}
+
 void release_listener::open() {
     std::weak_ptr<client_state> weak = client_.weak_from_this();
     for (std::size_t i = 0; i < client_.node_count(); ++i) {
@@ -87,6 +93,7 @@ void release_listener::on_refused(const std::vector<std::string>& channels, cons
 
 release_listener::waiter_id release_listener::add(const std::string& channel,
                                                   std::weak_ptr<release_waiter> target) {
+    if (closed_) return 0;
     const auto cap = client_.config().max_subscriptions;
     if (cap > 0 && channels_.size() >= cap && !channels_.contains(channel)) {
         client_.metrics().waits_unsubscribed.fetch_add(1, std::memory_order_relaxed);

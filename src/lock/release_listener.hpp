@@ -72,6 +72,10 @@ public:
     /// Forgets a waiter (it acquired, gave up or was cancelled); unsubscribes an empty channel.
     void remove(const std::string& channel, waiter_id id);
 
+    /// Closes the subscriber connections (client::async_close). A waiter that registers after
+    /// it is not registered (add() returns 0) and polls.
+    void close();
+
     /// A push from a subscriber connection (a message, or a (un)subscribe confirmation).
     void on_push(std::size_t node, const resp::value& v);
 
@@ -102,6 +106,7 @@ private:
     std::vector<std::shared_ptr<redis::detail::subscriber_link>> subscribers_;  // per node
     std::unordered_map<std::string, channel_state> channels_;
     waiter_id next_id_ = 1;
+    bool closed_ = false;
 };
 
 }  // namespace redlock::detail

@@ -144,6 +144,7 @@ BOOST_AUTO_TEST_CASE(the_short_examples_run_and_show_what_they_say) {
 
     BOOST_TEST(run_example("scoped_lock", three, out) == 0, read_file(out));
     BOOST_TEST(contains(read_file(out), "held example:scoped for 5 s on a 2 s lease"), read_file(out));
+    BOOST_TEST(contains(read_file(out), "client closed"), read_file(out));
 
     BOOST_TEST(run_example("connection_demo", "--uri " + servers[1]->uri() + " --coroutines 100 --seconds 1",
                            out) == 0,

@@ -21,7 +21,7 @@ namespace {
 constexpr lease_event all_events[] = {
     lease_event::release_called,   lease_event::dropped,         lease_event::extend_confirmed,
     lease_event::extend_denied,    lease_event::extend_too_late, lease_event::validity_passed,
-    lease_event::max_hold_reached,
+    lease_event::max_hold_reached, lease_event::client_closed,
 };
 
 }  // namespace
@@ -46,6 +46,12 @@ BOOST_AUTO_TEST_CASE(a_held_lease_is_released_by_its_holder_and_lost_by_everythi
         BOOST_TEST(lost.end);
         BOOST_TEST((lost.reason == error::lock_lost));
     }
+    // Closed with a client that keeps its leases: ended here, left on the servers to its ttl.
+    const auto closed = on_lease_event(lease_phase::held, lease_event::client_closed);
+    BOOST_TEST((closed.next == lease_phase::released));
+    BOOST_TEST(!closed.send_release);
+    BOOST_TEST(closed.end);
+    BOOST_TEST((closed.reason == error::client_closed));
     const auto extended = on_lease_event(lease_phase::held, lease_event::extend_confirmed);
     BOOST_TEST((extended.next == lease_phase::held));
     BOOST_TEST(extended.move_valid_until);
