@@ -1,12 +1,14 @@
 #ifndef REDLOCK_CONFIG_HPP
 #define REDLOCK_CONFIG_HPP
 
+#include <redlock/event.hpp>
 #include <redlock/redis/node_spec.hpp>
 #include <redlock/tls_config.hpp>
 
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,6 +90,12 @@ struct client_config {
     std::size_t max_subscriptions = 10000;
     retry_config retry;
     tls_config tls;
+    /// Told what happens as it happens (event_kind: grants, releases, losses, the watchdog, nodes
+    /// going down and up, quarantines), for a logger or a tracer. Called on the client's
+    /// executor, posted: never from inside the library's own state, so it may call the client.
+    /// Not from JSON. A callback that throws loses that one event: the exception is caught and
+    /// counted in metrics().event_callback_failures, and the client goes on.
+    std::function<void(const event&)> on_event;
 
     /// Parses a JSON document. Throws boost::system::system_error with error::invalid_config
     /// (or error::invalid_uri for a node URI) and a message naming the key, e.g.

@@ -36,6 +36,7 @@ std::size_t client::node_count() const noexcept {
 }
 metrics_snapshot client::metrics() const {
     auto s = state_->metrics().snapshot();
+    s.event_callback_failures = state_->events().failures();
     for (std::size_t i = 0; i < s.nodes.size() && i < state_->node_count(); ++i) {
         auto& n = s.nodes[i];
         if (const auto* cluster = state_->link(i).cluster()) {

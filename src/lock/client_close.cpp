@@ -31,7 +31,7 @@ public:
         for (auto& lease : work.take_leases()) {
             if (!release_leases_) {
                 const auto actions = lease->apply(lease_event::client_closed);
-                if (actions.end) end_lease(*lease, actions.reason);
+                if (actions.end) end_lease(*lease, actions.reason, describe(lease_event::client_closed));
                 continue;
             }
             if (!lease->apply(lease_event::release_called).end) continue;  // released or lost already

@@ -26,6 +26,29 @@ std::uint64_t seed_from_os() {
     return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }
 
+event node_event(event_kind kind, std::size_t node, const std::string& name, boost::system::error_code ec,
+                 std::string detail) {
+    event e;
+    e.kind = kind;
+    e.node = node;
+    e.node_name = name;
+    e.error = ec;
+    e.detail = std::move(detail);
+    return e;
+}
+
+// Tells of entry `entry`'s quarantine (a server of node `node`) if it is in a new one.
+void tell_quarantine(node_health_board& health, const event_sink& events, std::size_t entry, std::size_t node,
+                     const std::string& name) {
+    if (!events.wanted()) return;
+    const auto now = std::chrono::steady_clock::now();
+    const auto left = health.untold_quarantine(entry, now);
+    if (left <= std::chrono::milliseconds::zero()) return;
+    auto e = node_event(event_kind::node_quarantined, node, name, {}, health.describe(entry, now).problem);
+    e.duration = left;
+    events.emit(std::move(e));
+}
+
 }  // namespace
 
 client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
@@ -37,6 +60,7 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
       health_(cfg_.restart_quarantine
                   ? std::make_shared<node_health_board>(cfg_.nodes.size(), cfg_.max_ttl, cfg_.drift_factor)
                   : nullptr),
+      events_(std::make_shared<event_sink>(ex_, cfg_.on_event)),
       members_(std::make_shared<cluster_members>()),
       node_names_(names_of(cfg_)),
       metrics_(node_names_),
@@ -56,18 +80,26 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
         // A failover's promoted replica may lack grants its master made: quarantined as a
         // restarted server is.
         redis::detail::cluster_link::new_master_fn on_new_master;
+        const auto& name = node_names_[i];
         if (health_ && cluster) {
-            on_new_master = [health = health_, members = members_, i](const redis::node_address& a) {
-                health->on_promoted(member_entry_made(*health, *members, i, a));
+            on_new_master = [health = health_, events = events_, members = members_, i,
+                             name](const redis::node_address& a) {
+                const auto entry = member_entry_made(*health, *members, i, a);
+                health->on_promoted(entry);
+                tell_quarantine(*health, *events, entry, i, name);
             };
         } else if (health_ && sentinel) {
             // Sentinel moved the master: the node is one voter whatever server it reaches.
-            on_new_master = [health = health_, i](const redis::node_address&) { health->on_promoted(i); };
+            on_new_master = [health = health_, events = events_, i, name](const redis::node_address&) {
+                health->on_promoted(i);
+                tell_quarantine(*health, *events, i, i, name);
+            };
         }
         nodes_.push_back(std::make_unique<redis::detail::node_link>(
             strand_, specs[i],
-            [shared_cfg, health = health_, members = members_, i, cluster](const redis::node_address& a) {
-                return config_for(*shared_cfg, health, *members, i, cluster, a);
+            [shared_cfg, health = health_, events = events_, members = members_, i, name,
+             cluster](const redis::node_address& a) {
+                return config_for(*shared_cfg, health, events, *members, i, name, cluster, a);
             },
             std::move(on_new_master)));
     }
@@ -90,7 +122,9 @@ std::chrono::milliseconds client_state::node_timeout_for(std::chrono::millisecon
 
 redis::connection_config client_state::config_for(const client_config& cfg,
                                                   const std::shared_ptr<node_health_board>& health,
-                                                  cluster_members& members, std::size_t node, bool cluster,
+                                                  const std::shared_ptr<event_sink>& events,
+                                                  cluster_members& members, std::size_t node,
+                                                  const std::string& name, bool cluster,
                                                   const redis::node_address& address) {
     redis::connection_config cc;
     cc.address = address;
@@ -101,9 +135,22 @@ redis::connection_config client_state::config_for(const client_config& cfg,
     cc.max_queued_requests = cfg.max_queued_requests;
     cc.scripts.assign(scripts::all.begin(), scripts::all.end());
     cc.min_server_version = redis::lock_min_server_version;
+    if (events->wanted()) {
+        // A cluster node's masters each tell of themselves: the event names the server.
+        const auto server = redis::detail::endpoint(address);
+        cc.on_connect = [events, node, name, server] {
+            events->emit(node_event(event_kind::node_up, node, name, {}, server));
+        };
+        cc.on_disconnect = [events, node, name](boost::system::error_code ec, std::string_view why) {
+            events->emit(node_event(event_kind::node_down, node, name, ec, std::string(why)));
+        };
+    }
     if (!health) return cc;
     const auto entry = cluster ? member_entry_made(*health, members, node, address) : node;
-    cc.on_server_info = [health, entry](std::string_view text) { health->on_server_info(entry, text); };
+    cc.on_server_info = [health, events, entry, node, name](std::string_view text) {
+        health->on_server_info(entry, text);
+        tell_quarantine(*health, *events, entry, node, name);
+    };
     // The largest max_ttl any client of these nodes records (record_max_ttl.lua). In a cluster
     // only the master of the key's slot records it; the others' refusals are ignored.
     cc.setup_commands.push_back({"EVAL", std::string(scripts::record_max_ttl.source), "1",
@@ -138,7 +185,13 @@ std::optional<std::size_t> client_state::member_entry(std::size_t node,
 bool client_state::votes(std::size_t node, std::string_view key) const {
     if (!health_) return true;
     const auto* cluster = nodes_[node]->cluster();
-    if (!cluster) return health_->votes(node, clock::now());
+    if (!cluster) {
+        const auto now = clock::now();
+        const bool voting = health_->votes(node, now);
+        if (voting && events_->wanted() && health_->told_quarantine_over(node, now))
+            events_->emit(node_event(event_kind::node_voting, node, node_names_[node], {}, {}));
+        return voting;
+    }
     const auto* master = cluster->master_address(redis::detail::key_slot(key));
     // No master known: the call failed anyway. A master never connected to cannot have granted.
     if (!master) return true;

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_LOCK_CLIENT_STATE_HPP
 #define REDLOCK_LOCK_CLIENT_STATE_HPP
 
+#include "lock/event_sink.hpp"
 #include "lock/extend_batcher.hpp"
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/metrics_recorder.hpp"
@@ -60,6 +61,8 @@ public:
         return strand_;
     }
     metrics_recorder& metrics() noexcept { return metrics_; }
+    /// client_config::on_event's way out; any thread.
+    [[nodiscard]] const event_sink& events() const noexcept { return *events_; }
     /// The subscriber connections of waiting acquires; strand only.
     release_listener& listener() noexcept { return listener_; }
     /// This client's fenced reentrant leases, for its re-entries; strand only.
@@ -165,7 +168,9 @@ private:
     };
     static redis::connection_config config_for(const client_config& cfg,
                                                const std::shared_ptr<node_health_board>& health,
-                                               cluster_members& members, std::size_t node, bool cluster,
+                                               const std::shared_ptr<event_sink>& events,
+                                               cluster_members& members, std::size_t node,
+                                               const std::string& name, bool cluster,
                                                const redis::node_address& address);
     /// The board entry of the cluster master at `address` of node `node`, made if new.
     static std::size_t member_entry_made(node_health_board& health, cluster_members& members,
@@ -178,6 +183,7 @@ private:
     boost::asio::strand<boost::asio::any_io_executor> strand_;
     client_config cfg_;
     std::shared_ptr<node_health_board> health_;  // before nodes_: their handshakes report to it
+    std::shared_ptr<event_sink> events_;         // before nodes_: they tell it of their state
     // A cluster node's masters each have a board entry of their own (after the N nodes' own):
     // a restarted master quarantines the slots it serves, not the cluster.
     std::shared_ptr<cluster_members> members_;

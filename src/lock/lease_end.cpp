@@ -16,13 +16,38 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 
-void end_lease(lease_state& state, error_code reason) {
+namespace {
+
+event lease_event_for(const lease_state& state, event_kind kind, error_code ec, std::string_view why) {
+    event e;
+    e.kind = kind;
+    e.resource = state.resource;
+    e.error = ec;
+    e.detail = std::string(why);
+    return e;
+}
+
+}  // namespace
+
+void end_lease(lease_state& state, error_code reason, std::string_view why) {
     if (state.ended) return;
     state.ended = true;
     state.end_reason = reason;
     if (reason == error::lock_lost)
         state.client->metrics().leases_lost.fetch_add(1, std::memory_order_relaxed);
-    if (auto dog = std::move(state.dog)) dog->stop();
+    const auto& events = state.client->events();
+    if (auto dog = std::move(state.dog)) {
+        dog->stop();
+        if (events.wanted()) events.emit(lease_event_for(state, event_kind::watchdog_stopped, reason, why));
+    }
+    if (events.wanted()) {
+        const bool lost = reason && reason != error::client_closed;
+        auto e = lease_event_for(state, lost ? event_kind::lease_lost : event_kind::released, reason, why);
+        if (!lost)
+            e.duration =
+                std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - state.granted_at);
+        events.emit(std::move(e));
+    }
     if (state.validity_timer) state.validity_timer->cancel();
     auto waiters = std::move(state.lost_waiters);
     state.lost_waiters.clear();
@@ -30,9 +55,11 @@ void end_lease(lease_state& state, error_code reason) {
         w->complete(reason);
 }
 
-void post_end_lease(const std::shared_ptr<lease_state>& state, error_code reason) noexcept {
+void post_end_lease(const std::shared_ptr<lease_state>& state, error_code reason,
+                    std::string_view why) noexcept {
     try {
-        asio::post(state->client->strand(), [state, reason] { end_lease(*state, reason); });
+        // `why` is one of lease_lifecycle's describe() texts: static, it outlives the post.
+        asio::post(state->client->strand(), [state, reason, why] { end_lease(*state, reason, why); });
     } catch (...) {
         // Out of memory: the watchdog then stops at its next tick, when it finds the lease not held.
     }
@@ -48,7 +75,7 @@ bool give_up(const std::shared_ptr<lease_state>& state, lease_event event) noexc
             // Out of memory while queueing the release: the keys expire with their ttl.
         }
     }
-    post_end_lease(state, actions.reason);
+    post_end_lease(state, actions.reason, describe(event));
     return true;
 }
 

@@ -12,10 +12,14 @@ namespace redlock::detail {
 
 /// Ends a lease, once: stops its watchdog and completes every async_wait_lost with `reason`
 /// (error::lock_lost, or success when its holder released or dropped it). Strand only.
-void end_lease(lease_state& state, boost::system::error_code reason);
+/// Tells client_config::on_event: the watchdog's stop if it ran, and the lease's end (released,
+/// or lost, with `why`).
+void end_lease(lease_state& state, boost::system::error_code reason, std::string_view why = {});
 
-/// end_lease() from any thread, later on the strand. Never throws.
-void post_end_lease(const std::shared_ptr<lease_state>& state, boost::system::error_code reason) noexcept;
+/// end_lease() from any thread, later on the strand; `why` must outlive it (a static text).
+/// Never throws.
+void post_end_lease(const std::shared_ptr<lease_state>& state, boost::system::error_code reason,
+                    std::string_view why = {}) noexcept;
 
 /// Gives the lease up by `event` (dropped, or one that loses it) if it is still held: queues the
 /// token-checked release on every node (answered by nobody) and ends the lease. Returns whether

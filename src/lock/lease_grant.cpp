@@ -28,6 +28,7 @@ std::shared_ptr<lease_state> grant_lease(const std::shared_ptr<client_state>& cl
     state->replica_timeout = options.replica_timeout;
     state->set_valid_until(won.valid_until);
     state->nodes_granted.store(static_cast<unsigned>(won.nodes_granted), std::memory_order_relaxed);
+    state->granted_at = now;
     client->work().add(state);
     if (options.watchdog) {
         const auto every = options.renew_every > milliseconds::zero() ? options.renew_every : options.ttl / 3;

@@ -121,6 +121,13 @@ private:
             diag_->nodes = report_.outcomes();
             diag_->attempts = 1;
         }
+        if (!ec && client_->events().wanted()) {
+            event e;
+            e.kind = event_kind::acquired;
+            e.resource = record_.resource;
+            e.detail = "adopted from another process";
+            client_->events().emit(std::move(e));
+        }
         complete_on_handler_executor(std::move(handler_), client_->executor(), ec, std::move(l));
     }
 

@@ -4,6 +4,28 @@
 
 namespace redlock::detail {
 
+const char* describe(lease_event event) noexcept {
+    switch (event) {
+        case lease_event::release_called:
+            return "released by its holder";
+        case lease_event::dropped:
+            return "dropped while held: released in the background";
+        case lease_event::extend_confirmed:
+            return "extended";
+        case lease_event::extend_denied:
+            return "a majority of nodes no longer hold our token";
+        case lease_event::extend_too_late:
+            return "the extension's quorum came after the validity ran out";
+        case lease_event::validity_passed:
+            return "no extension was confirmed before the validity ran out";
+        case lease_event::max_hold_reached:
+            return "max_hold reached: the watchdog stopped extending it";
+        case lease_event::client_closed:
+            return "the client closed, keeping it until its ttl";
+    }
+    return "";
+}
+
 lease_actions on_lease_event(lease_phase phase, lease_event event) noexcept {
     lease_actions a;
     a.next = phase;

@@ -36,6 +36,9 @@ struct lease_actions {
     boost::system::error_code reason;  ///< what async_wait_lost waiters hear: lock_lost, or success
 };
 
+/// Why a lease ended by `event`, for a person (event::detail).
+[[nodiscard]] const char* describe(lease_event event) noexcept;
+
 /// What `event` does to a lease in `phase`. A lease that is no longer held does nothing more:
 /// a late extend does not revive it, a late deadline does not lose it twice.
 [[nodiscard]] lease_actions on_lease_event(lease_phase phase, lease_event event) noexcept;

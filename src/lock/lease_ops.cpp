@@ -179,6 +179,14 @@ private:
                 } else {
                     // The lease keeps the validity it had: the caller may try again before it ends.
                     client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
+                    if (client_->events().wanted()) {
+                        event e;
+                        e.kind = event_kind::extend_failed;
+                        e.resource = state_->resource;
+                        e.error = report_.unreachable_cause();
+                        e.detail = "too many nodes failed; the lease keeps its old validity";
+                        client_->events().emit(std::move(e));
+                    }
                     finish(report_.unreachable_cause(),
                            "too many nodes failed; the lease keeps its old validity");
                 }
@@ -206,7 +214,8 @@ public:
     using lease_round_op::lease_round_op;
 
     void start() override {
-        end_lease(*state_, {});  // the holder let go: no more renewals, waiters hear it was not lost
+        // The holder let go: no more renewals, waiters hear it was not lost.
+        end_lease(*state_, {}, describe(lease_event::release_called));
         if (done_) return;
         state_->send_release(state_->node_timeout, reply_handler());
     }

@@ -46,6 +46,7 @@ std::string metrics_snapshot::to_json() const {
     j["watchdog_renewals"] = watchdog_renewals;
     j["watchdogs_running"] = watchdogs_running;
     j["waits_unsubscribed"] = waits_unsubscribed;
+    j["event_callback_failures"] = event_callback_failures;
     j["release_wakeups"] = release_wakeups;
     auto& nodes_json = j["nodes"] = nlohmann::json::array();
     for (const auto& n : nodes)

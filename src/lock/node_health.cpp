@@ -71,6 +71,7 @@ node_health_board::node_health_board(std::size_t nodes, std::chrono::millisecond
       unparsable_(nodes, false),
       same_server_(nodes),
       last_seen_(nodes),
+      told_until_(nodes),
       max_ttl_(max_ttl),
       drift_factor_(drift_factor) {
     for (std::size_t i = 0; i < nodes; ++i)
@@ -83,6 +84,7 @@ std::size_t node_health_board::add_node(std::size_t owner) {
     unparsable_.push_back(false);
     same_server_.emplace_back();
     last_seen_.emplace_back();
+    told_until_.emplace_back();
     owner_.push_back(owner);
     return nodes_.size() - 1;
 }
@@ -141,6 +143,22 @@ std::optional<std::size_t> node_health_board::same_server_as(std::size_t node) c
 bool node_health_board::votes(std::size_t node, clock::time_point now) const {
     std::lock_guard lock(mutex_);
     return !same_server_[node] && nodes_[node].votes(now);
+}
+
+std::chrono::milliseconds node_health_board::untold_quarantine(std::size_t node, clock::time_point now) {
+    std::lock_guard lock(mutex_);
+    const auto& h = nodes_[node];
+    if (!h.known() || h.votes(now) || h.quarantined_until() <= told_until_[node])
+        return std::chrono::milliseconds::zero();
+    told_until_[node] = h.quarantined_until();
+    return std::chrono::ceil<std::chrono::milliseconds>(h.quarantined_until() - now);
+}
+
+bool node_health_board::told_quarantine_over(std::size_t node, clock::time_point now) {
+    std::lock_guard lock(mutex_);
+    if (told_until_[node] == clock::time_point{} || !nodes_[node].votes(now)) return false;
+    told_until_[node] = clock::time_point{};
+    return true;
 }
 
 node_health_board::view node_health_board::describe(std::size_t node, clock::time_point now) const {

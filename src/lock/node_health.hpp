@@ -107,6 +107,12 @@ public:
     };
     [[nodiscard]] view describe(std::size_t node, clock::time_point now) const;
 
+    /// For client_config::on_event: entry `node`'s quarantine, if it is in one now that was not
+    /// told yet (its time left, 0 otherwise); it then counts as told.
+    [[nodiscard]] std::chrono::milliseconds untold_quarantine(std::size_t node, clock::time_point now);
+    /// Whether entry `node` votes again after a quarantine that was told; true once.
+    [[nodiscard]] bool told_quarantine_over(std::size_t node, clock::time_point now);
+
 private:
     mutable std::mutex mutex_;
     std::vector<node_health> nodes_;
@@ -119,6 +125,7 @@ private:
         clock::time_point at;
     };
     std::vector<std::optional<seen>> last_seen_;  // per node: its last INFO, to judge it again
+    std::vector<clock::time_point> told_until_;   // per node: the end of the quarantine told
     std::chrono::milliseconds recorded_max_ttl_{0};
     std::chrono::milliseconds max_ttl_;
     double drift_factor_;

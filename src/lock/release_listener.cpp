@@ -42,6 +42,7 @@ void release_listener::open() {
         // What a subscriber connection reaches is not the voter's health: a cluster's are the
         // masters of the channels' slots, a Sentinel's may meet a failover at another moment.
         cc.on_server_info = nullptr;
+        cc.on_disconnect = nullptr;  // a node's events are its voting connection's
         cc.setup_commands.clear();
         cc.on_setup_replies = nullptr;
         if (!cc.client_name.empty()) cc.client_name += ":sub";

@@ -81,6 +81,17 @@ void connection::impl::close() {
 
 asio::awaitable<void> connection::impl::run(std::shared_ptr<impl> self) {
     unsigned failures = 0;
+    bool down_told = false;  // on_disconnect said so since the last handshake
+    const auto tell_down = [&](error_code ec) {
+        if (down_told || !self->cfg_.on_disconnect) return;
+        down_told = true;
+        std::string why;
+        {
+            std::lock_guard lk(self->info_mutex_);
+            why = self->last_error_.message;
+        }
+        self->cfg_.on_disconnect(ec, why);
+    };
     while (!self->closed_) {
         error_code ec = co_await self->connect_once();
         if (self->closed_) break;
@@ -88,10 +99,12 @@ asio::awaitable<void> connection::impl::run(std::shared_ptr<impl> self) {
         if (ec) {
             self->update_stats([](connection_stats& s) { ++s.connect_failures; });
             self->notify_connect_waiters(ec);
+            tell_down(ec);
             co_await self->backoff(++failures);
             continue;
         }
         failures = 0;
+        down_told = false;
         if (self->cfg_.on_connect) self->cfg_.on_connect();
         self->connected_ = true;
         self->update_stats([](connection_stats& s) { ++s.connects; });
@@ -106,6 +119,7 @@ asio::awaitable<void> connection::impl::run(std::shared_ptr<impl> self) {
         // Protocol errors are the more useful cause; a plain drop means the reply was lost.
         bool protocol = ec.category() == error_category() && ec != error::health_check_failed;
         self->mux_.on_connection_lost(protocol ? ec : error_code(error::reply_lost));
+        tell_down(ec);
         co_await self->backoff(1);
     }
 }

@@ -90,6 +90,8 @@ sentinel_locator::sentinel_locator(strand_type strand, std::vector<node_address>
     sentinel_config.setup_commands.clear();
     sentinel_config.on_setup_replies = nullptr;
     sentinel_config.on_server_info = nullptr;
+    sentinel_config.on_connect = nullptr;
+    sentinel_config.on_disconnect = nullptr;  // the voter's own, not its sentinels'
     sentinel_config.locate = nullptr;
     sentinel_config.require_master = false;
     sentinel_config.min_server_version.clear();

@@ -54,6 +54,11 @@ struct connection_config {
     /// Called on the connection's strand after every successful handshake, before queued
     /// requests are written: the place to subscribe again after a reconnect.
     std::function<void()> on_connect;
+    /// Called on the connection's strand when the connection goes down: a connected one that
+    /// drops, or an attempt that fails after the last one that succeeded (the first attempt
+    /// too); once until the next successful handshake. With the error and last_error()'s
+    /// message. Not on close().
+    std::function<void(error_code, std::string_view)> on_disconnect;
     /// If set, every handshake also sends `INFO server` and passes the reply's text here, on the
     /// connection's strand, before on_connect and before any queued request is written: what a
     /// request on this connection meets is the server process described (run_id, uptime).

@@ -1,0 +1,55 @@
+#ifndef REDLOCK_LOCK_EVENT_SINK_HPP
+#define REDLOCK_LOCK_EVENT_SINK_HPP
+
+#include <redlock/event.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/post.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+
+namespace redlock::detail {
+
+/// Where a client's events go (client_config::on_event): posted to the client's executor, so
+/// that the callback never runs inside the library's state. Shared with the connections'
+/// callbacks, which may outlive the client by a moment.
+class event_sink : public std::enable_shared_from_this<event_sink> {
+public:
+    event_sink(boost::asio::any_io_executor ex, std::function<void(const event&)> callback)
+        : ex_(std::move(ex)), callback_(std::move(callback)) {}
+
+    /// Whether anybody listens: the places that emit build no event otherwise.
+    [[nodiscard]] bool wanted() const noexcept { return static_cast<bool>(callback_); }
+
+    /// From any thread. Never throws: without memory to post it, the event is dropped.
+    void emit(event e) const noexcept {
+        if (!callback_) return;
+        try {
+            boost::asio::post(ex_, [self = shared_from_this(), e = std::move(e)] {
+                try {
+                    self->callback_(e);
+                } catch (...) {
+                    self->failures_.fetch_add(1, std::memory_order_relaxed);
+                }
+            });
+        } catch (...) {
+        }
+    }
+
+    [[nodiscard]] std::uint64_t failures() const noexcept {
+        return failures_.load(std::memory_order_relaxed);
+    }
+
+private:
+    boost::asio::any_io_executor ex_;
+    std::function<void(const event&)> callback_;
+    mutable std::atomic<std::uint64_t> failures_{0};
+};
+
+}  // namespace redlock::detail
+
+#endif
