@@ -91,10 +91,11 @@ struct client_config {
     retry_config retry;
     tls_config tls;
     /// Told what happens as it happens (event_kind: grants, releases, losses, the watchdog, nodes
-    /// going down and up, quarantines), for a logger or a tracer. Called on the client's
-    /// executor, posted: never from inside the library's own state, so it may call the client.
-    /// Not from JSON. A callback that throws loses that one event: the exception is caught and
-    /// counted in metrics().event_callback_failures, and the client goes on.
+    /// going down and up, quarantines), for a logger or a tracer. Called on a strand of the
+    /// client's executor, posted: never from inside the library's own state (so it may call the
+    /// client), never twice at once, in the order the events happened. Not from JSON. A callback that throws
+    /// loses that one event: the exception is caught and counted in metrics().event_callback_failures, and
+    /// the client goes on.
     std::function<void(const event&)> on_event;
 
     /// Parses a JSON document. Throws boost::system::system_error with error::invalid_config

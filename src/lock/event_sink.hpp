@@ -5,6 +5,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -14,13 +15,14 @@
 
 namespace redlock::detail {
 
-/// Where a client's events go (client_config::on_event): posted to the client's executor, so
-/// that the callback never runs inside the library's state. Shared with the connections'
-/// callbacks, which may outlive the client by a moment.
+/// Where a client's events go (client_config::on_event): posted to a strand of the client's
+/// executor, so that the callback never runs inside the library's state, never twice at once,
+/// and hears the events in the order they were told. Shared with the connections' callbacks,
+/// which may outlive the client by a moment.
 class event_sink : public std::enable_shared_from_this<event_sink> {
 public:
-    event_sink(boost::asio::any_io_executor ex, std::function<void(const event&)> callback)
-        : ex_(std::move(ex)), callback_(std::move(callback)) {}
+    event_sink(const boost::asio::any_io_executor& ex, std::function<void(const event&)> callback)
+        : strand_(boost::asio::make_strand(ex)), callback_(std::move(callback)) {}
 
     /// Whether anybody listens: the places that emit build no event otherwise.
     [[nodiscard]] bool wanted() const noexcept { return static_cast<bool>(callback_); }
@@ -29,7 +31,7 @@ public:
     void emit(event e) const noexcept {
         if (!callback_) return;
         try {
-            boost::asio::post(ex_, [self = shared_from_this(), e = std::move(e)] {
+            boost::asio::post(strand_, [self = shared_from_this(), e = std::move(e)] {
                 try {
                     self->callback_(e);
                 } catch (...) {
@@ -45,7 +47,7 @@ public:
     }
 
 private:
-    boost::asio::any_io_executor ex_;
+    boost::asio::strand<boost::asio::any_io_executor> strand_;
     std::function<void(const event&)> callback_;
     mutable std::atomic<std::uint64_t> failures_{0};
 };
