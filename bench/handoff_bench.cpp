@@ -225,9 +225,10 @@ asio::awaitable<void> run(redlock::client& holder, redlock::client& waiter,
 }
 
 int usage() {
-    std::fprintf(stderr,
-                 "usage: handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] "
-                 "[--handoffs K] [--contenders C] [--seconds S] [--fair 1] [--hot 1] [--permits K] [--locks L]\n");
+    std::fprintf(
+        stderr,
+        "usage: handoff_bench --nodes URI[,URI...] [--waiting notify|spin] [--retry-ms R] "
+        "[--handoffs K] [--contenders C] [--seconds S] [--fair 1] [--hot 1] [--permits K] [--locks L]\n");
     return 2;
 }
 
@@ -302,7 +303,8 @@ int main(int argc, char** argv) {
             "\"handoffs\": %zu, \"handoff_p50_us\": "
             "%.1f, "
             "\"handoff_p99_us\": %.1f, \"contenders\": %d, \"holds_per_s\": %.1f, \"failures\": %llu, "
-            "\"release_wakeups\": %llu, \"attempts\": %llu, \"permits\": %d, \"locks\": %d, \"contended_handoffs\": %zu, "
+            "\"release_wakeups\": %llu, \"attempts\": %llu, \"permits\": %d, \"locks\": %d, "
+            "\"contended_handoffs\": %zu, "
             "\"contended_handoff_p50_us\": %.1f, \"contended_handoff_p99_us\": %.1f}\n",
             s.nodes.size(), s.waiting == redlock::wait_strategy::spin ? "spin" : "notify",
             s.fair ? "true" : "false", s.hot ? "true" : "false", s.retry_ms, r.handoff_us.size(),

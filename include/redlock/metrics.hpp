@@ -70,10 +70,10 @@ struct metrics_snapshot {
     std::uint64_t leases_dropped = 0;  ///< leases destroyed while held: released in the background
     std::uint64_t leases_lost =
         0;  ///< leases found lost: by an extend, the watchdog, or their validity running out
-    std::uint64_t watchdog_renewals = 0;   ///< extends made by watchdogs (also counted in `extended`)
-    std::uint64_t watchdogs_running = 0;   ///< a gauge: watchdogs started and not yet stopped
-    std::uint64_t release_wakeups = 0;     ///< waiting acquires woken by a release message
-    std::uint64_t waits_unsubscribed = 0;  ///< waits by timed retries only: max_subscriptions reached
+    std::uint64_t watchdog_renewals = 0;        ///< extends made by watchdogs (also counted in `extended`)
+    std::uint64_t watchdogs_running = 0;        ///< a gauge: watchdogs started and not yet stopped
+    std::uint64_t release_wakeups = 0;          ///< waiting acquires woken by a release message
+    std::uint64_t waits_unsubscribed = 0;       ///< waits by timed retries only: max_subscriptions reached
     std::uint64_t event_callback_failures = 0;  ///< client_config::on_event calls that threw
     std::vector<node_metrics> nodes;
     latency_histogram acquire_latency;  ///< call to lease, successful acquires only

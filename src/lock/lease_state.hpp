@@ -35,7 +35,7 @@ struct lease_state {
     std::chrono::milliseconds replica_timeout{0};
     std::uint64_t fence = 0;
     std::vector<std::uint64_t>
-        fences;  ///< several resources, fenced: one per resource (`fence`: the first's)
+        fences;                      ///< several resources, fenced: one per resource (`fence`: the first's)
     clock::time_point granted_at{};  ///< for the hold time of its released event
     std::atomic<clock::rep> valid_until{0};
     std::atomic<unsigned> nodes_granted{0};

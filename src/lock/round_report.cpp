@@ -58,7 +58,8 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
                 denied += client_.node_name(i);
                 break;
             case node_outcome::verdict::failed:
-                failed.push_back({client_.node_name(i), failure_cause(answers_[i].error, answers_[i].detail)});
+                failed.push_back(
+                    {client_.node_name(i), failure_cause(answers_[i].error, answers_[i].detail)});
                 break;
         }
     }

@@ -224,11 +224,11 @@ BOOST_AUTO_TEST_CASE(an_expired_permit_is_not_extended_released_or_counted) {
         // Our own permit, lapsed, in a full set: it is not ours any more, so a retry is refused.
         const auto full_key = lock_key("lapsed");
         const std::vector<std::string> full_keys{full_key, key_tag("lapsed") + ":rw"};
-        s.command({"ZADD", full_key, std::to_string(server_ms() - 1000), "mine", std::to_string(server_ms() + 5000),
-                   "theirs", "-1", "#permits"});
+        s.command({"ZADD", full_key, std::to_string(server_ms() - 1000), "mine",
+                   std::to_string(server_ms() + 5000), "theirs", "-1", "#permits"});
         auto lapsed = eval(redlock::scripts::semaphore_acquire, full_keys, {"mine", "5000", "1"});
         BOOST_TEST(lapsed.elements[0].integer == 0);
-        BOOST_TEST(lapsed.elements[1].integer > 0);  // until "theirs" lapses
+        BOOST_TEST(lapsed.elements[1].integer > 0);                     // until "theirs" lapses
         BOOST_TEST(s.command({"ZSCORE", full_key, "mine"}).str == "");  // the lapsed permit went
         BOOST_TEST(s.command({"ZCARD", full_key}).integer == 2);
     }
