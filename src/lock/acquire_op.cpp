@@ -324,12 +324,9 @@ void acquire_op::finish(error_code ec, lease l, std::string message) {
     if (waiter_ != 0) client_->listener().remove(*waiter_channel_, waiter_);
     if (ec) client_->metrics().acquire_failed(ec);
     if (!ec && client_->events().wanted()) {
-        event e;
-        e.kind = event_kind::acquired;
-        e.resource = resource_;
-        e.duration = std::chrono::duration_cast<milliseconds>(clock::now() - started_);
-        if (handed_over_to_us_) e.detail = "handed over by the release";
-        client_->events().emit(std::move(e));
+        client_->events().emit(resource_event(
+            event_kind::acquired, resource_, {}, handed_over_to_us_ ? "handed over by the release" : "",
+            std::chrono::duration_cast<milliseconds>(clock::now() - started_)));
     }
     if (diag_) {
         diag_->message = std::move(message) + subscription_refused_;

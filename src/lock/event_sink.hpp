@@ -8,12 +8,27 @@
 #include <boost/asio/strand.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace redlock::detail {
+
+/// An event about a lease or an acquisition of `resource` (event_kind's lease kinds).
+inline event resource_event(event_kind kind, std::string resource, boost::system::error_code ec = {},
+                            std::string detail = {},
+                            std::chrono::milliseconds duration = std::chrono::milliseconds::zero()) {
+    event e;
+    e.kind = kind;
+    e.resource = std::move(resource);
+    e.error = ec;
+    e.duration = duration;
+    e.detail = std::move(detail);
+    return e;
+}
 
 /// Where a client's events go (client_config::on_event): posted to a strand of the client's
 /// executor, so that the callback never runs inside the library's state, never twice at once,

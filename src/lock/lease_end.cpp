@@ -16,19 +16,6 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 
-namespace {
-
-event lease_event_for(const lease_state& state, event_kind kind, error_code ec, std::string_view why) {
-    event e;
-    e.kind = kind;
-    e.resource = state.resource;
-    e.error = ec;
-    e.detail = std::string(why);
-    return e;
-}
-
-}  // namespace
-
 void end_lease(lease_state& state, error_code reason, std::string_view why) {
     if (state.ended) return;
     state.ended = true;
@@ -38,15 +25,18 @@ void end_lease(lease_state& state, error_code reason, std::string_view why) {
     const auto& events = state.client->events();
     if (auto dog = std::move(state.dog)) {
         dog->stop();
-        if (events.wanted()) events.emit(lease_event_for(state, event_kind::watchdog_stopped, reason, why));
+        if (events.wanted())
+            events.emit(
+                resource_event(event_kind::watchdog_stopped, state.resource, reason, std::string(why)));
     }
     if (events.wanted()) {
+        // A lease kept by client::async_close ends as released: it was not lost.
         const bool lost = reason && reason != error::client_closed;
-        auto e = lease_event_for(state, lost ? event_kind::lease_lost : event_kind::released, reason, why);
-        if (!lost)
-            e.duration =
-                std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - state.granted_at);
-        events.emit(std::move(e));
+        const auto held =
+            lost ? std::chrono::milliseconds::zero()
+                 : std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - state.granted_at);
+        events.emit(resource_event(lost ? event_kind::lease_lost : event_kind::released, state.resource,
+                                   reason, std::string(why), held));
     }
     if (state.validity_timer) state.validity_timer->cancel();
     auto waiters = std::move(state.lost_waiters);

@@ -122,11 +122,8 @@ private:
             diag_->attempts = 1;
         }
         if (!ec && client_->events().wanted()) {
-            event e;
-            e.kind = event_kind::acquired;
-            e.resource = record_.resource;
-            e.detail = "adopted from another process";
-            client_->events().emit(std::move(e));
+            client_->events().emit(
+                resource_event(event_kind::acquired, record_.resource, {}, "adopted from another process"));
         }
         complete_on_handler_executor(std::move(handler_), client_->executor(), ec, std::move(l));
     }

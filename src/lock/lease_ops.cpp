@@ -180,12 +180,9 @@ private:
                     // The lease keeps the validity it had: the caller may try again before it ends.
                     client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
                     if (client_->events().wanted()) {
-                        event e;
-                        e.kind = event_kind::extend_failed;
-                        e.resource = state_->resource;
-                        e.error = report_.unreachable_cause();
-                        e.detail = "too many nodes failed; the lease keeps its old validity";
-                        client_->events().emit(std::move(e));
+                        client_->events().emit(resource_event(
+                            event_kind::extend_failed, state_->resource, report_.unreachable_cause(),
+                            "too many nodes failed; the lease keeps its old validity"));
                     }
                     finish(report_.unreachable_cause(),
                            "too many nodes failed; the lease keeps its old validity");
