@@ -5,17 +5,20 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock {
 
-/// A latency histogram with fixed, roughly logarithmic buckets (microseconds).
+/// A histogram of durations with fixed, roughly logarithmic buckets (microseconds): from an
+/// acquire's 50 us on loopback to a hold of minutes.
 struct latency_histogram {
     /// Upper bounds (inclusive) of the buckets; the last bucket has no upper bound.
-    static constexpr std::array<std::uint64_t, 20> bucket_upper_us{
-        50,   100,   200,   300,   500,    750,    1000,   2000,    3000,    5000,
-        7500, 10000, 20000, 50000, 100000, 250000, 500000, 1000000, 5000000, UINT64_MAX};
-    std::array<std::uint64_t, 20> counts{};
+    static constexpr std::array<std::uint64_t, 24> bucket_upper_us{
+        50,     100,     200,     300,      500,      750,      1000,      2000,
+        3000,   5000,    7500,    10000,    20000,    50000,    100000,    250000,
+        500000, 1000000, 5000000, 10000000, 30000000, 60000000, 300000000, UINT64_MAX};
+    std::array<std::uint64_t, 24> counts{};  ///< per bucket, not cumulative
     std::uint64_t count = 0;
     std::uint64_t sum_us = 0;
     std::uint64_t max_us = 0;
@@ -77,9 +80,18 @@ struct metrics_snapshot {
     std::uint64_t event_callback_failures = 0;  ///< client_config::on_event calls that threw
     std::vector<node_metrics> nodes;
     latency_histogram acquire_latency;  ///< call to lease, successful acquires only
+    /// Grant (or adopt) to the lease's end, whatever ended it: release, drop, loss, or a close.
+    latency_histogram hold_time;
+    /// Call to end of the acquires that waited (lock_options::wait > 0) and found the resource
+    /// held: granted, timed out, or cancelled. An acquire that got it at once is not in it.
+    latency_histogram wait_time;
 
     /// The snapshot as a JSON object.
     [[nodiscard]] std::string to_json() const;
+    /// The snapshot in Prometheus' text exposition format (version 0.0.4), every name starting
+    /// with `prefix` + "_": counters as `_total`, the histograms in seconds, per-node values
+    /// labelled `node="<uri without password>"`. See docs/observability.md.
+    [[nodiscard]] std::string to_prometheus(std::string_view prefix = "redlock") const;
 };
 
 }  // namespace redlock

@@ -223,7 +223,10 @@ void acquire_op::count(std::size_t node, vote v, error_code ec, std::string deta
 
 void acquire_op::run(const step& s) {
     if (s.decided) {
-        if (round_.was_contended()) client_->metrics().contended.fetch_add(1, std::memory_order_relaxed);
+        if (round_.was_contended()) {
+            client_->metrics().contended.fetch_add(1, std::memory_order_relaxed);
+            found_held_ = true;
+        }
         policy_->round_decided(clock::now() - round_.started());
     }
     for (auto node : s.write_back)
@@ -282,7 +285,7 @@ void acquire_op::succeed(clock::time_point now, clock::time_point valid_until, s
                      node_timeout_, valid_until, nodes_granted, extend_now},
                     options_, now);
     client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
-    client_->metrics().acquire_latency(now - started_);
+    client_->metrics().acquire_latency.record(now - started_);
     // The message costs more than the rest of a grant: build it only for a caller who asked.
     std::string message;
     if (diag_) message = report_.grant_summary(round_.tally(), handed_over_to_us_, valid_until - now);
@@ -323,6 +326,7 @@ void acquire_op::finish(error_code ec, lease l, std::string message) {
     done_ = true;
     if (waiter_ != 0) client_->listener().remove(*waiter_channel_, waiter_);
     if (ec) client_->metrics().acquire_failed(ec);
+    if (waits_ && found_held_) client_->metrics().wait_time.record(clock::now() - started_);
     if (!ec && client_->events().wanted()) {
         client_->events().emit(resource_event(
             event_kind::acquired, resource_, {}, handed_over_to_us_ ? "handed over by the release" : "",

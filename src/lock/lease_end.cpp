@@ -20,8 +20,10 @@ void end_lease(lease_state& state, error_code reason, std::string_view why) {
     if (state.ended) return;
     state.ended = true;
     state.end_reason = reason;
-    if (reason == error::lock_lost)
-        state.client->metrics().leases_lost.fetch_add(1, std::memory_order_relaxed);
+    auto& metrics = state.client->metrics();
+    if (reason == error::lock_lost) metrics.leases_lost.fetch_add(1, std::memory_order_relaxed);
+    const auto held = clock::now() - state.granted_at;
+    metrics.hold_time.record(held);
     const auto& events = state.client->events();
     if (auto dog = std::move(state.dog)) {
         dog->stop();
@@ -32,11 +34,10 @@ void end_lease(lease_state& state, error_code reason, std::string_view why) {
     if (events.wanted()) {
         // A lease kept by client::async_close ends as released: it was not lost.
         const bool lost = reason && reason != error::client_closed;
-        const auto held =
-            lost ? std::chrono::milliseconds::zero()
-                 : std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - state.granted_at);
         events.emit(resource_event(lost ? event_kind::lease_lost : event_kind::released, state.resource,
-                                   reason, std::string(why), held));
+                                   reason, std::string(why),
+                                   lost ? std::chrono::milliseconds::zero()
+                                        : std::chrono::duration_cast<std::chrono::milliseconds>(held)));
     }
     if (state.validity_timer) state.validity_timer->cancel();
     auto waiters = std::move(state.lost_waiters);

@@ -26,6 +26,31 @@ std::chrono::microseconds latency_histogram::quantile(double q) const {
     return std::chrono::microseconds(static_cast<std::int64_t>(max_us));
 }
 
+namespace {
+
+nlohmann::json histogram_json(const latency_histogram& histogram) {
+    nlohmann::json h;
+    h["count"] = histogram.count;
+    h["sum"] = histogram.sum_us;
+    h["max"] = histogram.max_us;
+    h["p50"] = histogram.quantile(0.5).count();
+    h["p99"] = histogram.quantile(0.99).count();
+    auto& buckets = h["buckets"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < histogram.counts.size(); ++i) {
+        nlohmann::json b;
+        if (i + 1 < histogram.counts.size()) {
+            b["le"] = latency_histogram::bucket_upper_us[i];
+        } else {
+            b["le"] = "+Inf";
+        }
+        b["count"] = histogram.counts[i];
+        buckets.push_back(std::move(b));
+    }
+    return h;
+}
+
+}  // namespace
+
 std::string metrics_snapshot::to_json() const {
     nlohmann::json j;
     j["acquired"] = acquired;
@@ -57,23 +82,9 @@ std::string metrics_snapshot::to_json() const {
                               {"quarantine_left_ms", n.quarantine_left_ms},
                               {"run_id", n.run_id},
                               {"last_error", n.last_error}});
-    auto& h = j["acquire_latency_us"];
-    h["count"] = acquire_latency.count;
-    h["sum"] = acquire_latency.sum_us;
-    h["max"] = acquire_latency.max_us;
-    h["p50"] = acquire_latency.quantile(0.5).count();
-    h["p99"] = acquire_latency.quantile(0.99).count();
-    auto& buckets = h["buckets"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < acquire_latency.counts.size(); ++i) {
-        nlohmann::json b;
-        if (i + 1 < acquire_latency.counts.size()) {
-            b["le"] = latency_histogram::bucket_upper_us[i];
-        } else {
-            b["le"] = "+Inf";
-        }
-        b["count"] = acquire_latency.counts[i];
-        buckets.push_back(std::move(b));
-    }
+    j["acquire_latency_us"] = histogram_json(acquire_latency);
+    j["hold_time_us"] = histogram_json(hold_time);
+    j["wait_time_us"] = histogram_json(wait_time);
     return j.dump();
 }
 

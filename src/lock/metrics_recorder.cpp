@@ -31,17 +31,27 @@ void metrics_recorder::acquire_failed(boost::system::error_code ec) noexcept {
     }
 }
 
-void metrics_recorder::acquire_latency(std::chrono::steady_clock::duration d) noexcept {
+void histogram_recorder::record(std::chrono::steady_clock::duration d) noexcept {
     const auto us = static_cast<std::uint64_t>(
         std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(d).count()));
     const auto& bounds = latency_histogram::bucket_upper_us;
     const auto it = std::lower_bound(bounds.begin(), bounds.end(), us);
     buckets_[static_cast<std::size_t>(it - bounds.begin())].fetch_add(1, relaxed);
-    latency_count_.fetch_add(1, relaxed);
-    latency_sum_us_.fetch_add(us, relaxed);
-    std::uint64_t seen = latency_max_us_.load(relaxed);
-    while (us > seen && !latency_max_us_.compare_exchange_weak(seen, us, relaxed)) {
+    count_.fetch_add(1, relaxed);
+    sum_us_.fetch_add(us, relaxed);
+    std::uint64_t seen = max_us_.load(relaxed);
+    while (us > seen && !max_us_.compare_exchange_weak(seen, us, relaxed)) {
     }
+}
+
+latency_histogram histogram_recorder::snapshot() const noexcept {
+    latency_histogram h;
+    for (std::size_t i = 0; i < buckets_.size(); ++i)
+        h.counts[i] = buckets_[i].load(relaxed);
+    h.count = count_.load(relaxed);
+    h.sum_us = sum_us_.load(relaxed);
+    h.max_us = max_us_.load(relaxed);
+    return h;
 }
 
 void metrics_recorder::node_failure(std::size_t node, boost::system::error_code ec) noexcept {
@@ -81,11 +91,9 @@ metrics_snapshot metrics_recorder::snapshot() const {
         n.errors = nodes_[i].errors.load(relaxed);
         s.nodes.push_back(std::move(n));
     }
-    for (std::size_t i = 0; i < buckets_.size(); ++i)
-        s.acquire_latency.counts[i] = buckets_[i].load(relaxed);
-    s.acquire_latency.count = latency_count_.load(relaxed);
-    s.acquire_latency.sum_us = latency_sum_us_.load(relaxed);
-    s.acquire_latency.max_us = latency_max_us_.load(relaxed);
+    s.acquire_latency = acquire_latency.snapshot();
+    s.hold_time = hold_time.snapshot();
+    s.wait_time = wait_time.snapshot();
     return s;
 }
 

@@ -14,6 +14,17 @@
 
 namespace redlock::detail {
 
+/// One live histogram of metrics_snapshot: relaxed atomics, recorded from any thread.
+class histogram_recorder {
+public:
+    void record(std::chrono::steady_clock::duration d) noexcept;
+    [[nodiscard]] latency_histogram snapshot() const noexcept;
+
+private:
+    std::array<std::atomic<std::uint64_t>, latency_histogram::bucket_upper_us.size()> buckets_{};
+    std::atomic<std::uint64_t> count_{0}, sum_us_{0}, max_us_{0};
+};
+
 /// The live counters behind client::metrics(). Relaxed atomics: any thread may record, and a
 /// snapshot is a consistent-enough view for monitoring (each counter exact, not all at one instant).
 class metrics_recorder {
@@ -32,7 +43,7 @@ public:
 
     /// Counts the final error of a failed acquire under its cause.
     void acquire_failed(boost::system::error_code ec) noexcept;
-    void acquire_latency(std::chrono::steady_clock::duration d) noexcept;
+    histogram_recorder acquire_latency, hold_time, wait_time;
     /// Counts a failed command on node i: request_timeout as a timeout, anything else as an error.
     void node_failure(std::size_t node, boost::system::error_code ec) noexcept;
 
@@ -45,8 +56,6 @@ private:
     };
     std::vector<std::string> node_names_;
     std::unique_ptr<node_counters[]> nodes_;
-    std::array<counter, latency_histogram::bucket_upper_us.size()> buckets_{};
-    counter latency_count_{0}, latency_sum_us_{0}, latency_max_us_{0};
 };
 
 }  // namespace redlock::detail

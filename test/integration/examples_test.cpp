@@ -11,6 +11,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -113,6 +115,27 @@ std::vector<pid_t> start_booking_services(const scratch_dir& dir, const std::str
         ports.push_back(static_cast<unsigned short>(port));
     }
     return pids;
+}
+
+// One HTTP GET on 127.0.0.1:port, read to the server's close; "" if it could not connect.
+std::string http_get(unsigned short port, const std::string& path) {
+    asio::io_context ioc;
+    asio::ip::tcp::socket socket(ioc);
+    boost::system::error_code ec;
+    socket.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
+    if (ec) return "";
+    const auto request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    asio::write(socket, asio::buffer(request), ec);
+    std::string response;
+    asio::read(socket, asio::dynamic_buffer(response), ec);  // to EOF: the server closes
+    return response;
+}
+
+// The value of the sample `line_start` (a name with its labels) in a Prometheus text; -1 if absent.
+double sample_value(const std::string& text, const std::string& line_start) {
+    const auto at = ("\n" + text).find("\n" + line_start + " ");
+    if (at == std::string::npos) return -1;
+    return std::atof(text.c_str() + at + line_start.size() + 1);
 }
 
 }  // namespace
@@ -295,6 +318,52 @@ BOOST_AUTO_TEST_CASE(seat_booking_never_double_books_across_processes) {
             BOOST_TEST(wait_child(pid, 10s) == 0);
         }
     }
+}
+
+// The metrics server's /metrics, fetched as Prometheus would while its workers contend: the
+// counters and the three histograms move; other paths are 404; SIGTERM closes it cleanly.
+BOOST_AUTO_TEST_CASE(metrics_server_serves_what_its_client_counts) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto config = write_config_file(dir, servers, "three");
+    const auto out = dir.file("metrics_server");
+    const auto pid = start_example("metrics_server", config + " --workers 3 --hold-ms 10", out);
+    unsigned port = 0;
+    for (auto deadline = std::chrono::steady_clock::now() + 10s;
+         port == 0 && std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(20ms))
+        std::sscanf(read_file(out).c_str(), "serving http://127.0.0.1:%u/metrics", &port);
+    BOOST_TEST_REQUIRE(port != 0u, read_file(out));
+    const auto at = static_cast<unsigned short>(port);
+
+    // Scrape until three workers on one lock have both held it and waited for it (a loaded
+    // machine may take a while; the bound is for a server that never gets there).
+    std::string scrape;
+    for (auto deadline = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < deadline;
+         std::this_thread::sleep_for(100ms)) {
+        scrape = http_get(at, "/metrics");
+        if (sample_value(scrape, "redlock_hold_time_seconds_count") >= 5 &&
+            sample_value(scrape, "redlock_wait_time_seconds_count") >= 1)
+            break;
+    }
+    BOOST_TEST(scrape.starts_with("HTTP/1.1 200 OK\r\n"), scrape);
+    BOOST_TEST(contains(scrape, "Content-Type: text/plain; version=0.0.4"), scrape);
+    BOOST_TEST(contains(scrape, "# TYPE redlock_acquired_total counter"), scrape);
+    BOOST_TEST(sample_value(scrape, "redlock_acquired_total") >= 5, scrape);
+    BOOST_TEST(sample_value(scrape, "redlock_hold_time_seconds_count") >= 5, scrape);
+    BOOST_TEST(sample_value(scrape, "redlock_wait_time_seconds_count") >= 1, scrape);
+    BOOST_TEST(sample_value(scrape, "redlock_hold_time_seconds_sum") > 0, scrape);
+    BOOST_TEST(sample_value(scrape, "redlock_acquire_latency_seconds_bucket{le=\"+Inf\"}") ==
+                   sample_value(scrape, "redlock_acquire_latency_seconds_count"),
+               scrape);
+    for (const auto& s : servers)
+        BOOST_TEST(sample_value(scrape, "redlock_node_voting{node=\"" + s->uri() + "\"}") == 1, scrape);
+
+    BOOST_TEST(http_get(at, "/").starts_with("HTTP/1.1 404 Not Found\r\n"));
+    ::kill(pid, SIGTERM);
+    BOOST_TEST(wait_child(pid, 30s) == 0, read_file(out));
+    BOOST_TEST(contains(read_file(out), "closed: "), read_file(out));
+    for (const auto& s : servers)
+        BOOST_TEST(s->command({"KEYS", "{redlock:*}:lock"}).elements.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

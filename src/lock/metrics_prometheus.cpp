@@ -1,0 +1,182 @@
+// metrics_snapshot in Prometheus' text exposition format (version 0.0.4), so a server can serve
+// it at /metrics without a client library of Prometheus' own.
+#include <redlock/metrics.hpp>
+
+#include <cstdio>
+#include <string>
+
+namespace redlock {
+
+namespace {
+
+// A label value with the three characters the format escapes.
+std::string escaped(std::string_view value) {
+    std::string out;
+    out.reserve(value.size());
+    for (const char c : value) {
+        if (c == '\\') {
+            out += "\\\\";
+        } else if (c == '"') {
+            out += "\\\"";
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string seconds(std::uint64_t us) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", static_cast<double>(us) / 1e6);
+    return text;
+}
+
+class exposition {
+public:
+    explicit exposition(std::string_view prefix) : prefix_(prefix) {}
+
+    // The HELP and TYPE lines that open a family; `name` without the prefix.
+    void family(std::string_view name, std::string_view type, std::string_view help) {
+        out_ += "# HELP " + full(name) + " " + std::string(help) + "\n";
+        out_ += "# TYPE " + full(name) + " " + std::string(type) + "\n";
+    }
+    // One sample; `labels` is "" or `key="value",...` with the values escaped.
+    void sample(std::string_view name, const std::string& labels, const std::string& value) {
+        out_ += full(name);
+        if (!labels.empty()) out_ += "{" + labels + "}";
+        out_ += " " + value + "\n";
+    }
+    void counter(std::string_view name, std::string_view help, std::uint64_t value) {
+        family(name, "counter", help);
+        sample(name, "", std::to_string(value));
+    }
+    void gauge(std::string_view name, std::string_view help, std::uint64_t value) {
+        family(name, "gauge", help);
+        sample(name, "", std::to_string(value));
+    }
+    // Prometheus' buckets are cumulative and their bounds in seconds; ours are per bucket, in us.
+    void histogram(std::string_view name, std::string_view help, const latency_histogram& h) {
+        family(name, "histogram", help);
+        const std::string bucket = std::string(name) + "_bucket";
+        std::uint64_t cumulative = 0;
+        for (std::size_t i = 0; i < h.counts.size(); ++i) {
+            cumulative += h.counts[i];
+            const bool last = i + 1 == h.counts.size();
+            sample(bucket,
+                   "le=\"" + (last ? std::string("+Inf") : seconds(latency_histogram::bucket_upper_us[i])) +
+                       "\"",
+                   std::to_string(cumulative));
+        }
+        sample(std::string(name) + "_sum", "", seconds(h.sum_us));
+        sample(std::string(name) + "_count", "", std::to_string(h.count));
+    }
+    std::string take() { return std::move(out_); }
+
+private:
+    std::string full(std::string_view name) const {
+        return prefix_.empty() ? std::string(name) : prefix_ + "_" + std::string(name);
+    }
+    std::string prefix_;
+    std::string out_;
+};
+
+std::string node_label(const node_metrics& n) {
+    return "node=\"" + escaped(n.node) + "\"";
+}
+
+}  // namespace
+
+std::string metrics_snapshot::to_prometheus(std::string_view prefix) const {
+    exposition x(prefix);
+    x.counter("acquired_total", "Acquires that returned a lease.", acquired);
+    x.counter("acquire_rounds_total", "Acquire rounds; an acquire with retries has several.", attempts);
+    x.counter("acquire_rounds_contended_total", "Rounds in which some node said another owner holds it.",
+              contended);
+    x.family("acquire_failures_total", "counter", "Acquires that failed, by cause.");
+    const std::pair<const char*, std::uint64_t> failures[] = {
+        {"not_acquired", failed_not_acquired},
+        {"wait_timeout", failed_wait_timeout},
+        {"quorum_unreachable", failed_quorum_unreachable},
+        {"validity_expired", failed_validity_expired},
+        {"cancelled", failed_cancelled},
+        {"other", failed_other}};
+    for (const auto& [cause, count] : failures)
+        x.sample("acquire_failures_total", std::string("cause=\"") + cause + "\"", std::to_string(count));
+    x.counter("extended_total", "Extensions that a quorum confirmed.", extended);
+    x.counter("extend_failures_total", "Extensions that failed.", extend_failed);
+    x.counter("released_total", "Leases released.", released);
+    x.counter("release_failures_total", "Releases that failed; the keys expire with their ttl.",
+              release_failed);
+    x.counter("leases_dropped_total", "Leases destroyed while held, released in the background.",
+              leases_dropped);
+    x.counter("leases_lost_total",
+              "Leases found lost: by an extend, the watchdog, or their validity running out.", leases_lost);
+    x.counter("watchdog_renewals_total", "Extensions made by watchdogs.", watchdog_renewals);
+    x.gauge("watchdogs_running", "Watchdogs started and not yet stopped.", watchdogs_running);
+    x.counter("release_wakeups_total", "Waiting acquires woken by a release message.", release_wakeups);
+    x.counter("waits_unsubscribed_total", "Waits by timed retries only: max_subscriptions reached.",
+              waits_unsubscribed);
+    x.counter("event_callback_failures_total", "client_config::on_event calls that threw.",
+              event_callback_failures);
+
+    x.family("node_timeouts_total", "counter", "Commands that ran out of the per-node timeout.");
+    for (const auto& n : nodes)
+        x.sample("node_timeouts_total", node_label(n), std::to_string(n.timeouts));
+    x.family("node_errors_total", "counter",
+             "Other failed commands: lost replies, connection errors, error replies.");
+    for (const auto& n : nodes)
+        x.sample("node_errors_total", node_label(n), std::to_string(n.errors));
+    x.family("node_voting", "gauge", "1 when the node's grants count, 0 during its restart quarantine.");
+    for (const auto& n : nodes)
+        x.sample("node_voting", node_label(n), n.voting ? "1" : "0");
+    x.family("node_quarantine_left_seconds", "gauge",
+             "How long until a quarantined node votes (0 when unknown).");
+    for (const auto& n : nodes)
+        x.sample(
+            "node_quarantine_left_seconds", node_label(n),
+            seconds(static_cast<std::uint64_t>(n.quarantine_left_ms > 0 ? n.quarantine_left_ms : 0) * 1000));
+
+    bool any_cluster = false, any_sentinel = false;
+    for (const auto& n : nodes) {
+        any_cluster = any_cluster || n.node.find("-cluster://") != std::string::npos;
+        any_sentinel = any_sentinel || n.node.find("-sentinel://") != std::string::npos;
+    }
+    if (any_cluster) {
+        x.family("cluster_masters", "gauge", "Masters in a cluster node's slot map.");
+        for (const auto& n : nodes)
+            if (n.node.find("-cluster://") != std::string::npos)
+                x.sample("cluster_masters", node_label(n), std::to_string(n.cluster_masters));
+        x.family("cluster_redirects_total", "counter",
+                 "Redirects and retries a cluster node's requests followed.");
+        for (const auto& n : nodes) {
+            if (n.node.find("-cluster://") == std::string::npos) continue;
+            x.sample("cluster_redirects_total", node_label(n) + ",kind=\"moved\"",
+                     std::to_string(n.cluster_moved));
+            x.sample("cluster_redirects_total", node_label(n) + ",kind=\"ask\"",
+                     std::to_string(n.cluster_asked));
+            x.sample("cluster_redirects_total", node_label(n) + ",kind=\"tryagain\"",
+                     std::to_string(n.cluster_tryagain));
+        }
+        x.family("cluster_slot_map_reads_total", "counter", "Slot maps read (CLUSTER SLOTS).");
+        for (const auto& n : nodes)
+            if (n.node.find("-cluster://") != std::string::npos)
+                x.sample("cluster_slot_map_reads_total", node_label(n), std::to_string(n.cluster_refreshes));
+    }
+    if (any_sentinel) {
+        x.family("sentinel_master_switches_total", "counter", "Changes of the master the sentinels named.");
+        for (const auto& n : nodes)
+            if (n.node.find("-sentinel://") != std::string::npos)
+                x.sample("sentinel_master_switches_total", node_label(n),
+                         std::to_string(n.sentinel_switches));
+    }
+
+    x.histogram("acquire_latency_seconds", "Call to lease, successful acquires only.", acquire_latency);
+    x.histogram("hold_time_seconds", "Grant to the lease's end, whatever ended it.", hold_time);
+    x.histogram("wait_time_seconds", "Call to end of the acquires that waited and found the resource held.",
+                wait_time);
+    return x.take();
+}
+
+}  // namespace redlock
