@@ -23,13 +23,16 @@ const char* event_kind_name(event_kind kind) noexcept {
             return "node_quarantined";
         case event_kind::node_voting:
             return "node_voting";
+        case event_kind::cluster_redirect:
+            return "cluster_redirect";
     }
     return "unknown";
 }
 
 std::string to_string(const event& e) {
     const bool about_node = e.kind == event_kind::node_down || e.kind == event_kind::node_up ||
-                            e.kind == event_kind::node_quarantined || e.kind == event_kind::node_voting;
+                            e.kind == event_kind::node_quarantined || e.kind == event_kind::node_voting ||
+                            e.kind == event_kind::cluster_redirect;
     std::string s = event_kind_name(e.kind);
     s += ' ';
     s += about_node ? e.node_name : e.resource;

@@ -26,7 +26,10 @@ enum class event_kind : std::uint8_t {
     node_up,           ///< a node's connection is up, its handshake done (`detail`: the server)
     node_quarantined,  ///< a node (re)started less than max_ttl ago: its grants do not count for
                        ///< `duration` (restart or failover quarantine, `detail`)
-    node_voting,       ///< a node whose quarantine was announced votes again (seen at its next grant)
+    node_voting,       ///< a node (or a cluster node's master) whose quarantine was announced votes
+                       ///< again (seen at its next grant; `detail`: a cluster master's address)
+    cluster_redirect,  ///< a request to a cluster node followed a MOVED or an ASK reply (`detail`:
+                       ///< "MOVED slot 1234 to 10.0.0.3:7002"; counted in node_metrics too)
 };
 
 /// One event, as client_config::on_event hears it.

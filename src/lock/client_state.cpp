@@ -37,14 +37,17 @@ event node_event(event_kind kind, std::size_t node, const std::string& name, boo
     return e;
 }
 
-// Tells of entry `entry`'s quarantine (a server of node `node`) if it is in a new one.
+// Tells of entry `entry`'s quarantine (a server of node `node`) if it is in a new one. A cluster
+// node's entries are its masters: `master` names the one.
 void tell_quarantine(node_health_board& health, const event_sink& events, std::size_t entry, std::size_t node,
-                     const std::string& name) {
+                     const std::string& name, const std::string& master = {}) {
     if (!events.wanted()) return;
     const auto now = std::chrono::steady_clock::now();
     const auto left = health.untold_quarantine(entry, now);
     if (left <= std::chrono::milliseconds::zero()) return;
-    auto e = node_event(event_kind::node_quarantined, node, name, {}, health.describe(entry, now).problem);
+    auto e =
+        node_event(event_kind::node_quarantined, node, name, {},
+                   (master.empty() ? "" : "master " + master + ": ") + health.describe(entry, now).problem);
     e.duration = left;
     events.emit(std::move(e));
 }
@@ -86,7 +89,7 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
                              name](const redis::node_address& a) {
                 const auto entry = member_entry_made(*health, *members, i, a);
                 health->on_promoted(entry);
-                tell_quarantine(*health, *events, entry, i, name);
+                tell_quarantine(*health, *events, entry, i, name, redis::detail::endpoint(a));
             };
         } else if (health_ && sentinel) {
             // Sentinel moved the master: the node is one voter whatever server it reaches.
@@ -95,13 +98,22 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
                 tell_quarantine(*health, *events, i, i, name);
             };
         }
+        redis::detail::cluster_link::redirect_fn on_redirect;
+        if (cluster && events_->wanted()) {
+            on_redirect = [events = events_, i, name](bool ask, std::uint16_t slot,
+                                                      const redis::node_address& to) {
+                events->emit(node_event(event_kind::cluster_redirect, i, name, {},
+                                        std::string(ask ? "ASK" : "MOVED") + " slot " + std::to_string(slot) +
+                                            " to " + redis::detail::endpoint(to)));
+            };
+        }
         nodes_.push_back(std::make_unique<redis::detail::node_link>(
             strand_, specs[i],
             [shared_cfg, health = health_, events = events_, members = members_, i, name,
              cluster](const redis::node_address& a) {
                 return config_for(*shared_cfg, health, events, *members, i, name, cluster, a);
             },
-            std::move(on_new_master)));
+            std::move(on_new_master), std::move(on_redirect)));
     }
     // Connect now, so the first acquire does not pay for N handshakes; a node that is down keeps
     // being retried in the background.
@@ -147,9 +159,11 @@ redis::connection_config client_state::config_for(const client_config& cfg,
     }
     if (!health) return cc;
     const auto entry = cluster ? member_entry_made(*health, members, node, address) : node;
-    cc.on_server_info = [health, events, entry, node, name](std::string_view text) {
+    cc.on_server_info = [health, events, entry, node, name,
+                         master = cluster ? redis::detail::endpoint(address)
+                                          : std::string()](std::string_view text) {
         health->on_server_info(entry, text);
-        tell_quarantine(*health, *events, entry, node, name);
+        tell_quarantine(*health, *events, entry, node, name, master);
     };
     // The largest max_ttl any client of these nodes records (record_max_ttl.lua). In a cluster
     // only the master of the key's slot records it; the others' refusals are ignored.
@@ -196,7 +210,13 @@ bool client_state::votes(std::size_t node, std::string_view key) const {
     // No master known: the call failed anyway. A master never connected to cannot have granted.
     if (!master) return true;
     const auto entry = member_entry(node, *master);
-    return entry && health_->votes(*entry, clock::now());
+    if (!entry) return false;
+    const auto now = clock::now();
+    const bool voting = health_->votes(*entry, now);
+    if (voting && events_->wanted() && health_->told_quarantine_over(*entry, now))
+        events_->emit(node_event(event_kind::node_voting, node, node_names_[node], {},
+                                 "master " + redis::detail::endpoint(*master)));
+    return voting;
 }
 
 std::string client_state::same_server_nodes() const {

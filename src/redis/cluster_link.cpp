@@ -57,11 +57,12 @@ struct cluster_link::request {
 };
 
 cluster_link::cluster_link(strand_type strand, std::vector<node_address> seeds, config_for make_config,
-                           new_master_fn on_new_master)
+                           new_master_fn on_new_master, redirect_fn on_redirect)
     : strand_(std::move(strand)),
       seeds_(std::move(seeds)),
       make_config_(std::move(make_config)),
       on_new_master_(std::move(on_new_master)),
+      on_redirect_(std::move(on_redirect)),
       refresh_timer_(strand_) {}
 
 cluster_link::~cluster_link() {
@@ -197,6 +198,7 @@ void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& fro
             node_address target = from.config().address;
             if (!to->host.empty()) target.host = to->host;
             target.port = to->port;
+            if (on_redirect_) on_redirect_(to->ask, r->slot, target);
             if (to->ask) {
                 count(stats_.asked);
                 return send(r, connection_to(target), true);

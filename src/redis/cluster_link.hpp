@@ -64,9 +64,12 @@ public:
     /// Called on the strand with a server that starts serving slots without having been a
     /// master in the map before: a promoted replica (a failover), or a new master.
     using new_master_fn = std::function<void(const node_address&)>;
+    /// Called on the strand for each redirect a request follows: a MOVED (`ask` false: the map
+    /// was out of date) or an ASK (the slot is being migrated), with the slot and its new server.
+    using redirect_fn = std::function<void(bool ask, std::uint16_t slot, const node_address& to)>;
 
     cluster_link(strand_type strand, std::vector<node_address> seeds, config_for make_config,
-                 new_master_fn on_new_master = {});
+                 new_master_fn on_new_master = {}, redirect_fn on_redirect = {});
     ~cluster_link();
     cluster_link(const cluster_link&) = delete;
     cluster_link& operator=(const cluster_link&) = delete;
@@ -136,6 +139,7 @@ private:
     std::vector<node_address> seeds_;
     config_for make_config_;
     new_master_fn on_new_master_;
+    redirect_fn on_redirect_;
     std::map<std::string, std::unique_ptr<connection>> connections_;  // by "host:port"
     slot_map map_;
     std::vector<connection*> master_connections_;  // by index into map_.masters(); null: not looked up

@@ -7,11 +7,11 @@
 namespace redlock::redis::detail {
 
 node_link::node_link(strand_type strand, const node_spec& spec, const config_for& make_config,
-                     cluster_link::new_master_fn on_new_master)
+                     cluster_link::new_master_fn on_new_master, cluster_link::redirect_fn on_redirect)
     : strand_(std::move(strand)), subscriber_config_(make_config(spec.addresses.front())) {
     if (spec.kind == node_spec::topology::cluster) {
-        cluster_ =
-            std::make_shared<cluster_link>(strand_, spec.addresses, make_config, std::move(on_new_master));
+        cluster_ = std::make_shared<cluster_link>(strand_, spec.addresses, make_config,
+                                                  std::move(on_new_master), std::move(on_redirect));
         return;
     }
     if (spec.kind == node_spec::topology::sentinel) {

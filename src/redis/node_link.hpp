@@ -36,9 +36,10 @@ public:
     /// `make_config` gives the configuration of the connection to each server: the one server,
     /// each cluster node the link connects to, or (given the first sentinel's address) the
     /// master. `on_new_master` is told of a server that became a master after the first one
-    /// known: a cluster's promoted replica, or the master Sentinel moved to.
+    /// known: a cluster's promoted replica, or the master Sentinel moved to. `on_redirect` is
+    /// told of a cluster's MOVED and ASK replies.
     node_link(strand_type strand, const node_spec& spec, const config_for& make_config,
-              cluster_link::new_master_fn on_new_master = {});
+              cluster_link::new_master_fn on_new_master = {}, cluster_link::redirect_fn on_redirect = {});
     ~node_link();
     node_link(const node_link&) = delete;
     node_link& operator=(const node_link&) = delete;

@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -347,7 +348,12 @@ BOOST_AUTO_TEST_CASE(every_kind_of_lock_and_waiting_work_on_a_cluster) {
 BOOST_AUTO_TEST_CASE(a_slot_migrates_while_its_locks_are_held_and_taken) {
     redis_cluster cluster;
     asio::io_context ioc;
-    redlock::client client(ioc.get_executor(), cluster_config({cluster.uri()}));
+    auto cfg = cluster_config({cluster.uri()});
+    std::vector<redlock::event> redirects;
+    cfg.on_event = [&](const redlock::event& e) {
+        if (e.kind == redlock::event_kind::cluster_redirect) redirects.push_back(e);
+    };
+    redlock::client client(ioc.get_executor(), cfg);
     redlock::client rival(ioc.get_executor(), cluster_config({cluster.uri()}));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         const std::string held_resource = "migrating";
@@ -364,6 +370,15 @@ BOOST_AUTO_TEST_CASE(a_slot_migrates_while_its_locks_are_held_and_taken) {
         BOOST_TEST(has_lock_key(*to, taken_resource));
         BOOST_TEST(!has_lock_key(from, taken_resource));
         BOOST_TEST(node_stats(client).cluster_asked >= 1u);
+        // Told as an event too: the slot and the server it was asked at.
+        const auto asked_there =
+            "ASK slot " + std::to_string(slot) + " to 127.0.0.1:" + std::to_string(to->port());
+        BOOST_TEST(co_await eventually([&] {
+            return std::any_of(redirects.begin(), redirects.end(),
+                               [&](const redlock::event& e) { return e.detail == asked_there; });
+        }));
+        BOOST_TEST(redirects.front().node == 0u);
+        BOOST_TEST(redirects.front().node_name == cluster.uri());
         // The held key is still on the source: its extend is served there.
         co_await held.async_extend(10s, asio::use_awaitable);
 
@@ -384,6 +399,14 @@ BOOST_AUTO_TEST_CASE(a_slot_migrates_while_its_locks_are_held_and_taken) {
         BOOST_TEST((after_finish.cluster_moved >= 1u || after_finish.cluster_refreshes > maps_read),
                    "moved " << after_finish.cluster_moved << ", maps read " << maps_read << " then "
                             << after_finish.cluster_refreshes);
+        if (after_finish.cluster_moved >= 1u) {
+            const auto moved_there =
+                "MOVED slot " + std::to_string(slot) + " to 127.0.0.1:" + std::to_string(to->port());
+            BOOST_TEST(co_await eventually([&] {
+                return std::any_of(redirects.begin(), redirects.end(),
+                                   [&](const redlock::event& e) { return e.detail == moved_there; });
+            }));
+        }
         auto [again, none2] = co_await rival.async_acquire(taken_resource, options(10s), tuple_awaitable);
         BOOST_TEST((again == redlock::error::not_acquired), again.message());
         BOOST_TEST(holder_on(*to, held_resource) == held.token());
@@ -458,8 +481,13 @@ BOOST_AUTO_TEST_CASE(a_failover_keeps_replicated_leases_and_quarantines_the_prom
     auto cfg = cluster_config({cluster.uri()});
     cfg.restart_quarantine = true;
     cfg.max_ttl = 2000ms;
-    redlock::client client(ioc.get_executor(), cfg);
     redlock::client rival(ioc.get_executor(), cfg);
+    std::vector<redlock::event> heard;
+    cfg.on_event = [&](const redlock::event& e) {
+        if (e.kind == redlock::event_kind::node_quarantined || e.kind == redlock::event_kind::node_voting)
+            heard.push_back(e);
+    };
+    redlock::client client(ioc.get_executor(), cfg);
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         const std::string resource = "failing-over";
         const std::string neighbour = resource_in_slot(slot_of(resource), resource);
@@ -492,6 +520,18 @@ BOOST_AUTO_TEST_CASE(a_failover_keeps_replicated_leases_and_quarantines_the_prom
         // Past max_ttl the promoted master grants again.
         auto neighbour_lease = co_await client.async_acquire(neighbour, options(1500ms), asio::use_awaitable);
         BOOST_TEST(holder_on(promoted, neighbour) == neighbour_lease.token());
+        // The promoted master's quarantine was told, and then that it votes again.
+        const auto promoted_master = "master 127.0.0.1:" + std::to_string(promoted.port());
+        BOOST_TEST(co_await eventually([&] {
+            return std::any_of(heard.begin(), heard.end(), [&](const redlock::event& e) {
+                return e.kind == redlock::event_kind::node_voting && e.detail == promoted_master;
+            });
+        }));
+        const auto quarantined = std::find_if(heard.begin(), heard.end(), [&](const redlock::event& e) {
+            return e.kind == redlock::event_kind::node_quarantined &&
+                   e.detail.starts_with(promoted_master + ": failover quarantine");
+        });
+        BOOST_TEST((quarantined != heard.end()), heard.size() << " quarantine and voting events");
         co_await neighbour_lease.async_release(asio::use_awaitable);
         co_await lease.async_release(asio::use_awaitable);
         BOOST_TEST(holder_on(promoted, resource).empty());

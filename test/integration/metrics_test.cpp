@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(hold_time_counts_every_lease_from_grant_to_end) {
         BOOST_TEST(m.hold_time.sum_us <= held);
 
         { auto dropped = co_await client.async_acquire("dropped", options(), asio::use_awaitable); }
-        co_await eventually([&] { return client.metrics().hold_time.count == 2u; });
+        BOOST_TEST(co_await eventually([&] { return client.metrics().hold_time.count == 2u; }));
         m = client.metrics();
         BOOST_TEST(m.leases_dropped == 1u);
         BOOST_TEST(m.acquire_latency.count == 2u);

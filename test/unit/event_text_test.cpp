@@ -15,7 +15,8 @@ BOOST_AUTO_TEST_SUITE(event_text_suite)
 
 BOOST_AUTO_TEST_CASE(every_kind_has_its_own_name) {
     std::set<std::string> names;
-    for (int k = static_cast<int>(event_kind::acquired); k <= static_cast<int>(event_kind::node_voting); ++k)
+    for (int k = static_cast<int>(event_kind::acquired); k <= static_cast<int>(event_kind::cluster_redirect);
+         ++k)
         BOOST_TEST(names.insert(redlock::event_kind_name(static_cast<event_kind>(k))).second);
     BOOST_TEST(names.count("unknown") == 0u);
 }
@@ -46,6 +47,13 @@ BOOST_AUTO_TEST_CASE(a_line_names_the_resource_or_the_node_and_what_else_the_eve
     down.node_name = "redis://127.0.0.1:7001";
     down.error = boost::system::errc::make_error_code(boost::system::errc::connection_refused);
     BOOST_TEST(redlock::to_string(down).starts_with("node_down redis://127.0.0.1:7001: "));
+
+    event redirect;
+    redirect.kind = event_kind::cluster_redirect;
+    redirect.node_name = "redis-cluster://127.0.0.1:7000";
+    redirect.detail = "MOVED slot 1234 to 127.0.0.1:7002";
+    BOOST_TEST(redlock::to_string(redirect) ==
+               "cluster_redirect redis-cluster://127.0.0.1:7000 (MOVED slot 1234 to 127.0.0.1:7002)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
