@@ -3,6 +3,7 @@
 
 #include <redlock/config.hpp>
 #include <redlock/diagnostics.hpp>
+#include <redlock/export.hpp>
 #include <redlock/inspection.hpp>
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
@@ -29,7 +30,7 @@ class client_state;
 }
 
 /// How client::async_close ends what the client holds.
-struct close_options {
+struct REDLOCK_API close_options {
     /// Release every lease the client holds (default), waiting for the replies; false keeps
     /// them on the servers, unextended, until their ttl runs out (a process that hands its
     /// work to a successor before it exits).
@@ -51,7 +52,7 @@ struct close_options {
 /// Leases and pending operations keep the connections alive; destroying the client does not
 /// cancel them. The connections close when the client and every lease and operation are gone,
 /// or at once by async_close, which also ends what is pending.
-class client {
+class REDLOCK_API client {
 public:
     using executor_type = boost::asio::any_io_executor;
 

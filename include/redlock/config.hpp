@@ -2,6 +2,7 @@
 #define REDLOCK_CONFIG_HPP
 
 #include <redlock/event.hpp>
+#include <redlock/export.hpp>
 #include <redlock/redis/node_spec.hpp>
 #include <redlock/tls_config.hpp>
 
@@ -17,14 +18,14 @@
 namespace redlock {
 
 /// Random delay between two acquire attempts, drawn uniformly from [min_delay, max_delay].
-struct retry_config {
+struct REDLOCK_API retry_config {
     std::chrono::milliseconds min_delay{50};
     std::chrono::milliseconds max_delay{250};
 };
 
 /// What a node's URI cannot say: the JSON object form of a node,
 /// `{"uri": "...", "sentinel_username": "...", "sentinel_password": "...", "tls": {...}}`.
-struct node_settings {
+struct REDLOCK_API node_settings {
     /// A Sentinel node: how to log in to its sentinels (its URI's credentials are the master's).
     std::string sentinel_username;
     std::string sentinel_password;
@@ -47,7 +48,7 @@ struct node_settings {
 ///   "tls": {"ca_file": "...", "cert_file": "...", "key_file": "...", "server_name": "...",
 ///           "verify": true} }
 /// ```
-struct client_config {
+struct REDLOCK_API client_config {
     /// One URI per voter: an independent master (`redis://`, `rediss://`, `unix://`), a Redis
     /// Cluster (`redis-cluster://seed,seed,...`) or a master watched by Sentinel
     /// (`redis-sentinel://s1,s2,...#name`); see redis::parse_node_spec and docs/deployments.md. N =

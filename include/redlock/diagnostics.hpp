@@ -1,6 +1,8 @@
 #ifndef REDLOCK_DIAGNOSTICS_HPP
 #define REDLOCK_DIAGNOSTICS_HPP
 
+#include <redlock/export.hpp>
+
 #include <boost/system/error_code.hpp>
 
 #include <string>
@@ -9,7 +11,7 @@
 namespace redlock {
 
 /// What one node answered in the last round of a lock operation.
-struct node_outcome {
+struct REDLOCK_API node_outcome {
     enum class verdict {
         granted,  ///< the node holds our token (acquire, extend) or deleted it (release)
         denied,   ///< another owner holds the key, or our key is gone
@@ -24,7 +26,7 @@ struct node_outcome {
 
 /// Filled by the operations that take one: why the last round of the operation ended the way it
 /// did, per node. `message` names the resource and the nodes involved.
-struct diagnostics {
+struct REDLOCK_API diagnostics {
     std::string message;
     std::vector<node_outcome> nodes;
     unsigned attempts = 0;  ///< acquire rounds run

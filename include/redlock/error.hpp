@@ -1,6 +1,8 @@
 #ifndef REDLOCK_ERROR_HPP
 #define REDLOCK_ERROR_HPP
 
+#include <redlock/export.hpp>
+
 #include <boost/system/error_category.hpp>
 #include <boost/system/error_code.hpp>
 
@@ -61,10 +63,10 @@ enum class error {
 };
 
 /// The enumerator's name ("quorum_unreachable"), for logs and tools; "unknown" for other values.
-const char* error_name(error e) noexcept;
+REDLOCK_API const char* error_name(error e) noexcept;
 
 /// The category of `redlock::error`, named "redlock".
-const boost::system::error_category& error_category() noexcept;
+REDLOCK_API const boost::system::error_category& error_category() noexcept;
 
 inline boost::system::error_code make_error_code(error e) noexcept {
     return {static_cast<int>(e), error_category()};

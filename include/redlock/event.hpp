@@ -1,6 +1,8 @@
 #ifndef REDLOCK_EVENT_HPP
 #define REDLOCK_EVENT_HPP
 
+#include <redlock/export.hpp>
+
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -33,7 +35,7 @@ enum class event_kind : std::uint8_t {
 };
 
 /// One event, as client_config::on_event hears it.
-struct event {
+struct REDLOCK_API event {
     event_kind kind = event_kind::acquired;
     std::string resource;                   ///< lease events: the resource (several: "a,b")
     std::size_t node = 0;                   ///< node events: the node's index in client_config::nodes
@@ -44,10 +46,10 @@ struct event {
 };
 
 /// "acquired", "node_down", ...
-[[nodiscard]] const char* event_kind_name(event_kind kind) noexcept;
+[[nodiscard]] REDLOCK_API const char* event_kind_name(event_kind kind) noexcept;
 /// One line for a log: the kind, then the resource or the node, and what else the event says,
 /// e.g. `lease_lost orders:42: lock_lost (a majority of nodes no longer hold our token)`.
-[[nodiscard]] std::string to_string(const event& e);
+[[nodiscard]] REDLOCK_API std::string to_string(const event& e);
 
 }  // namespace redlock
 

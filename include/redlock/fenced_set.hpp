@@ -2,6 +2,7 @@
 #define REDLOCK_FENCED_SET_HPP
 
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/redis/connection.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -16,9 +17,10 @@
 namespace redlock {
 
 namespace detail {
-void start_fenced_set(redis::connection& conn, std::string key, std::string fence_key, std::uint64_t fence,
-                      std::string value, std::chrono::milliseconds timeout,
-                      boost::asio::any_completion_handler<void(boost::system::error_code)> handler);
+REDLOCK_API void start_fenced_set(
+    redis::connection& conn, std::string key, std::string fence_key, std::uint64_t fence, std::string value,
+    std::chrono::milliseconds timeout,
+    boost::asio::any_completion_handler<void(boost::system::error_code)> handler);
 }  // namespace detail
 
 /// The protected resource's side of fencing, for a resource kept in Redis: sets `key` to

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_INSPECTION_HPP
 #define REDLOCK_INSPECTION_HPP
 
+#include <redlock/export.hpp>
+
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
@@ -21,10 +23,10 @@ enum class hold_type {
 };
 
 /// "free", "lock", "reentrant", "semaphore", "read-write", "other".
-[[nodiscard]] const char* hold_type_name(hold_type t) noexcept;
+[[nodiscard]] REDLOCK_API const char* hold_type_name(hold_type t) noexcept;
 
 /// One node's view of a resource (client::async_inspect).
-struct node_inspection {
+struct REDLOCK_API node_inspection {
     std::string node;                 ///< its name, as in diagnostics
     boost::system::error_code error;  ///< the node did not answer (the rest is empty)
     std::string detail;               ///< the server's words with `error`, if any
@@ -41,7 +43,7 @@ struct node_inspection {
 };
 
 /// A resource as the nodes see it, and what a quorum of them agree on.
-struct inspection {
+struct REDLOCK_API inspection {
     std::string resource;
     std::size_t quorum = 0;              ///< N / 2 + 1
     std::vector<node_inspection> nodes;  ///< in the order of client_config::nodes
@@ -53,7 +55,7 @@ struct inspection {
 };
 
 /// The inspection as a JSON object (the shape `redlock inspect --json` prints).
-[[nodiscard]] std::string to_json(const inspection& i);
+[[nodiscard]] REDLOCK_API std::string to_json(const inspection& i);
 
 }  // namespace redlock
 

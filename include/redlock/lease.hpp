@@ -2,6 +2,7 @@
 #define REDLOCK_LEASE_HPP
 
 #include <redlock/diagnostics.hpp>
+#include <redlock/export.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
@@ -32,7 +33,7 @@ struct lease_state;
 /// \par Thread-safety
 /// Distinct leases may be used concurrently. One lease: the observers are safe from any thread;
 /// start at most one async operation at a time.
-class lease {
+class REDLOCK_API lease {
 public:
     using clock = std::chrono::steady_clock;
 

@@ -2,6 +2,7 @@
 #define REDLOCK_LOCK_OPTIONS_HPP
 
 #include <redlock/config.hpp>
+#include <redlock/export.hpp>
 #include <redlock/owner_id.hpp>
 
 #include <chrono>
@@ -32,7 +33,7 @@ enum class lock_mode {
 };
 
 /// How one acquisition behaves. The defaults take a 10 s lease and try once.
-struct lock_options {
+struct REDLOCK_API lock_options {
     /// Lease length on the servers; in (0, client_config::max_ttl].
     std::chrono::milliseconds ttl{10000};
     /// 0: one attempt, error::not_acquired if the resource is held. > 0: retry after a random

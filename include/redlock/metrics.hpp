@@ -1,6 +1,8 @@
 #ifndef REDLOCK_METRICS_HPP
 #define REDLOCK_METRICS_HPP
 
+#include <redlock/export.hpp>
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -12,7 +14,7 @@ namespace redlock {
 
 /// A histogram of durations with fixed, roughly logarithmic buckets (microseconds): from an
 /// acquire's 50 us on loopback to a hold of minutes.
-struct latency_histogram {
+struct REDLOCK_API latency_histogram {
     /// Upper bounds (inclusive) of the buckets; the last bucket has no upper bound.
     static constexpr std::array<std::uint64_t, 24> bucket_upper_us{
         50,     100,     200,     300,      500,      750,      1000,      2000,
@@ -29,7 +31,7 @@ struct latency_histogram {
 };
 
 /// Per-node counters.
-struct node_metrics {
+struct REDLOCK_API node_metrics {
     std::string node;            ///< URI without password
     std::uint64_t timeouts = 0;  ///< commands that ran out of the per-node timeout
     std::uint64_t errors = 0;    ///< other failures: lost replies, connection errors, error replies
@@ -56,7 +58,7 @@ struct node_metrics {
 };
 
 /// A snapshot of a client's counters since it was constructed.
-struct metrics_snapshot {
+struct REDLOCK_API metrics_snapshot {
     std::uint64_t acquired = 0;   ///< async_acquire calls that returned a lease
     std::uint64_t attempts = 0;   ///< acquire rounds (an acquire with retries has several)
     std::uint64_t contended = 0;  ///< rounds in which some node said another owner holds it

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_OWNER_ID_HPP
 #define REDLOCK_OWNER_ID_HPP
 
+#include <redlock/export.hpp>
+
 #include <string>
 #include <utility>
 
@@ -10,7 +12,7 @@ namespace redlock {
 /// waiting for it, whichever coroutine or thread makes them: ownership is what you pass along,
 /// never a thread id. Make one per logical owner (a request, a job) with random() and hand it to
 /// whoever acts for that owner.
-class owner_id {
+class REDLOCK_API owner_id {
 public:
     owner_id() = default;
     /// Any non-empty string of at most 256 bytes; unique among the owners that share a lock.

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_TLS_CONFIG_HPP
 #define REDLOCK_TLS_CONFIG_HPP
 
+#include <redlock/export.hpp>
+
 #include <string>
 
 namespace redlock {
@@ -10,7 +12,7 @@ namespace redlock {
 /// The server's certificate is verified by default: against `ca_file`, or the system's CAs when
 /// it is empty, and its name against `server_name` (or the URI's host). A failure is
 /// error::tls_failed with OpenSSL's reason; nothing is ever sent in plaintext instead.
-struct tls_config {
+struct REDLOCK_API tls_config {
     /// PEM file of the CA(s) to trust; empty: the system's default CA paths.
     std::string ca_file;
     /// PEM client certificate (chain) and its private key, for servers that ask for one

@@ -3,6 +3,7 @@
 
 #include <redlock/client.hpp>
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/lease.hpp>
 #include <redlock/lock_options.hpp>
 
@@ -31,7 +32,7 @@ namespace redlock {
 namespace detail {
 
 // Decides, as each of the body and the lease's end completes, whether to cancel the other.
-struct with_lock_cancel_condition {
+struct REDLOCK_API with_lock_cancel_condition {
     // The body finished, returning or throwing: stop waiting for a loss.
     template <class... Args>
     boost::asio::cancellation_type_t operator()(const std::exception_ptr&, const Args&...) const noexcept {

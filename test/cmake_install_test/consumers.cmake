@@ -14,6 +14,7 @@ function(check_consumers prefix libdir work)
     if(NOT rc EQUAL 0)
         message(FATAL_ERROR "building the consumer failed: ${rc}")
     endif()
+    # A shared libredlock is found by the consumer's RPATH (CMake sets it for an imported library).
     execute_process(COMMAND ${work}/build/consumer RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
         message(FATAL_ERROR "the consumer failed: ${rc}")
@@ -42,7 +43,10 @@ function(check_consumers prefix libdir work)
     if(NOT rc EQUAL 0)
         message(FATAL_ERROR "building the consumer with pkg-config's flags (${pc_flags}) failed: ${rc}")
     endif()
-    execute_process(COMMAND ${work}/pc_consumer RESULT_VARIABLE rc)
+    # pkg-config's flags give no RPATH: a shared libredlock outside the system's paths is found
+    # as a Makefile's user would find it.
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/${libdir} ${work}/pc_consumer
+        RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
         message(FATAL_ERROR "the consumer built with pkg-config's flags failed: ${rc}")
     endif()

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_REDIS_CONNECTION_HPP
 #define REDLOCK_REDIS_CONNECTION_HPP
 
+#include <redlock/export.hpp>
 #include <redlock/redis/node_address.hpp>
 #include <redlock/redis/script.hpp>
 #include <redlock/resp/parser_limits.hpp>
@@ -29,7 +30,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 /// How one connection to one Redis server behaves. Defaults suit a lock client on a LAN.
-struct connection_config {
+struct REDLOCK_API connection_config {
     node_address address;
     std::string client_name = "redlock";  ///< CLIENT SETNAME; empty: none
     /// Resolve + connect + handshake must finish within this, or the attempt fails with connect_timeout.
@@ -88,13 +89,13 @@ struct connection_config {
 };
 
 /// What went wrong last on this connection, with the server's own words where there are any.
-struct connection_error {
+struct REDLOCK_API connection_error {
     error_code code;
     std::string message;
 };
 
 /// Counters, for tests, metrics and the demo.
-struct connection_stats {
+struct REDLOCK_API connection_stats {
     std::uint64_t connects = 0;             ///< handshakes that succeeded
     std::uint64_t connect_failures = 0;     ///< attempts that failed (connect, auth, setup, timeout)
     std::uint64_t disconnects = 0;          ///< established connections that were lost
@@ -121,7 +122,7 @@ struct connection_stats {
 /// \par Object lifetimes
 /// The connection may be destroyed while operations are pending: they complete with
 /// `error::connection_closed`. Request bytes are copied at initiation.
-class connection {
+class REDLOCK_API connection {
 public:
     using executor_type = asio::any_io_executor;
 

@@ -1,6 +1,8 @@
 #ifndef REDLOCK_REDIS_NODE_ADDRESS_HPP
 #define REDLOCK_REDIS_NODE_ADDRESS_HPP
 
+#include <redlock/export.hpp>
+
 #include <boost/system/error_code.hpp>
 
 #include <string>
@@ -13,7 +15,7 @@ namespace redlock::redis {
 ///   rediss://...                                   (same, over TLS)
 ///   unix://[[user]:password@]/absolute/path[?db=N]
 /// User and password may be percent-encoded (%40 for '@', %3A for ':').
-struct node_address {
+struct REDLOCK_API node_address {
     enum class transport { tcp, tls, unix_socket };
 
     transport kind = transport::tcp;
@@ -32,7 +34,8 @@ struct node_address {
 
 /// Parses `uri` into `out`. On failure returns error::invalid_uri and sets `why` to a message
 /// naming the URI (password masked) and what is wrong with it; `out` is then unspecified.
-boost::system::error_code parse_node_uri(std::string_view uri, node_address& out, std::string& why);
+REDLOCK_API boost::system::error_code parse_node_uri(std::string_view uri, node_address& out,
+                                                     std::string& why);
 
 }  // namespace redlock::redis
 

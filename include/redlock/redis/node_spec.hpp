@@ -1,6 +1,7 @@
 #ifndef REDLOCK_REDIS_NODE_SPEC_HPP
 #define REDLOCK_REDIS_NODE_SPEC_HPP
 
+#include <redlock/export.hpp>
 #include <redlock/redis/node_address.hpp>
 
 #include <boost/system/error_code.hpp>
@@ -22,7 +23,7 @@ namespace redlock::redis {
 /// A cluster has only database 0. The credentials of a cluster URI log in to every node of the
 /// cluster; those of a Sentinel URI to the master it names (the sentinels' own are not in the
 /// URI). The port is required in the multi-host forms.
-struct node_spec {
+struct REDLOCK_API node_spec {
     enum class topology { server, cluster, sentinel };
 
     topology kind = topology::server;
@@ -42,12 +43,12 @@ struct node_spec {
 
 /// Parses `uri` into `out`. On failure returns error::invalid_uri and sets `why` to a message
 /// naming the URI (password masked) and what is wrong with it; `out` is then unspecified.
-boost::system::error_code parse_node_spec(std::string_view uri, node_spec& out, std::string& why);
+REDLOCK_API boost::system::error_code parse_node_spec(std::string_view uri, node_spec& out, std::string& why);
 
 /// A comma-separated list of node URIs, as a command line or an environment variable writes it,
 /// split into URIs: a piece without "://" after a cluster or Sentinel URI is one more of its
 /// hosts ("redis-cluster://a:1,b:2,redis://c:3" is two nodes). Empty pieces are dropped.
-std::vector<std::string> split_node_list(std::string_view text);
+REDLOCK_API std::vector<std::string> split_node_list(std::string_view text);
 
 }  // namespace redlock::redis
 

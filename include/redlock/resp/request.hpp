@@ -1,6 +1,8 @@
 #ifndef REDLOCK_RESP_REQUEST_HPP
 #define REDLOCK_RESP_REQUEST_HPP
 
+#include <redlock/export.hpp>
+
 #include <charconv>
 #include <concepts>
 #include <cstddef>
@@ -14,7 +16,7 @@ namespace redlock::resp {
 /// Arguments are binary-safe: a `std::string_view` may hold any bytes, CR, LF and NUL included.
 /// Integers are written in decimal. The commands of one request leave in one write and their
 /// replies come back in order.
-class request {
+class REDLOCK_API request {
 public:
     /// Appends the command `cmd args...`. Arguments are string-like or integral.
     template <class... Args>

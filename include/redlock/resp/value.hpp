@@ -1,6 +1,8 @@
 #ifndef REDLOCK_RESP_VALUE_HPP
 #define REDLOCK_RESP_VALUE_HPP
 
+#include <redlock/export.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,7 +29,7 @@ enum class type : std::uint8_t {
 
 /// One parsed reply, a tree. Server errors are values of type `error`, not exceptions: the
 /// first word of their text is the code (`ERR`, `NOSCRIPT`, `WRONGPASS`, ...).
-struct value {
+struct REDLOCK_API value {
     type kind = type::null;
     std::int64_t integer = 0;
     double number = 0.0;
@@ -59,7 +61,7 @@ struct value {
 };
 
 /// A short human-readable rendering for logs and test failure messages.
-std::string to_string(const value& v);
+REDLOCK_API std::string to_string(const value& v);
 
 }  // namespace redlock::resp
 
