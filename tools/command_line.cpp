@@ -52,6 +52,10 @@ std::string parse_error_text(const CLI::App& command, const CLI::ParseError& e) 
 int redlock_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
     CLI::App redlock("distributed locks on Redis from the command line", "redlock");
     redlock.require_subcommand(1);
+    // As before CLI11 (the .deb's test looks for it: test/cmake_install_test/deb.cmake).
+    auto format = std::make_shared<usage_formatter>("redlock COMMAND [options]");
+    format->column_width(28);
+    redlock.formatter(format);
     // A flag given twice: the last one counts, as it did before CLI11 (whose default refuses).
     redlock.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     redlock.footer(redlock_footer);

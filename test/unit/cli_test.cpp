@@ -183,6 +183,7 @@ BOOST_AUTO_TEST_CASE(every_command_has_a_help_that_lists_its_flags) {
     for (const auto& words : {std::vector<std::string>{"--help"}, std::vector<std::string>{"help"}}) {
         const auto list = redlock_with(words);
         BOOST_TEST(list.status == 0);
+        BOOST_TEST(contains(list.out, "usage: redlock COMMAND [options]\n"), list.out);
         for (const char* command : {"run", "check", "demo", "bench", "inspect", "unlock"})
             BOOST_TEST(contains(list.out, std::string("\n  ") + command + " "), list.out);
     }
