@@ -19,9 +19,7 @@ namespace redlock::cli {
 
 namespace {
 
-constexpr const char* bench_help =
-    "usage: redlock bench [--nodes URI,...] [--seconds 2] [--concurrency 1,50] [--json]\n"
-    "\n"
+constexpr const char* bench_footer =
     "Uncontended acquire + release pairs through the public API (each on a resource of its own),\n"
     "from one client with C coroutines, for --seconds per run: pairs/s and the acquire and release\n"
     "latencies (p50, p99). Without --nodes it starts 5 local redis-servers and runs N = 1 and\n"
@@ -66,44 +64,38 @@ std::optional<double> ping_p50_us(const std::string& uri) {
     return std::nullopt;
 }
 
-}  // namespace
-
-int bench_command(int argc, char** argv, int first) {
+struct bench_settings {
     std::vector<std::string> nodes;
-    double seconds = 2;
+    int seconds = 2;
     std::vector<int> concurrencies = {1, 50};
     bool json = false;
-    arg_reader args(argc, argv, first);
-    while (auto flag = args.next_flag()) {
-        if (*flag == "--nodes") {
-            nodes = split_node_list(args.value());
-        } else if (*flag == "--seconds") {
-            seconds = static_cast<double>(args.number_value(1, 3600));
-        } else if (*flag == "--concurrency") {
-            concurrencies.clear();
-            for (const auto& c : split_list(args.value())) {
-                const int n = std::atoi(c.c_str());
-                if (n < 1 || n > 10000)
-                    throw usage_error("--concurrency: \"" + c + "\" is not in [1, 10000]");
-                concurrencies.push_back(n);
-            }
-            if (concurrencies.empty()) throw usage_error("--concurrency: no value");
-        } else if (*flag == "--json") {
-            json = true;
-        } else if (*flag == "--help" || *flag == "-h") {
-            std::fputs(bench_help, stdout);
-            return 0;
-        } else {
-            throw usage_error("unknown option " + *flag + " (see redlock bench --help)");
-        }
-    }
-    if (!args.rest().empty())
-        throw usage_error("redlock bench takes no arguments (see redlock bench --help)");
-    for (const auto& uri : nodes) {
+};
+
+// A --nodes list whose every URI parses; its message, CLI11 prefixes with the flag.
+std::string node_list_error(const std::string& list) {
+    for (const auto& uri : split_node_list(list)) {
         redis::node_spec spec;
         std::string why;
-        if (redis::parse_node_spec(uri, spec, why)) throw usage_error("--nodes: " + why);
+        if (redis::parse_node_spec(uri, spec, why)) return why;
     }
+    return {};
+}
+
+// "1,50": every piece a whole number in [1, 10000], at least one.
+std::string concurrency_error(const std::string& list) {
+    const auto pieces = split_list(list);
+    if (pieces.empty()) return "no value";
+    for (auto piece : pieces) {
+        if (auto why = CLI::Range(1, 10'000)(piece); !why.empty()) return why;
+    }
+    return {};
+}
+
+int bench_command(const bench_settings& s) {
+    const auto& nodes = s.nodes;
+    const double seconds = s.seconds;
+    const auto& concurrencies = s.concurrencies;
+    const bool json = s.json;
 
     std::optional<local_servers> servers;
     std::vector<std::vector<std::string>> node_sets;
@@ -143,6 +135,37 @@ int bench_command(int argc, char** argv, int first) {
             "PING p50: not measured (redis-benchmark not found, or the node needs a password/socket)\n");
     }
     return 0;
+}
+
+}  // namespace
+
+subcommand add_bench_command(CLI::App& redlock) {
+    auto* bench = add_command(redlock, "bench", "acquire + release pairs/s and latencies against PING",
+                              "redlock bench [--nodes URI,...] [--seconds 2] [--concurrency 1,50] [--json]",
+                              bench_footer);
+    auto s = std::make_shared<bench_settings>();
+    bench
+        ->add_option_function<std::string>(
+            "--nodes", [s](const std::string& list) { s->nodes = split_node_list(list); },
+            "the nodes to measure, instead of 5 local redis-servers")
+        ->check(node_list_error)
+        ->type_name("URI,...");
+    bench->add_option("--seconds", s->seconds, "how long each run lasts (default 2)")
+        ->check(CLI::Range(1, 3600))
+        ->type_name("N");
+    bench
+        ->add_option_function<std::string>(
+            "--concurrency",
+            [s](const std::string& list) {
+                s->concurrencies.clear();
+                for (const auto& piece : split_list(list))
+                    s->concurrencies.push_back(std::stoi(piece));
+            },
+            "a run for each number of coroutines C (default 1,50)")
+        ->check(concurrency_error)
+        ->type_name("C,C,...");
+    add_switch(*bench, "--json", s->json, "one JSON document of every run instead of text");
+    return {bench, [s] { return bench_command(*s); }};
 }
 
 }  // namespace redlock::cli

@@ -27,9 +27,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using clock_type = std::chrono::steady_clock;
 
-constexpr const char* check_help =
-    "usage: redlock check [options]\n"
-    "\n"
+constexpr const char* check_footer =
     "Connects to every node and says what makes the deployment's locks unsafe, and why: a node\n"
     "that is a replica or older than Redis 7.0; the same server listed twice (same run_id); a\n"
     "maxmemory-policy that may evict lock keys; no persistence with the restart quarantine off;\n"
@@ -46,10 +44,6 @@ constexpr const char* check_help =
     "answer, fewer than 3, a name none knows, sentinels that name different masters, a failover\n"
     "that is impossible or can come within a lease; then checks the master they name. A cluster\n"
     "or a Sentinel node is one voter of N.\n"
-    "\n"
-    "options:\n"
-    "%s"
-    "  --help                    this text\n"
     "\n"
     "exit status: 0 safe, 1 warnings, 2 unsafe (or a usage error)\n";
 
@@ -295,21 +289,7 @@ const char* level_name(finding::level l) {
     return "?";
 }
 
-}  // namespace
-
-int check_command(int argc, char** argv, int first) {
-    deployment_flags where;
-    arg_reader args(argc, argv, first);
-    while (auto flag = args.next_flag()) {
-        if (where.take(*flag, args)) continue;
-        if (*flag == "--help" || *flag == "-h") {
-            std::printf(check_help, deployment_flags::help);
-            return 0;
-        }
-        throw usage_error("unknown option " + *flag + " (see redlock check --help)");
-    }
-    if (!args.rest().empty())
-        throw usage_error("redlock check takes no arguments (see redlock check --help)");
+int check_command(const deployment_flags& where) {
     // Not validated as a whole: a node listed twice is a finding here, not a usage error.
     const auto cfg = where.to_config(false);
     const auto voters = probe_deployment(cfg);
@@ -327,6 +307,16 @@ int check_command(int argc, char** argv, int first) {
                 : status == 1 ? "safe, with warnings"
                               : "UNSAFE");
     return status;
+}
+
+}  // namespace
+
+subcommand add_check_command(CLI::App& redlock) {
+    auto* check = add_command(redlock, "check", "say what makes a deployment's locks unsafe",
+                              "redlock check [options]", check_footer);
+    auto where = std::make_shared<deployment_flags>();
+    where->add_to(*check);
+    return {check, [where] { return check_command(*where); }};
 }
 
 }  // namespace redlock::cli

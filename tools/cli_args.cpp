@@ -30,61 +30,53 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
     return std::chrono::milliseconds(static_cast<std::int64_t>(amount * scale));
 }
 
-arg_reader::arg_reader(int argc, char** argv, int first) {
-    for (int i = first; i < argc; ++i)
-        args_.emplace_back(argv[i]);
+namespace {
+
+// The check of a DURATION flag: CLI11 prefixes its message with the flag's name.
+std::string duration_error(const std::string& text) {
+    if (parse_duration(text)) return {};
+    return "\"" + text + "\" is not a duration (like 500ms, 10s, 2m)";
 }
 
-std::optional<std::string> arg_reader::next_flag() {
-    if (inline_value_) throw usage_error(flag_ + " takes no value");
-    if (at_ >= args_.size()) return std::nullopt;
-    const std::string& a = args_[at_];
-    if (a == "--") {
-        separator_ = true;
-        ++at_;
-        return std::nullopt;
-    }
-    if (a.size() < 2 || a[0] != '-') return std::nullopt;
-    ++at_;
-    const auto eq = a.find('=');
-    flag_ = a.substr(0, eq);
-    inline_value_.reset();
-    if (eq != std::string::npos) inline_value_ = a.substr(eq + 1);
-    return flag_;
+}  // namespace
+
+CLI::Option* add_duration_flag(CLI::App& command, const std::string& flag, std::chrono::milliseconds& into,
+                               const std::string& description) {
+    return command
+        .add_option_function<std::string>(
+            flag, [&into](const std::string& text) { into = *parse_duration(text); }, description)
+        ->check(duration_error)
+        ->type_name("DURATION");
 }
 
-std::string arg_reader::value() {
-    if (inline_value_) {
-        auto v = std::move(*inline_value_);
-        inline_value_.reset();
-        return v;
-    }
-    if (at_ >= args_.size()) throw usage_error(flag_ + " needs a value");
-    return args_[at_++];
+CLI::Option* add_duration_flag(CLI::App& command, const std::string& flag,
+                               std::optional<std::chrono::milliseconds>& into,
+                               const std::string& description) {
+    return command
+        .add_option_function<std::string>(
+            flag, [&into](const std::string& text) { into = parse_duration(text); }, description)
+        ->check(duration_error)
+        ->type_name("DURATION");
 }
 
-std::chrono::milliseconds arg_reader::duration_value() {
-    const auto text = value();
-    auto d = parse_duration(text);
-    if (!d) throw usage_error(flag_ + ": \"" + text + "\" is not a duration (like 500ms, 10s, 2m)");
-    return *d;
+CLI::Option* add_switch(CLI::App& command, const std::string& flag, bool& into,
+                        const std::string& description) {
+    return command.add_flag(flag, into, description)->disable_flag_override();
 }
 
-long long arg_reader::number_value(long long min, long long max) {
-    const auto text = value();
-    long long n = 0;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc() || p != text.data() + text.size() || n < min || n > max) {
-        throw usage_error(flag_ + ": \"" + text + "\" is not a whole number in [" + std::to_string(min) +
-                          ", " + std::to_string(max) + "]");
-    }
-    return n;
+std::string usage_formatter::make_usage(const CLI::App*, std::string) const {
+    return "usage: " + usage_ + "\n";
 }
 
-std::vector<std::string> arg_reader::rest() {
-    std::vector<std::string> out(args_.begin() + static_cast<std::ptrdiff_t>(at_), args_.end());
-    at_ = args_.size();
-    return out;
+CLI::App* add_command(CLI::App& redlock, const std::string& name, const std::string& summary,
+                      const std::string& usage, const std::string& footer) {
+    auto* command = redlock.add_subcommand(name, summary);
+    auto format = std::make_shared<usage_formatter>(usage);
+    format->column_width(28);
+    command->formatter(format);
+    command->footer(footer);
+    command->positionals_at_end();
+    return command;
 }
 
 std::vector<std::string> split_list(std::string_view text) {

@@ -3,6 +3,8 @@
 
 #include <redlock/redis/node_spec.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <optional>
 #include <stdexcept>
@@ -12,7 +14,9 @@
 
 namespace redlock::cli {
 
-/// A command line the command cannot use; the message names the flag. Exit status 2.
+/// A command line the command cannot use, found once CLI11 has parsed it (flags that go
+/// badly together, no nodes, a config that is not valid); the message names the flag. Exit
+/// status 2, as CLI11's own parse errors.
 struct usage_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
@@ -21,31 +25,35 @@ struct usage_error : std::runtime_error {
 /// is negative or too large.
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 
-/// Reads `--flag value`, `--flag=value` and bare `--switch` arguments in order; the first
-/// argument that is not a flag, or everything after `--`, is positional.
-class arg_reader {
-public:
-    arg_reader(int argc, char** argv, int first);
+/// Adds `flag DURATION` to `command`: a value parse_duration reads goes to `into`, any other is
+/// a parse error naming the flag ("--ttl: "10x" is not a duration (like 500ms, 10s, 2m)").
+CLI::Option* add_duration_flag(CLI::App& command, const std::string& flag, std::chrono::milliseconds& into,
+                               const std::string& description);
+CLI::Option* add_duration_flag(CLI::App& command, const std::string& flag,
+                               std::optional<std::chrono::milliseconds>& into,
+                               const std::string& description);
 
-    /// The next flag's name ("--ttl"), or nullopt at the first positional argument or `--`.
-    std::optional<std::string> next_flag();
-    /// The value of the flag just read; usage_error if there is none.
-    std::string value();
-    /// The value as a duration; usage_error naming the flag if it is not one.
-    std::chrono::milliseconds duration_value();
-    /// The value as a whole number in [min, max]; usage_error naming the flag otherwise.
-    long long number_value(long long min, long long max);
-    /// Whether a `--` came, and the arguments after it (or the positional ones where it did not).
-    [[nodiscard]] bool saw_separator() const noexcept { return separator_; }
-    std::vector<std::string> rest();
+/// Adds a flag that takes no value: `--fenced`, never `--fenced=no` (a parse error, as before
+/// CLI11, whose flags would take it).
+CLI::Option* add_switch(CLI::App& command, const std::string& flag, bool& into,
+                        const std::string& description);
+
+/// The usage line of a subcommand, in its --help: CLI11 2.1.2 cannot be given one, and the line
+/// it makes cannot say `RESOURCE [RESOURCE...] -- CMD [ARG...]`.
+class usage_formatter : public CLI::Formatter {
+public:
+    explicit usage_formatter(std::string usage) : usage_(std::move(usage)) {}
+    std::string make_usage(const CLI::App* command, std::string name) const override;
 
 private:
-    std::vector<std::string> args_;
-    std::size_t at_ = 0;
-    std::string flag_;
-    std::optional<std::string> inline_value_;
-    bool separator_ = false;
+    std::string usage_;
 };
+
+/// The subcommand `name` of `redlock`, set up as every subcommand is: its usage line and the
+/// `footer` (what it does, its exit statuses) in its --help; the first argument that is not a
+/// flag ends the flags, as it did before CLI11: everything from there on is positional.
+CLI::App* add_command(CLI::App& redlock, const std::string& name, const std::string& summary,
+                      const std::string& usage, const std::string& footer);
 
 /// Splits "a,b,,c" into {"a", "b", "c"}.
 std::vector<std::string> split_list(std::string_view text);

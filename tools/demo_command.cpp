@@ -34,9 +34,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr const char* demo_help =
-    "usage: redlock demo [--nodes URI,... | --cluster] [--workers 4] [--seconds 3] [--json]\n"
-    "\n"
+constexpr const char* demo_footer =
     "Two processes of --workers coroutines contend for one resource; every grant prints the\n"
     "worker, the validity left and one letter per node (G granted, D denied, X failed, . not\n"
     "needed). Without --nodes it starts 5 local redis-servers (redis-server must be installed),\n"
@@ -101,26 +99,27 @@ pid_t spawn_worker(const std::string& self, const std::vector<std::string>& node
     return pid;
 }
 
-int worker_main(arg_reader& args) {
+// The flags of `redlock demo`, and those of the worker processes it starts (`redlock demo
+// --worker ...`, spawn_worker), hidden from --help.
+struct demo_settings {
+    std::string nodes;  // as given: the demo splits it at every comma, a worker as a node list
+    bool cluster = false;
+    std::optional<int> workers;  // default: 4 coroutines, as lock_demo's
+    std::optional<int> seconds;  // default: 3 s per phase; a worker: lock_demo's
+    bool json = false;
+    bool worker = false;
+    std::optional<std::string> name;
+    std::optional<std::string> restart_quarantine;
+};
+
+int worker_main(const demo_settings& d) {
     lock_demo::settings s;
-    while (auto flag = args.next_flag()) {
-        if (*flag == "--worker") continue;
-        if (*flag == "--nodes") {
-            s.nodes = split_node_list(args.value());
-        } else if (*flag == "--name") {
-            s.name = args.value();
-        } else if (*flag == "--workers") {
-            s.workers = static_cast<int>(args.number_value(1, 1000));
-        } else if (*flag == "--seconds") {
-            s.seconds = static_cast<int>(args.number_value(1, 3600));
-        } else if (*flag == "--restart-quarantine") {
-            s.restart_quarantine = args.value() != "off";
-        } else if (*flag == "--json") {
-            s.json = true;
-        } else {
-            throw usage_error("unknown option " + *flag);
-        }
-    }
+    s.nodes = split_node_list(d.nodes);
+    s.name = d.name.value_or(s.name);
+    s.workers = d.workers.value_or(s.workers);
+    s.seconds = d.seconds.value_or(s.seconds);
+    s.restart_quarantine = d.restart_quarantine.value_or("on") != "off";
+    s.json = d.json;
     if (s.nodes.empty()) throw usage_error("--worker needs --nodes");
     return lock_demo::run(s);
 }
@@ -155,42 +154,17 @@ void fail_over(local_cluster& cluster) {
     }
 }
 
-}  // namespace
-
-int demo_command(int argc, char** argv, int first) {
-    for (int i = first; i < argc; ++i) {
-        if (std::string_view(argv[i]) == "--worker") {
-            arg_reader args(argc, argv, first);
-            return worker_main(args);
-        }
-    }
-    std::vector<std::string> given_nodes;
-    bool cluster = false;
-    int workers = 4;
-    int phase = 3;
-    bool json = false;
-    arg_reader args(argc, argv, first);
-    while (auto flag = args.next_flag()) {
-        if (*flag == "--nodes") {
-            given_nodes = split_list(args.value());
-        } else if (*flag == "--cluster") {
-            cluster = true;
-        } else if (*flag == "--workers") {
-            workers = static_cast<int>(args.number_value(1, 100));
-        } else if (*flag == "--seconds") {
-            phase = static_cast<int>(args.number_value(1, 600));
-        } else if (*flag == "--json") {
-            json = true;
-        } else if (*flag == "--help" || *flag == "-h") {
-            std::fputs(demo_help, stdout);
-            return 0;
-        } else {
-            throw usage_error("unknown option " + *flag + " (see redlock demo --help)");
-        }
-    }
-    if (!args.rest().empty()) throw usage_error("redlock demo takes no arguments (see redlock demo --help)");
+int demo_command(const demo_settings& d) {
+    if (d.worker) return worker_main(d);
+    if (d.name || d.restart_quarantine)
+        throw usage_error("--name and --restart-quarantine: only for the demo's own workers (--worker)");
+    const std::vector<std::string> given_nodes = split_list(d.nodes);
+    const bool cluster = d.cluster;
+    const int workers = d.workers.value_or(4);
+    const int phase = d.seconds.value_or(3);
+    const bool json = d.json;
     if (cluster && !given_nodes.empty())
-        throw usage_error("redlock demo: --cluster starts a cluster of its own; give --nodes or --cluster");
+        throw usage_error("--cluster starts a cluster of its own; give --nodes or --cluster");
 
     struct sigaction sa {};
     sa.sa_handler = on_interrupt;
@@ -256,6 +230,37 @@ int demo_command(int argc, char** argv, int first) {
     }
     if (interrupted.load() != 0) status = 128 + interrupted.load();
     return status;  // `servers` stops its redis-servers by PID
+}
+
+}  // namespace
+
+subcommand add_demo_command(CLI::App& redlock) {
+    auto* demo = add_command(
+        redlock, "demo", "Redlock at work on local servers, with nodes killed under it",
+        "redlock demo [--nodes URI,... | --cluster] [--workers 4] [--seconds 3] [--json]", demo_footer);
+    auto d = std::make_shared<demo_settings>();
+    demo->add_option("--nodes", d->nodes, "the nodes to use, instead of 5 local redis-servers")
+        ->type_name("URI,...");
+    add_switch(*demo, "--cluster", d->cluster, "a Redis Cluster of its own (3 masters, 3 replicas)");
+    // A worker runs for the whole demo, 3 x --seconds + 4: its bounds are wider.
+    auto* worker = add_switch(*demo, "--worker", d->worker, "")->group("");
+    const auto in_bounds = [worker](int demo_max, int worker_max) {
+        return [=](const std::string& text) {
+            CLI::Range bounds(1, worker->count() > 0 ? worker_max : demo_max);
+            auto checked = text;
+            return bounds(checked);
+        };
+    };
+    demo->add_option("--workers", d->workers, "coroutines per process (default 4)")
+        ->check(in_bounds(100, 1000), "INT in [1 - 100]")
+        ->type_name("N");
+    demo->add_option("--seconds", d->seconds, "how long each phase lasts (default 3)")
+        ->check(in_bounds(600, 3600), "INT in [1 - 600]")
+        ->type_name("N");
+    add_switch(*demo, "--json", d->json, "each process prints its client's metrics as one JSON line");
+    demo->add_option("--name", d->name, "")->group("");
+    demo->add_option("--restart-quarantine", d->restart_quarantine, "")->group("");
+    return {demo, [d] { return demo_command(*d); }};
 }
 
 }  // namespace redlock::cli

@@ -6,21 +6,24 @@
 
 namespace redlock::cli {
 
-bool deployment_flags::take(const std::string& flag, arg_reader& args) {
-    if (flag == "--config") {
-        config_file = args.value();
-    } else if (flag == "--nodes") {
-        nodes = split_node_list(args.value());
-        if (nodes.empty()) throw usage_error("--nodes: no node URI given");
-    } else if (flag == "--restart-quarantine") {
-        const auto v = args.value();
-        if (v != "on" && v != "off")
-            throw usage_error("--restart-quarantine: expected on or off, got \"" + v + "\"");
-        restart_quarantine = v == "on";
-    } else {
-        return false;
-    }
-    return true;
+void deployment_flags::add_to(CLI::App& command) {
+    command.add_option("--config", config_file, "a client_config JSON file (see docs/locks.md)")
+        ->type_name("FILE");
+    command
+        .add_option_function<std::string>(
+            "--nodes", [this](const std::string& list) { nodes = split_node_list(list); },
+            "the nodes: redis://[:password@]host:port[/db], unix:///path, redis-cluster://, "
+            "redis-sentinel://")
+        ->check([](const std::string& list) {
+            return split_node_list(list).empty() ? std::string("no node URI given") : std::string();
+        })
+        ->type_name("URI,URI,...");
+    command
+        .add_option_function<std::string>(
+            "--restart-quarantine", [this](const std::string& on) { restart_quarantine = on == "on"; },
+            "override the config's restart quarantine (default on)")
+        ->check(CLI::IsMember({"on", "off"}).description(""))
+        ->type_name("on|off");
 }
 
 client_config deployment_flags::to_config(bool validate) const {

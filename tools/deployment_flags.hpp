@@ -4,6 +4,8 @@
 #include "cli_args.hpp"
 #include <redlock/config.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,17 +19,12 @@ struct deployment_flags {
     std::vector<std::string> nodes;
     std::optional<bool> restart_quarantine;
 
-    /// Takes `flag` (just read from `args`) if it is one of ours; false if it is not.
-    bool take(const std::string& flag, arg_reader& args);
+    /// Adds the three flags to `command`, stored here. `--nodes` with no URI in its list and
+    /// `--restart-quarantine` other than on or off are parse errors naming the flag.
+    void add_to(CLI::App& command);
     /// The config they describe; usage_error if they describe none, or a config that is not valid
     /// (with `validate` false: only a node URI that does not parse).
     [[nodiscard]] client_config to_config(bool validate = true) const;
-
-    static constexpr const char* help =
-        "  --config FILE             a client_config JSON file (see docs/locks.md)\n"
-        "  --nodes URI,URI,...       the nodes: redis://[:password@]host:port[/db], unix:///path\n"
-        "  --restart-quarantine on|off\n"
-        "                            override the config's restart quarantine (default on)\n";
 };
 
 }  // namespace redlock::cli

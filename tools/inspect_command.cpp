@@ -21,30 +21,17 @@ namespace {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-constexpr const char* inspect_help =
-    "usage: redlock inspect [options] RESOURCE\n"
-    "\n"
+constexpr const char* inspect_footer =
     "Shows what holds RESOURCE on every node (any kind: lock, reentrant, semaphore, read-write),\n"
     "its time to live, fence counter, fair waiters or waiting writers, a semaphore's count, a\n"
     "read-write lock's readers and writer, and the holders a quorum of nodes agree on. Reads only.\n"
     "\n"
-    "options:\n"
-    "%s"
-    "  --json                    one JSON object instead of text\n"
-    "  --help                    this text\n"
-    "\n"
     "exit status: 0 held, 1 free, 3 fewer than a quorum of nodes answered, 2 usage errors.\n";
 
-constexpr const char* unlock_help =
-    "usage: redlock unlock --force [options] RESOURCE\n"
-    "\n"
+constexpr const char* unlock_footer =
     "Deletes whatever holds RESOURCE on every node and wakes its waiters. DANGEROUS: the holders\n"
     "are not told and go on as if they held it until their next renewal fails. For a holder known\n"
     "to be dead whose lease has long to run. --force is required.\n"
-    "\n"
-    "options:\n"
-    "%s"
-    "  --help                    this text\n"
     "\n"
     "exit status: 0 done (also when nothing held it), 3 fewer than a quorum of nodes answered,\n"
     "2 usage errors.\n";
@@ -54,33 +41,24 @@ constexpr int exit_unreachable = 3;
 
 struct resource_settings {
     deployment_flags where;
+    std::vector<std::string> positional;  // RESOURCE, if given as it should be
     std::string resource;
     bool json = false;
     bool force = false;
 };
 
-// Reads `[options] RESOURCE`; nullopt after --help.
-std::optional<resource_settings> parse(int argc, char** argv, int first, const char* help, bool unlock) {
-    resource_settings s;
-    arg_reader args(argc, argv, first);
-    while (auto flag = args.next_flag()) {
-        if (s.where.take(*flag, args)) continue;
-        if (!unlock && *flag == "--json") {
-            s.json = true;
-        } else if (unlock && *flag == "--force") {
-            s.force = true;
-        } else if (*flag == "--help" || *flag == "-h") {
-            std::printf(help, deployment_flags::help);
-            return std::nullopt;
-        } else {
-            throw usage_error("unknown option " + *flag + " (see --help)");
-        }
-    }
-    auto rest = args.rest();
-    if (rest.size() != 1) throw usage_error("expected exactly one RESOURCE (see --help)");
-    s.resource = rest[0];
-    if (unlock && !s.force) throw usage_error("--force is required: this deletes another holder's lock");
+// `[options] RESOURCE`: the flags they share.
+std::shared_ptr<resource_settings> add_flags(CLI::App& command) {
+    auto s = std::make_shared<resource_settings>();
+    s->where.add_to(command);
+    // A list, to say "exactly one" as before CLI11; from RESOURCE on nothing is a flag (add_command).
+    command.add_option("RESOURCE", s->positional, "the resource (its name, as given to the lock)");
     return s;
+}
+
+void check_resource(resource_settings& s) {
+    if (s.positional.size() != 1) throw usage_error("expected exactly one RESOURCE (see --help)");
+    s.resource = s.positional.front();
 }
 
 std::string pttl_text(std::int64_t pttl) {
@@ -135,15 +113,12 @@ int with_client(const resource_settings& s, Body body) {
     return status;
 }
 
-}  // namespace
-
-int inspect_command(int argc, char** argv, int first) {
-    auto s = parse(argc, argv, first, inspect_help, false);
-    if (!s) return 0;
-    return with_client(*s, [&](redlock::client& client) -> asio::awaitable<int> {
-        auto [ec, i] = co_await client.async_inspect(s->resource, asio::as_tuple(asio::use_awaitable));
+int inspect_command(resource_settings& s) {
+    check_resource(s);
+    return with_client(s, [&](redlock::client& client) -> asio::awaitable<int> {
+        auto [ec, i] = co_await client.async_inspect(s.resource, asio::as_tuple(asio::use_awaitable));
         if (ec == error::invalid_resource) throw usage_error(ec.message());
-        if (s->json) {
+        if (s.json) {
             std::printf("%s\n", to_json(i).c_str());
         } else {
             print_text(i);
@@ -156,20 +131,38 @@ int inspect_command(int argc, char** argv, int first) {
     });
 }
 
-int unlock_command(int argc, char** argv, int first) {
-    auto s = parse(argc, argv, first, unlock_help, true);
-    if (!s) return 0;
-    return with_client(*s, [&](redlock::client& client) -> asio::awaitable<int> {
+int unlock_command(resource_settings& s) {
+    check_resource(s);
+    if (!s.force) throw usage_error("--force is required: this deletes another holder's lock");
+    return with_client(s, [&](redlock::client& client) -> asio::awaitable<int> {
         auto [ec, freed] =
-            co_await client.async_force_release(s->resource, asio::as_tuple(asio::use_awaitable));
+            co_await client.async_force_release(s.resource, asio::as_tuple(asio::use_awaitable));
         if (ec == error::invalid_resource) throw usage_error(ec.message());
-        std::printf("%s: deleted on %zu of %zu nodes\n", s->resource.c_str(), freed, client.node_count());
+        std::printf("%s: deleted on %zu of %zu nodes\n", s.resource.c_str(), freed, client.node_count());
         if (ec) {
             std::fprintf(stderr, "redlock unlock: %s\n", ec.message().c_str());
             co_return exit_unreachable;
         }
         co_return 0;
     });
+}
+
+}  // namespace
+
+subcommand add_inspect_command(CLI::App& redlock) {
+    auto* inspect = add_command(redlock, "inspect", "what holds a resource on every node",
+                                "redlock inspect [options] RESOURCE", inspect_footer);
+    auto s = add_flags(*inspect);
+    add_switch(*inspect, "--json", s->json, "one JSON object instead of text");
+    return {inspect, [s] { return inspect_command(*s); }};
+}
+
+subcommand add_unlock_command(CLI::App& redlock) {
+    auto* unlock = add_command(redlock, "unlock", "--force: an operator's release of a resource",
+                               "redlock unlock --force [options] RESOURCE", unlock_footer);
+    auto s = add_flags(*unlock);
+    add_switch(*unlock, "--force", s->force, "required: this deletes another holder's lock");
+    return {unlock, [s] { return unlock_command(*s); }};
 }
 
 }  // namespace redlock::cli

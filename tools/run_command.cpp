@@ -36,9 +36,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using std::chrono::milliseconds;
 
-constexpr const char* run_help =
-    "usage: redlock run [options] RESOURCE [RESOURCE...] -- CMD [ARG...]\n"
-    "\n"
+constexpr const char* run_footer =
     "Acquires RESOURCE's lock, runs CMD while a watchdog keeps the lease alive, and releases the\n"
     "lock when CMD exits. Several RESOURCEs: all of them at once or none (runs that name them in\n"
     "any order never deadlock), as plain locks (--fenced or not). CMD gets REDLOCK_RESOURCE\n"
@@ -48,24 +46,6 @@ constexpr const char* run_help =
     "SIGTERM --grace before the lease's validity runs out, and SIGKILL just before it does.\n"
     "Ctrl-C (or SIGTERM, SIGHUP) stops CMD with SIGTERM, SIGKILL --grace later, and releases the\n"
     "lock.\n"
-    "\n"
-    "options:\n"
-    "%s"
-    "  --ttl DURATION            the lease's ttl, renewed every third of it (default 10s)\n"
-    "  --wait DURATION           how long to wait for the lock; 0: try once (default 30s)\n"
-    "  --fenced                  number the lease with a fencing token (REDLOCK_FENCE)\n"
-    "  --permits K               a semaphore: up to K runs hold RESOURCE at once (every run of\n"
-    "                            RESOURCE must name the same K); not with --fenced\n"
-    "  --shared                  a reader of a read-write lock: runs with --shared share RESOURCE,\n"
-    "                            never with a --writer or a plain run\n"
-    "  --writer                  the writer of a read-write lock: alone, and while it waits no new\n"
-    "                            --shared run gets in (a stream of readers cannot starve it)\n"
-    "  --max-hold DURATION       stop renewing after this long: CMD is stopped as when the lease\n"
-    "                            is lost (exit status 70); 0: no bound (default)\n"
-    "  --grace DURATION          from SIGTERM to SIGKILL; at most half of --ttl (default: 5s, or\n"
-    "                            half of --ttl if that is less)\n"
-    "  --quiet                   no status line while waiting\n"
-    "  --help                    this text\n"
     "\n"
     "durations: 500ms, 10s, 2m, 1h (a bare number is seconds)\n"
     "exit status: CMD's (128 + N if signal N ended it); 75 if the lock was not acquired within\n"
@@ -79,46 +59,55 @@ struct run_settings {
     std::optional<milliseconds> grace;  // default: grace_for(ttl)
     bool fenced = false;
     int permits = 0;
+    bool shared = false;
+    bool writer = false;
     lock_mode mode = lock_mode::exclusive;
     milliseconds max_hold{0};
     bool quiet = false;
+    // What follows the flags: RESOURCE..., --, CMD and its arguments, untouched.
+    std::vector<std::string> positional;
     std::vector<std::string> resources;
     std::string resource;  // for messages: the resources, joined by ", "
     std::vector<std::string> command;
 };
 
-std::optional<run_settings> parse(int argc, char** argv, int first) {
-    run_settings s;
-    arg_reader args(argc, argv, first);
-    while (auto flag = args.next_flag()) {
-        if (s.where.take(*flag, args)) continue;
-        if (*flag == "--ttl") {
-            s.ttl = args.duration_value();
-        } else if (*flag == "--wait") {
-            s.wait = args.duration_value();
-        } else if (*flag == "--grace") {
-            s.grace = args.duration_value();
-        } else if (*flag == "--fenced") {
-            s.fenced = true;
-        } else if (*flag == "--permits") {
-            s.permits = static_cast<int>(args.number_value(1, 1'000'000));
-        } else if (*flag == "--shared" || *flag == "--writer") {
-            const auto mode = *flag == "--shared" ? lock_mode::read : lock_mode::write;
-            if (s.mode != lock_mode::exclusive && s.mode != mode)
-                throw usage_error("--shared and --writer: one or the other");
-            s.mode = mode;
-        } else if (*flag == "--max-hold") {
-            s.max_hold = args.duration_value();
-        } else if (*flag == "--quiet") {
-            s.quiet = true;
-        } else if (*flag == "--help" || *flag == "-h") {
-            std::printf(run_help, deployment_flags::help);
-            return std::nullopt;
-        } else {
-            throw usage_error("unknown option " + *flag + " (see redlock run --help)");
-        }
-    }
-    auto rest = args.rest();
+void add_flags(CLI::App& run, run_settings& s) {
+    s.where.add_to(run);
+    add_duration_flag(run, "--ttl", s.ttl, "the lease's ttl, renewed every third of it (default 10s)");
+    add_duration_flag(run, "--wait", s.wait, "how long to wait for the lock; 0: try once (default 30s)");
+    add_switch(run, "--fenced", s.fenced, "number the lease with a fencing token (REDLOCK_FENCE)");
+    run.add_option("--permits", s.permits,
+                   "a semaphore: up to K runs hold RESOURCE at once (every run of RESOURCE must name the "
+                   "same K); not with --fenced")
+        ->check(CLI::Range(1, 1'000'000))
+        ->type_name("K");
+    add_switch(run, "--shared", s.shared,
+               "a reader of a read-write lock: runs with --shared share RESOURCE, never with a --writer or a "
+               "plain run");
+    add_switch(run, "--writer", s.writer,
+               "the writer of a read-write lock: alone, and while it waits no new --shared run gets in (a "
+               "stream of readers cannot starve it)");
+    add_duration_flag(run, "--max-hold", s.max_hold,
+                      "stop renewing after this long: CMD is stopped as when the lease is lost (exit status "
+                      "70); 0: no bound (default)");
+    add_duration_flag(run, "--grace", s.grace,
+                      "from SIGTERM to SIGKILL; at most half of --ttl (default: 5s, or half of --ttl if that "
+                      "is less)");
+    add_switch(run, "--quiet", s.quiet, "no status line while waiting");
+    // One list, split at its first `--` after parsing: of two positional lists CLI11 would
+    // give the first everything. From RESOURCE on nothing is parsed (add_command), so CMD's
+    // arguments reach it untouched, also those that look like flags.
+    run.add_option("RESOURCE", s.positional,
+                   "the resources to lock (several: all or none), then -- and the command to run, CMD "
+                   "[ARG...]; from the first RESOURCE on nothing is a flag of redlock's");
+}
+
+// The checks that need more than one flag, or the positional arguments.
+void check_flags(run_settings& s) {
+    if (s.shared && s.writer) throw usage_error("--shared and --writer: one or the other");
+    if (s.shared) s.mode = lock_mode::read;
+    if (s.writer) s.mode = lock_mode::write;
+    const auto& rest = s.positional;
     const auto dashes = std::find(rest.begin(), rest.end(), std::string("--"));
     if (dashes == rest.begin()) throw usage_error("no RESOURCE given (see redlock run --help)");
     if (dashes == rest.end()) throw usage_error("expected -- and a command after RESOURCE");
@@ -146,7 +135,6 @@ std::optional<run_settings> parse(int argc, char** argv, int first) {
     if (s.grace && *s.grace * 2 > s.ttl)
         throw usage_error("--grace: at most half of --ttl (CMD gets SIGTERM --grace before the lease ends)");
     if (!s.grace) s.grace = std::min(milliseconds(5'000), s.ttl / 2);
-    return s;
 }
 
 bool is_usage_error(error_code ec) {
@@ -408,17 +396,24 @@ private:
     int exit_ = 1;
 };
 
-}  // namespace
-
-int run_command(int argc, char** argv, int first) {
-    auto settings = parse(argc, argv, first);
-    if (!settings) return 0;
-    const auto cfg = settings->where.to_config();
+int run_command(run_settings& s) {
+    check_flags(s);
+    const auto cfg = s.where.to_config();
     asio::io_context ioc(1);
-    run_session session(ioc, std::move(*settings), cfg);
+    run_session session(ioc, std::move(s), cfg);
     session.start();
     ioc.run();
     return session.exit_status();
+}
+
+}  // namespace
+
+subcommand add_run_command(CLI::App& redlock) {
+    auto* run = add_command(redlock, "run", "hold a lock while a command runs",
+                            "redlock run [options] RESOURCE [RESOURCE...] -- CMD [ARG...]", run_footer);
+    auto settings = std::make_shared<run_settings>();
+    add_flags(*run, *settings);
+    return {run, [settings] { return run_command(*settings); }};
 }
 
 }  // namespace redlock::cli

@@ -277,8 +277,65 @@ BOOST_FIXTURE_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_
         BOOST_TEST(read_file(out).find(c.message) != std::string::npos, c.args << " -> " << read_file(out));
     }
     BOOST_TEST(run_redlock("frobnicate", out) == 2);
+    BOOST_TEST(read_file(out).find("unknown command \"frobnicate\"") != std::string::npos, read_file(out));
     BOOST_TEST(run_redlock("run --help", out) == 0);
     BOOST_TEST(read_file(out).find("exit status") != std::string::npos);
+}
+
+// The command line is CLI11's: every command has a --help of its own that lists its flags (exit
+// 0); a flag that is unknown, lacks its value or has a bad one is an error that names it (exit 2).
+BOOST_AUTO_TEST_CASE(every_command_has_a_help_and_bad_flags_are_named) {
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    for (const auto& [command, flag] :
+         std::vector<std::pair<std::string, std::string>>{{"run", "--max-hold"},
+                                                          {"check", "--restart-quarantine"},
+                                                          {"demo", "--cluster"},
+                                                          {"bench", "--concurrency"},
+                                                          {"inspect", "--json"},
+                                                          {"unlock", "--force"}}) {
+        BOOST_TEST(run_redlock(command + " --help", out) == 0, command);
+        const auto help = read_file(out);
+        BOOST_TEST(help.find("usage: redlock " + command) != std::string::npos, help);
+        BOOST_TEST(help.find("\n  " + flag + " ") != std::string::npos, help);
+        BOOST_TEST(help.find("\n  -h,--help ") != std::string::npos, help);
+    }
+    BOOST_TEST(run_redlock("--help", out) == 0);
+    BOOST_TEST(read_file(out).find("\n  inspect ") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock("help", out) == 0);
+    BOOST_TEST(read_file(out).find("\n  unlock ") != std::string::npos, read_file(out));
+
+    struct usage_case {
+        std::string args;
+        std::string message;
+    };
+    for (const auto& c : std::vector<usage_case>{
+             {"check --bogus", "redlock check: unknown option --bogus"},
+             {"inspect --nodes", "--nodes: "},
+             {"run --nodes redis://127.0.0.1:1 --wait", "--wait: "},
+             {"run --nodes redis://127.0.0.1:1 --wait=soon r -- true", "--wait: \"soon\" is not a duration"},
+             {"run --nodes redis://127.0.0.1:1 --permits 0 r -- true", "--permits: "},
+             {"bench --seconds 99999", "--seconds: "},
+             {"demo --workers=0", "--workers: "},
+         }) {
+        BOOST_TEST(run_redlock(c.args, out) == 2, c.args);
+        BOOST_TEST(read_file(out).find(c.message) != std::string::npos, c.args << " -> " << read_file(out));
+    }
+}
+
+// `--flag=value` as `--flag value`; after `--` the command's arguments reach it as they were given,
+// those that look like flags of redlock's too.
+BOOST_FIXTURE_TEST_CASE(flags_take_equals_values_and_the_commands_arguments_pass_through, three_servers) {
+    const auto args = dir.file("args");
+    const auto out = dir.file("out");
+    BOOST_TEST(
+        run_redlock("run --nodes=" + node_uris(servers) + " --restart-quarantine=off --ttl=5s --wait=2s " +
+                        "--fenced job -- /bin/sh -c 'printf \"%s\\n\" \"$@\" > " + args +
+                        "' sh --looks-like-flag --ttl=10x -- -h --help",
+                    out) == 0,
+        read_file(out));
+    BOOST_TEST(read_file(args) == "--looks-like-flag\n--ttl=10x\n--\n-h\n--help\n");
+    BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "job"); }));
 }
 
 // The lock is taken from under a running command (its key deleted, as if it expired during a

@@ -1,12 +1,16 @@
-// The redlock command's I/O-free parts: durations, flags, the deployment verdicts.
+// The redlock command's I/O-free parts: durations, flags, the command line (its help and
+// usage errors, which run nothing), the deployment verdicts.
 #include "cli_args.hpp"
+#include "commands.hpp"
 #include "deployment_check.hpp"
+#include "deployment_flags.hpp"
 #include "unit/healthy_node_report.hpp"
 #include "wait_status.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,16 +20,38 @@ using redlock::cli::node_report;
 
 namespace {
 
-// Runs an arg_reader over `words` as if they followed the subcommand.
-struct command_line {
-    std::vector<std::string> words;
-    std::vector<char*> argv;
-    explicit command_line(std::vector<std::string> w) : words(std::move(w)) {
-        for (auto& s : words)
-            argv.push_back(s.data());
-    }
-    redlock::cli::arg_reader reader() { return {static_cast<int>(argv.size()), argv.data(), 0}; }
+// What `redlock WORDS...` printed and returned. Only for command lines that run nothing: help,
+// and usage errors found before a command connects anywhere.
+struct outcome {
+    int status = -1;
+    std::string out;
+    std::string err;
 };
+
+outcome redlock_with(std::vector<std::string> words) {
+    words.insert(words.begin(), "redlock");
+    std::vector<const char*> argv;
+    for (const auto& w : words)
+        argv.push_back(w.c_str());
+    std::ostringstream out, err;
+    const int status = redlock::cli::redlock_main(static_cast<int>(argv.size()), argv.data(), out, err);
+    return {status, out.str(), err.str()};
+}
+
+// The message of the parse error `parse` throws; "no error" if it throws none.
+template <class Parse>
+std::string parse_error_of(Parse parse) {
+    try {
+        parse();
+    } catch (const CLI::ParseError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 node_report healthy(std::string name, std::string run_id) {
     return redlock::test::healthy_node(std::move(name), std::move(run_id));
@@ -63,36 +89,49 @@ BOOST_AUTO_TEST_CASE(durations) {
         BOOST_TEST(!parse_duration(bad).has_value(), bad);
 }
 
-BOOST_AUTO_TEST_CASE(flags_values_and_the_separator) {
-    command_line line({"--ttl", "5s", "--wait=1m", "--fenced", "res", "--", "echo", "--ttl"});
-    auto args = line.reader();
-    BOOST_TEST(args.next_flag().value() == "--ttl");
-    BOOST_TEST(args.duration_value().count() == 5000);
-    BOOST_TEST(args.next_flag().value() == "--wait");
-    BOOST_TEST(args.duration_value().count() == 60'000);
-    BOOST_TEST(args.next_flag().value() == "--fenced");
-    BOOST_TEST(!args.next_flag().has_value());  // "res" is positional
-    const auto rest = args.rest();
-    BOOST_TEST(rest == (std::vector<std::string>{"res", "--", "echo", "--ttl"}),
-               boost::test_tools::per_element());
+BOOST_AUTO_TEST_CASE(duration_flags_take_a_value_after_the_flag_or_after_an_equals_sign) {
+    CLI::App command;
+    std::chrono::milliseconds ttl{10'000};
+    std::optional<std::chrono::milliseconds> grace;
+    redlock::cli::add_duration_flag(command, "--ttl", ttl, "");
+    redlock::cli::add_duration_flag(command, "--grace", grace, "");
+    command.parse("--ttl 5s --grace=1m");
+    BOOST_TEST(ttl.count() == 5000);
+    BOOST_TEST(grace.value().count() == 60'000);
+    command.parse("--ttl=500ms");
+    BOOST_TEST(ttl.count() == 500);
 }
 
-BOOST_AUTO_TEST_CASE(usage_errors_name_the_flag) {
-    auto message_of = [](std::vector<std::string> words, auto use) {
-        command_line line(std::move(words));
-        auto args = line.reader();
-        try {
-            args.next_flag();
-            use(args);
-        } catch (const redlock::cli::usage_error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
-    BOOST_TEST(message_of({"--ttl", "10x"}, [](auto& a) { a.duration_value(); }).find("--ttl") == 0u);
-    BOOST_TEST(message_of({"--ttl"}, [](auto& a) { a.value(); }) == "--ttl needs a value");
-    BOOST_TEST(message_of({"--n", "7"}, [](auto& a) { a.number_value(1, 5); }).find("--n: \"7\"") == 0u);
-    BOOST_TEST(message_of({"--fenced=yes"}, [](auto& a) { a.next_flag(); }) == "--fenced takes no value");
+BOOST_AUTO_TEST_CASE(a_bad_or_missing_value_is_a_parse_error_naming_the_flag) {
+    CLI::App command;
+    std::chrono::milliseconds ttl{10'000};
+    bool fenced = false;
+    redlock::cli::add_duration_flag(command, "--ttl", ttl, "");
+    redlock::cli::add_switch(command, "--fenced", fenced, "");
+    BOOST_TEST(parse_error_of([&] { command.parse("--ttl 10x"); }) ==
+               "--ttl: \"10x\" is not a duration (like 500ms, 10s, 2m)");
+    BOOST_TEST(parse_error_of([&] { command.parse("--ttl=-1s"); }).find("--ttl: \"-1s\"") == 0u);
+    BOOST_TEST(parse_error_of([&] { command.parse("--ttl"); }).find("--ttl: ") == 0u);
+    BOOST_TEST(contains(parse_error_of([&] { command.parse("--fenced=no"); }), "fenced"));
+    command.parse("--fenced --fenced");
+    BOOST_TEST(fenced);
+}
+
+BOOST_AUTO_TEST_CASE(deployment_flags_split_the_node_list_and_refuse_what_they_cannot_use) {
+    CLI::App command;
+    redlock::cli::deployment_flags where;
+    where.add_to(command);
+    command.parse("--nodes=redis://a:1,redis-cluster://b:2,c:3 --restart-quarantine off --config f.json");
+    BOOST_TEST((where.nodes == std::vector<std::string>{"redis://a:1", "redis-cluster://b:2,c:3"}));
+    BOOST_TEST(where.restart_quarantine.value() == false);
+    BOOST_TEST(where.config_file.value() == "f.json");
+    command.parse("--restart-quarantine=on");
+    BOOST_TEST(where.restart_quarantine.value() == true);
+    BOOST_TEST(parse_error_of([&] { command.parse("--nodes ,"); }) == "--nodes: no node URI given");
+    BOOST_TEST(parse_error_of([&] {
+                   command.parse("--restart-quarantine maybe");
+               }).find("--restart-quarantine: ") == 0u);
+
     BOOST_TEST((redlock::cli::split_list("a,,b,") == std::vector<std::string>{"a", "b"}));
     // A cluster's seeds stay with their URI; every node URI has a scheme.
     BOOST_TEST(
@@ -103,6 +142,122 @@ BOOST_AUTO_TEST_CASE(usage_errors_name_the_flag) {
     // A piece without a scheme after a one-server URI stays a piece of its own (and fails to parse).
     BOOST_TEST(
         (redlock::cli::split_node_list("redis://a:1,b:2") == std::vector<std::string>{"redis://a:1", "b:2"}));
+}
+
+// `redlock COMMAND --help`: exit 0, its usage line and every flag it takes, on stdout.
+BOOST_AUTO_TEST_CASE(every_command_has_a_help_that_lists_its_flags) {
+    const std::vector<std::string> deployment = {"--config", "--nodes", "--restart-quarantine"};
+    struct command_flags {
+        std::string command;
+        std::vector<std::string> flags;
+    };
+    for (const auto& c : std::vector<command_flags>{
+             {"run",
+              {"--ttl", "--wait", "--fenced", "--permits", "--shared", "--writer", "--max-hold", "--grace",
+               "--quiet"}},
+             {"check", {}},
+             {"demo", {"--nodes", "--cluster", "--workers", "--seconds", "--json"}},
+             {"bench", {"--nodes", "--seconds", "--concurrency", "--json"}},
+             {"inspect", {"--json"}},
+             {"unlock", {"--force"}},
+         }) {
+        const auto help = redlock_with({c.command, "--help"});
+        BOOST_TEST(help.status == 0, c.command);
+        BOOST_TEST(help.err.empty(), c.command << ": " << help.err);
+        BOOST_TEST(contains(help.out, "usage: redlock " + c.command), help.out);
+        auto flags = c.flags;
+        if (c.command != "demo" && c.command != "bench")
+            flags.insert(flags.end(), deployment.begin(), deployment.end());
+        for (const auto& flag : flags)
+            BOOST_TEST(contains(help.out, "\n  " + flag + " "), c.command << " " << flag << ":\n"
+                                                                          << help.out);
+        // The worker processes' flags of the demo are not the user's.
+        BOOST_TEST(!contains(help.out, "--worker "), help.out);
+        BOOST_TEST(redlock_with({c.command, "-h"}).out == help.out);
+    }
+    const auto run_help = redlock_with({"run", "--help"}).out;
+    BOOST_TEST(contains(run_help, "exit status: CMD's"), run_help);
+    BOOST_TEST(contains(run_help, "the lease's ttl, renewed every third of it"), run_help);
+
+    // `redlock --help` and `redlock help` list the commands; `redlock` alone too, as an error.
+    for (const auto& words : {std::vector<std::string>{"--help"}, std::vector<std::string>{"help"}}) {
+        const auto list = redlock_with(words);
+        BOOST_TEST(list.status == 0);
+        BOOST_TEST(contains(list.out, "usage: redlock COMMAND [options]\n"), list.out);
+        for (const char* command : {"run", "check", "demo", "bench", "inspect", "unlock"})
+            BOOST_TEST(contains(list.out, std::string("\n  ") + command + " "), list.out);
+    }
+    const auto none = redlock_with({});
+    BOOST_TEST(none.status == 2);
+    BOOST_TEST(contains(none.err, "\n  run "), none.err);
+}
+
+// Exit 2, and the message names the flag (or the command) it is about; nothing runs.
+BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_name_the_flag) {
+    const std::string nodes = "--nodes=redis://127.0.0.1:1";
+    struct usage_case {
+        std::vector<std::string> words;
+        std::string message;
+    };
+    for (const auto& c : std::vector<usage_case>{
+             {{"run", nodes, "--bogus", "r", "--", "true"}, "redlock run: unknown option --bogus"},
+             {{"run", nodes, "--ttl"}, "redlock run: --ttl: "},
+             {{"run", nodes, "--ttl", "10x", "r", "--", "true"}, "--ttl: \"10x\" is not a duration"},
+             {{"run", nodes, "--wait=5y", "r", "--", "true"}, "--wait: \"5y\" is not a duration"},
+             {{"run", nodes, "--permits", "0", "r", "--", "true"}, "--permits: "},
+             {{"run", nodes, "--permits=many", "r", "--", "true"}, "--permits: "},
+             {{"run", nodes, "--fenced=yes", "r", "--", "true"}, "fenced"},
+             {{"run", "--nodes", ",", "r", "--", "true"}, "--nodes: no node URI given"},
+             {{"run", nodes, "--restart-quarantine", "maybe", "r", "--", "true"}, "--restart-quarantine: "},
+             {{"run", nodes, "--shared", "--writer", "r", "--", "true"}, "--shared and --writer"},
+             {{"run", nodes, "r", "true"}, "expected -- and a command"},
+             {{"run", nodes, "--ttl", "1s", "--grace", "600ms", "r", "--", "true"}, "--grace: at most half"},
+             {{"check", "--json"}, "redlock check: unknown option --json"},
+             {{"check", nodes, "extra"}, "redlock check: "},
+             {{"demo", "--workers", "101"}, "--workers: "},
+             {{"demo", "--name", "A"}, "--name"},
+             {{"bench", "--concurrency", "1,0"}, "--concurrency: "},
+             {{"bench", "--seconds", "0"}, "--seconds: "},
+             {{"bench", "--nodes", "http://x"}, "--nodes: "},
+             {{"inspect", nodes, "a", "b"}, "exactly one RESOURCE"},
+             {{"inspect", nodes, "a", "--json"}, "exactly one RESOURCE"},  // flags come before RESOURCE
+             {{"unlock", nodes, "a"}, "--force is required"},
+             {{"frobnicate"}, "unknown command \"frobnicate\""},
+             {{"--bogus"}, "unknown option --bogus"},
+         }) {
+        const auto r = redlock_with(c.words);
+        std::string line;
+        for (const auto& w : c.words)
+            line += w + " ";
+        BOOST_TEST(r.status == 2, line);
+        BOOST_TEST(contains(r.err, c.message), line << "-> " << r.err);
+    }
+}
+
+// From RESOURCE on nothing is a flag of redlock's: after --, CMD's arguments are not parsed, even
+// those that look like redlock's flags or are not durations. The error here is the nodes', found
+// after parsing: had "--ttl 10x" been read, it would have been the parse error.
+BOOST_AUTO_TEST_CASE(run_leaves_the_commands_arguments_alone) {
+    const auto r =
+        redlock_with({"run", "--nodes", "http://x", "r", "--", "cmd", "--ttl", "10x", "--bogus", "-h"});
+    BOOST_TEST(r.status == 2);
+    BOOST_TEST(contains(r.err, "redlock run: --nodes: "), r.err);
+    BOOST_TEST(!contains(r.err, "--ttl"), r.err);
+    BOOST_TEST(!contains(r.err, "--bogus"), r.err);
+}
+
+// A flag given twice: the last counts, as before CLI11 (whose default refuses it). --grace 600ms
+// is too much for --ttl 1s, not for 2s: past the flags' checks, the nodes' is the error.
+BOOST_AUTO_TEST_CASE(a_flag_given_twice_counts_as_the_last) {
+    const std::vector<std::string> last_2s = {"run",     "--nodes", "http://x", "--ttl", "1s",  "--ttl=2s",
+                                              "--grace", "600ms",   "r",        "--",    "true"};
+    auto r = redlock_with(last_2s);
+    BOOST_TEST(r.status == 2);
+    BOOST_TEST(contains(r.err, "redlock run: --nodes: "), r.err);
+    r = redlock_with(
+        {"run", "--nodes", "http://x", "--ttl", "2s", "--ttl=1s", "--grace", "600ms", "r", "--", "true"});
+    BOOST_TEST(r.status == 2);
+    BOOST_TEST(contains(r.err, "redlock run: --grace: at most half of --ttl"), r.err);
 }
 
 BOOST_AUTO_TEST_CASE(a_healthy_deployment_is_safe) {
