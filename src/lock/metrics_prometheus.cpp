@@ -2,6 +2,7 @@
 // it at /metrics without a client library of Prometheus' own.
 #include <redlock/metrics.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -121,56 +122,52 @@ std::string metrics_snapshot::to_prometheus(std::string_view prefix) const {
     x.counter("event_callback_failures_total", "client_config::on_event calls that threw.",
               event_callback_failures);
 
-    x.family("node_timeouts_total", "counter", "Commands that ran out of the per-node timeout.");
-    for (const auto& n : nodes)
-        x.sample("node_timeouts_total", node_label(n), std::to_string(n.timeouts));
-    x.family("node_errors_total", "counter",
-             "Other failed commands: lost replies, connection errors, error replies.");
-    for (const auto& n : nodes)
-        x.sample("node_errors_total", node_label(n), std::to_string(n.errors));
-    x.family("node_voting", "gauge", "1 when the node's grants count, 0 during its restart quarantine.");
-    for (const auto& n : nodes)
-        x.sample("node_voting", node_label(n), n.voting ? "1" : "0");
-    x.family("node_quarantine_left_seconds", "gauge",
-             "How long until a quarantined node votes (0 when unknown).");
-    for (const auto& n : nodes)
-        x.sample(
-            "node_quarantine_left_seconds", node_label(n),
-            seconds(static_cast<std::uint64_t>(n.quarantine_left_ms > 0 ? n.quarantine_left_ms : 0) * 1000));
-
-    bool any_cluster = false, any_sentinel = false;
-    for (const auto& n : nodes) {
-        any_cluster = any_cluster || n.node.find("-cluster://") != std::string::npos;
-        any_sentinel = any_sentinel || n.node.find("-sentinel://") != std::string::npos;
-    }
-    if (any_cluster) {
-        x.family("cluster_masters", "gauge", "Masters in a cluster node's slot map.");
+    const auto is_cluster = [](const node_metrics& n) {
+        return n.node.find("-cluster://") != std::string::npos;
+    };
+    const auto is_sentinel = [](const node_metrics& n) {
+        return n.node.find("-sentinel://") != std::string::npos;
+    };
+    const auto every_node = [](const node_metrics&) { return true; };
+    // A family of one sample per node that `which` picks, labelled by node; none if it picks none.
+    const auto per_node = [&](std::string_view name, std::string_view type, std::string_view help,
+                              const auto& which, const auto& value) {
+        if (std::none_of(nodes.begin(), nodes.end(), which)) return;
+        x.family(name, type, help);
         for (const auto& n : nodes)
-            if (n.node.find("-cluster://") != std::string::npos)
-                x.sample("cluster_masters", node_label(n), std::to_string(n.cluster_masters));
+            if (which(n)) x.sample(name, node_label(n), value(n));
+    };
+    const auto count = [](std::uint64_t n) { return std::to_string(n); };
+    per_node("node_timeouts_total", "counter", "Commands that ran out of the per-node timeout.", every_node,
+             [&](const node_metrics& n) { return count(n.timeouts); });
+    per_node("node_errors_total", "counter",
+             "Other failed commands: lost replies, connection errors, error replies.", every_node,
+             [&](const node_metrics& n) { return count(n.errors); });
+    per_node("node_voting", "gauge", "1 when the node's grants count, 0 during its restart quarantine.",
+             every_node, [](const node_metrics& n) { return std::string(n.voting ? "1" : "0"); });
+    per_node("node_quarantine_left_seconds", "gauge",
+             "How long until a quarantined node votes (0 when unknown).", every_node,
+             [](const node_metrics& n) {
+                 return seconds(static_cast<std::uint64_t>(std::max<std::int64_t>(n.quarantine_left_ms, 0)) *
+                                1000);
+             });
+    per_node("cluster_masters", "gauge", "Masters in a cluster node's slot map.", is_cluster,
+             [&](const node_metrics& n) { return count(n.cluster_masters); });
+    if (std::any_of(nodes.begin(), nodes.end(), is_cluster)) {
         x.family("cluster_redirects_total", "counter",
                  "Redirects and retries a cluster node's requests followed.");
         for (const auto& n : nodes) {
-            if (n.node.find("-cluster://") == std::string::npos) continue;
-            x.sample("cluster_redirects_total", node_label(n) + ",kind=\"moved\"",
-                     std::to_string(n.cluster_moved));
-            x.sample("cluster_redirects_total", node_label(n) + ",kind=\"ask\"",
-                     std::to_string(n.cluster_asked));
-            x.sample("cluster_redirects_total", node_label(n) + ",kind=\"tryagain\"",
-                     std::to_string(n.cluster_tryagain));
+            if (!is_cluster(n)) continue;
+            for (const auto& [kind, value] :
+                 {std::pair{"moved", n.cluster_moved}, std::pair{"ask", n.cluster_asked},
+                  std::pair{"tryagain", n.cluster_tryagain}})
+                x.sample("cluster_redirects_total", node_label(n) + ",kind=\"" + kind + "\"", count(value));
         }
-        x.family("cluster_slot_map_reads_total", "counter", "Slot maps read (CLUSTER SLOTS).");
-        for (const auto& n : nodes)
-            if (n.node.find("-cluster://") != std::string::npos)
-                x.sample("cluster_slot_map_reads_total", node_label(n), std::to_string(n.cluster_refreshes));
     }
-    if (any_sentinel) {
-        x.family("sentinel_master_switches_total", "counter", "Changes of the master the sentinels named.");
-        for (const auto& n : nodes)
-            if (n.node.find("-sentinel://") != std::string::npos)
-                x.sample("sentinel_master_switches_total", node_label(n),
-                         std::to_string(n.sentinel_switches));
-    }
+    per_node("cluster_slot_map_reads_total", "counter", "Slot maps read (CLUSTER SLOTS).", is_cluster,
+             [&](const node_metrics& n) { return count(n.cluster_refreshes); });
+    per_node("sentinel_master_switches_total", "counter", "Changes of the master the sentinels named.",
+             is_sentinel, [&](const node_metrics& n) { return count(n.sentinel_switches); });
 
     x.histogram("acquire_latency_seconds", "Call to lease, successful acquires only.", acquire_latency);
     x.histogram("hold_time_seconds", "Grant to the lease's end, whatever ended it.", hold_time);
