@@ -3,7 +3,6 @@
 #include <redlock/metrics.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 namespace redlock {
@@ -28,9 +27,16 @@ std::string escaped(std::string_view value) {
     return out;
 }
 
+// Microseconds as seconds, exactly: a sum of hours of holds keeps its microseconds, which a
+// double's "%g" would round away.
 std::string seconds(std::uint64_t us) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", static_cast<double>(us) / 1e6);
+    auto text = std::to_string(us / 1000000);
+    if (const auto fraction = us % 1000000; fraction != 0) {
+        auto digits = std::to_string(fraction);
+        digits.insert(0, 6 - digits.size(), '0');
+        digits.erase(digits.find_last_not_of('0') + 1);
+        text += "." + digits;
+    }
     return text;
 }
 

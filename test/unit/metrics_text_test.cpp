@@ -57,15 +57,15 @@ BOOST_AUTO_TEST_CASE(histograms_are_cumulative_and_in_seconds) {
     s.hold_time.counts[bucket_of(2000)] = 3;
     s.hold_time.counts.back() = 1;
     s.hold_time.count = 6;
-    s.hold_time.sum_us = 1500000;
+    s.hold_time.sum_us = 3600000001;  // an hour and a microsecond: not rounded
     const auto text = s.to_prometheus();
     BOOST_TEST(has_line(text, "# TYPE redlock_hold_time_seconds histogram"), text);
-    BOOST_TEST(has_line(text, "redlock_hold_time_seconds_bucket{le=\"5e-05\"} 2"), text);
+    BOOST_TEST(has_line(text, "redlock_hold_time_seconds_bucket{le=\"0.00005\"} 2"), text);
     BOOST_TEST(has_line(text, "redlock_hold_time_seconds_bucket{le=\"0.001\"} 2"), text);
     BOOST_TEST(has_line(text, "redlock_hold_time_seconds_bucket{le=\"0.002\"} 5"), text);
     BOOST_TEST(has_line(text, "redlock_hold_time_seconds_bucket{le=\"300\"} 5"), text);
     BOOST_TEST(has_line(text, "redlock_hold_time_seconds_bucket{le=\"+Inf\"} 6"), text);
-    BOOST_TEST(has_line(text, "redlock_hold_time_seconds_sum 1.5"), text);
+    BOOST_TEST(has_line(text, "redlock_hold_time_seconds_sum 3600.000001"), text);
     BOOST_TEST(has_line(text, "redlock_hold_time_seconds_count 6"), text);
     BOOST_TEST(has_line(text, "redlock_wait_time_seconds_count 0"), text);
     BOOST_TEST(has_line(text, "redlock_acquire_latency_seconds_bucket{le=\"+Inf\"} 0"), text);
