@@ -156,7 +156,7 @@ private:
 
     std::shared_ptr<const lock_kind> kind_;  // set by start(), with the rest of what an acquire knows
     std::optional<wait_policy> policy_;
-    bool waits_ = false;  // lock_options::wait > 0
+    bool waits_ = false;       // lock_options::wait > 0
     bool found_held_ = false;  // a round was contended: the acquire counts in metrics().wait_time
     milliseconds node_timeout_{0};
     std::string wake_channel_;  // a fair waiter's own channel
