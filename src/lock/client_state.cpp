@@ -198,24 +198,22 @@ std::optional<std::size_t> client_state::member_entry(std::size_t node,
 
 bool client_state::votes(std::size_t node, std::string_view key) const {
     if (!health_) return true;
-    const auto* cluster = nodes_[node]->cluster();
-    if (!cluster) {
-        const auto now = clock::now();
-        const bool voting = health_->votes(node, now);
-        if (voting && events_->wanted() && health_->told_quarantine_over(node, now))
-            events_->emit(node_event(event_kind::node_voting, node, node_names_[node], {}, {}));
-        return voting;
+    // A node's health entry is its own; a cluster node's, that of the master of the key's slot.
+    auto entry = node;
+    const redis::node_address* master = nullptr;
+    if (const auto* cluster = nodes_[node]->cluster()) {
+        master = cluster->master_address(redis::detail::key_slot(key));
+        // No master known: the call failed anyway. A master never connected to cannot have granted.
+        if (!master) return true;
+        const auto member = member_entry(node, *master);
+        if (!member) return false;
+        entry = *member;
     }
-    const auto* master = cluster->master_address(redis::detail::key_slot(key));
-    // No master known: the call failed anyway. A master never connected to cannot have granted.
-    if (!master) return true;
-    const auto entry = member_entry(node, *master);
-    if (!entry) return false;
     const auto now = clock::now();
-    const bool voting = health_->votes(*entry, now);
-    if (voting && events_->wanted() && health_->told_quarantine_over(*entry, now))
+    const bool voting = health_->votes(entry, now);
+    if (voting && events_->wanted() && health_->told_quarantine_over(entry, now))
         events_->emit(node_event(event_kind::node_voting, node, node_names_[node], {},
-                                 "master " + redis::detail::endpoint(*master)));
+                                 master ? "master " + redis::detail::endpoint(*master) : std::string()));
     return voting;
 }
 
