@@ -326,11 +326,12 @@ void acquire_op::finish(error_code ec, lease l, std::string message) {
     done_ = true;
     if (waiter_ != 0) client_->listener().remove(*waiter_channel_, waiter_);
     if (ec) client_->metrics().acquire_failed(ec);
-    if (waits_ && found_held_) client_->metrics().wait_time.record(clock::now() - started_);
+    const auto took = clock::now() - started_;
+    if (waits_ && found_held_) client_->metrics().wait_time.record(took);
     if (!ec && client_->events().wanted()) {
-        client_->events().emit(resource_event(
-            event_kind::acquired, resource_, {}, handed_over_to_us_ ? "handed over by the release" : "",
-            std::chrono::duration_cast<milliseconds>(clock::now() - started_)));
+        client_->events().emit(resource_event(event_kind::acquired, resource_, {},
+                                              handed_over_to_us_ ? "handed over by the release" : "",
+                                              std::chrono::duration_cast<milliseconds>(took)));
     }
     if (diag_) {
         diag_->message = std::move(message) + subscription_refused_;

@@ -179,13 +179,12 @@ private:
                 } else {
                     // The lease keeps the validity it had: the caller may try again before it ends.
                     client_->metrics().extend_failed.fetch_add(1, std::memory_order_relaxed);
+                    const auto* why = "too many nodes failed; the lease keeps its old validity";
                     if (client_->events().wanted()) {
-                        client_->events().emit(resource_event(
-                            event_kind::extend_failed, state_->resource, report_.unreachable_cause(),
-                            "too many nodes failed; the lease keeps its old validity"));
+                        client_->events().emit(resource_event(event_kind::extend_failed, state_->resource,
+                                                              report_.unreachable_cause(), why));
                     }
-                    finish(report_.unreachable_cause(),
-                           "too many nodes failed; the lease keeps its old validity");
+                    finish(report_.unreachable_cause(), why);
                 }
                 return;
             case round_state::pending:
