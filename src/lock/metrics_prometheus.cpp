@@ -1,9 +1,12 @@
 // metrics_snapshot in Prometheus' text exposition format (version 0.0.4), so a server can serve
 // it at /metrics without a client library of Prometheus' own.
 #include <redlock/metrics.hpp>
+#include <redlock/redis/node_spec.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace redlock {
 
@@ -89,6 +92,15 @@ private:
     std::string out_;
 };
 
+using topology = redis::node_spec::topology;
+
+// What a node is, read from its URI as the client was configured with it.
+topology topology_of(const node_metrics& n) {
+    redis::node_spec spec;
+    std::string why;
+    return redis::parse_node_spec(n.node, spec, why) ? topology::server : spec.kind;
+}
+
 std::string node_label(const node_metrics& n) {
     return "node=\"" + escaped(n.node) + "\"";
 }
@@ -128,52 +140,55 @@ std::string metrics_snapshot::to_prometheus(std::string_view prefix) const {
     x.counter("event_callback_failures_total", "client_config::on_event calls that threw.",
               event_callback_failures);
 
-    const auto is_cluster = [](const node_metrics& n) {
-        return n.node.find("-cluster://") != std::string::npos;
+    // Each node's topology, read once: the cluster and Sentinel families are only for such nodes.
+    std::vector<topology> kinds;
+    kinds.reserve(nodes.size());
+    for (const auto& n : nodes)
+        kinds.push_back(topology_of(n));
+    const auto any_of_kind = [&](topology kind) {
+        return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
     };
-    const auto is_sentinel = [](const node_metrics& n) {
-        return n.node.find("-sentinel://") != std::string::npos;
-    };
-    const auto every_node = [](const node_metrics&) { return true; };
-    // A family of one sample per node that `which` picks, labelled by node; none if it picks none.
+    // A family of one sample per node (only those of topology `only`, if given), labelled by node;
+    // none if no node is such.
     const auto per_node = [&](std::string_view name, std::string_view type, std::string_view help,
-                              const auto& which, const auto& value) {
-        if (std::none_of(nodes.begin(), nodes.end(), which)) return;
+                              std::optional<topology> only, const auto& value) {
+        if (nodes.empty() || (only && !any_of_kind(*only))) return;
         x.family(name, type, help);
-        for (const auto& n : nodes)
-            if (which(n)) x.sample(name, node_label(n), value(n));
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            if (!only || kinds[i] == *only) x.sample(name, node_label(nodes[i]), value(nodes[i]));
     };
     const auto count = [](std::uint64_t n) { return std::to_string(n); };
-    per_node("node_timeouts_total", "counter", "Commands that ran out of the per-node timeout.", every_node,
+    per_node("node_timeouts_total", "counter", "Commands that ran out of the per-node timeout.", std::nullopt,
              [&](const node_metrics& n) { return count(n.timeouts); });
     per_node("node_errors_total", "counter",
-             "Other failed commands: lost replies, connection errors, error replies.", every_node,
+             "Other failed commands: lost replies, connection errors, error replies.", std::nullopt,
              [&](const node_metrics& n) { return count(n.errors); });
     per_node("node_voting", "gauge", "1 when the node's grants count, 0 during its restart quarantine.",
-             every_node, [](const node_metrics& n) { return std::string(n.voting ? "1" : "0"); });
+             std::nullopt, [](const node_metrics& n) { return std::string(n.voting ? "1" : "0"); });
     per_node("node_quarantine_left_seconds", "gauge",
-             "How long until a quarantined node votes (0 when unknown).", every_node,
+             "How long until a quarantined node votes (0 when unknown).", std::nullopt,
              [](const node_metrics& n) {
                  return seconds(static_cast<std::uint64_t>(std::max<std::int64_t>(n.quarantine_left_ms, 0)) *
                                 1000);
              });
-    per_node("cluster_masters", "gauge", "Masters in a cluster node's slot map.", is_cluster,
+    per_node("cluster_masters", "gauge", "Masters in a cluster node's slot map.", topology::cluster,
              [&](const node_metrics& n) { return count(n.cluster_masters); });
-    if (std::any_of(nodes.begin(), nodes.end(), is_cluster)) {
+    if (any_of_kind(topology::cluster)) {
         x.family("cluster_redirects_total", "counter",
                  "Redirects and retries a cluster node's requests followed.");
-        for (const auto& n : nodes) {
-            if (!is_cluster(n)) continue;
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            if (kinds[i] != topology::cluster) continue;
+            const auto& n = nodes[i];
             for (const auto& [kind, value] :
                  {std::pair{"moved", n.cluster_moved}, std::pair{"ask", n.cluster_asked},
                   std::pair{"tryagain", n.cluster_tryagain}})
                 x.sample("cluster_redirects_total", node_label(n) + ",kind=\"" + kind + "\"", count(value));
         }
     }
-    per_node("cluster_slot_map_reads_total", "counter", "Slot maps read (CLUSTER SLOTS).", is_cluster,
+    per_node("cluster_slot_map_reads_total", "counter", "Slot maps read (CLUSTER SLOTS).", topology::cluster,
              [&](const node_metrics& n) { return count(n.cluster_refreshes); });
     per_node("sentinel_master_switches_total", "counter", "Changes of the master the sentinels named.",
-             is_sentinel, [&](const node_metrics& n) { return count(n.sentinel_switches); });
+             topology::sentinel, [&](const node_metrics& n) { return count(n.sentinel_switches); });
 
     x.histogram("acquire_latency_seconds", "Call to lease, successful acquires only.", acquire_latency);
     x.histogram("hold_time_seconds", "Grant to the lease's end, whatever ended it.", hold_time);

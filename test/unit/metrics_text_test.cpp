@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(every_family_is_declared_once_and_every_sample_follows_its_
     metrics_snapshot s;
     redlock::node_metrics a, b;
     a.node = "redis://127.0.0.1:1";
-    b.node = "redis-sentinel://127.0.0.1:2/mymaster";
+    b.node = "redis-sentinel://:***@127.0.0.1:2#mymaster";  // as node_spec::to_string writes it
     s.nodes = {a, b};
     const auto text = s.to_prometheus();
     std::string family;
