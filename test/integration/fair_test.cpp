@@ -167,11 +167,12 @@ BOOST_DATA_TEST_CASE(fifty_waiters_get_the_lock_in_the_order_they_queued, node_c
 
 // A release hands the lock over to the head of the queue in its own script and tells it so: the
 // head holds the lock without a request of its own. The waiter reaches the servers through
-// proxies that hold every request back 300 ms once it is queued, so a hand-off that took a
-// round of the waiter's would take that long. Its place is kept 6 s, less than the 10 s ttl: the
-// handed-over lock expires with the place, and the new holder extends it to the ttl at once.
+// proxies that hold every request back 1 s once it is queued, so a hand-off that took a round of
+// the waiter's would take that long (the test allows half of it). Its place is kept 6 s, less
+// than the 10 s ttl: the handed-over lock expires with the place, and the new holder extends it
+// to the ttl at once.
 //
-// The head must be asleep at the release, with no round on its way (a round 300 ms late took the
+// The head must be asleep at the release, with no round on its way (a round held back took the
 // lock with the full ttl on loaded CI runs): its subscription confirmed while its first round
 // was still held back (a confirmation after that round starts one more), its rounds decided
 // (the metrics count each as it is), and its next refresh 2 s away (a third of its place's 6 s).
@@ -182,7 +183,7 @@ BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_t
     asio::io_context ioc;
     redlock::client holder(ioc.get_executor(), lock_config(servers));
     redlock::client waiter(ioc.get_executor(), proxied.config);
-    constexpr auto held_back = 300ms;
+    constexpr auto held_back = 1000ms;
     constexpr auto queue_timeout = 6s;
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto first = co_await holder.async_acquire("h", fair(0ms), asio::use_awaitable);
@@ -205,7 +206,7 @@ BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_t
         waiter.async_acquire("h", wait, [&](error_code ec, redlock::lease l) {
             result = ec;
             got_at = clock_type::now();
-            // Before the extend to the full ttl, 300 ms away through the proxies.
+            // Before the extend to the full ttl, held back by the proxies.
             valid_until_at_grant = l.valid_until();
             pttl_at_grant = pttl();
             lease = std::move(l);
@@ -348,7 +349,7 @@ BOOST_DATA_TEST_CASE(a_head_cancelled_before_it_heard_of_its_hand_off_frees_the_
         BOOST_TEST_REQUIRE(co_await eventually([&] { return result.has_value(); }));
         BOOST_TEST((*result == asio::error::operation_aborted));
         // At once: not when the handed-over lock expires with the head's place, 5 s later.
-        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "c"); }, 1s));
+        BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "c"); }, 3s));
         auto [newcomer_ec, newcomer] = co_await holder.async_acquire("c", fair(0ms), tuple_awaitable);
         BOOST_TEST(!newcomer_ec);
         if (!newcomer_ec) co_await newcomer.async_release(asio::use_awaitable);
@@ -490,11 +491,12 @@ BOOST_DATA_TEST_CASE(a_killed_waiter_is_evicted_after_its_queue_timeout, node_co
                                 << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
                                 << " ms after the kill");
         BOOST_TEST(!*behind.result);
-        // FIFO held while the dead waiter's place was still valid (its last refresh was at most
-        // queue_timeout / 3 before the kill), and it held up the queue no longer than its
+        // FIFO held while the dead waiter's place was still valid (its last refresh was due at
+        // most queue_timeout / 3 before the kill; a child process on a loaded machine refreshes
+        // late, so its place may end sooner), and it held up the queue no longer than its
         // deadline plus one refresh of the waiter behind it, with slack for a loaded machine.
-        BOOST_TEST((waited >= queue_timeout * 2 / 3 - 100ms));
-        BOOST_TEST((waited <= queue_timeout + queue_timeout / 3 + 700ms));
+        BOOST_TEST((waited >= queue_timeout / 3));
+        BOOST_TEST((waited <= queue_timeout + queue_timeout / 3 + 1500ms));
         co_await behind.lease->async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "k"); }));
     }());
@@ -529,7 +531,7 @@ BOOST_DATA_TEST_CASE(timeout_and_cancellation_leave_no_queue_entry_behind, node_
         behind.start(client, "t", fair(30s));
         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(servers, "t", 2); }));
         cancel.emit(asio::cancellation_type::terminal);
-        BOOST_TEST(co_await eventually([&] { return cancelled.has_value(); }, 1s));
+        BOOST_TEST(co_await eventually([&] { return cancelled.has_value(); }));
         BOOST_TEST((cancelled == error_code(asio::error::operation_aborted)));
         BOOST_TEST(co_await eventually([&] { return queued_everywhere(servers, "t", 1); }));
 
