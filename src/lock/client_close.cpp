@@ -5,12 +5,9 @@
 #include "lock/lease_end.hpp"
 #include "lock/lease_ops.hpp"
 #include "lock/lease_state.hpp"
-#include <redlock/resp/request.hpp>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
-
-#include <vector>
 
 namespace redlock::detail {
 
@@ -46,19 +43,12 @@ public:
 private:
     void one_done() {
         if (--pending_ > 0) return;
-        // A node answers in order: the PING's reply comes after the replies to everything sent
-        // before it, the cancelled acquires' cleanups too.
+        // The cancelled acquires' cleanups too have had their replies, on every server of a
+        // cluster too.
         pending_ = static_cast<int>(client_->node_count());
-        resp::request ping;
-        ping.push("PING");
-        for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->link(i).exec(
-                "", ping, client_->background_timeout(),
-                asio::bind_executor(client_->strand(),
-                                    [self = shared_from_this()](error_code, std::vector<resp::value>) {
-                                        self->drained_one();
-                                    }));
-        }
+        for (std::size_t i = 0; i < client_->node_count(); ++i)
+            client_->link(i).drain(client_->background_timeout(),
+                                   [self = shared_from_this()] { self->drained_one(); });
     }
 
     void drained_one() {

@@ -101,6 +101,26 @@ void cluster_link::exec(std::uint16_t slot, std::string payload, std::size_t com
     route(r);
 }
 
+void cluster_link::drain(std::chrono::milliseconds timeout, drained_fn on_drained) {
+    if (connections_.empty()) {
+        boost::asio::post(strand_, std::move(on_drained));
+        return;
+    }
+    struct barrier {
+        drained_fn on_drained;
+        std::size_t left;
+    };
+    auto b = std::make_shared<barrier>(barrier{std::move(on_drained), connections_.size()});
+    resp::request ping;
+    ping.push("PING");
+    for (auto& [name, c] : connections_) {
+        c->async_exec(ping, timeout,
+                      boost::asio::bind_executor(strand_, [b](error_code, std::vector<resp::value>) {
+                          if (--b->left == 0) b->on_drained();
+                      }));
+    }
+}
+
 void cluster_link::eval(std::uint16_t slot, const script& s, std::string evalsha,
                         std::chrono::milliseconds timeout, eval_handler handler) {
     auto r = std::make_shared<request>(std::move(handler));

@@ -54,6 +54,8 @@ class cluster_link final : public std::enable_shared_from_this<cluster_link>,
 public:
     using exec_handler = boost::asio::any_completion_handler<void(error_code, std::vector<resp::value>)>;
     using eval_handler = boost::asio::any_completion_handler<void(error_code, resp::value)>;
+    /// Called on the strand.
+    using drained_fn = std::function<void()>;
     /// The configuration of the connection to the cluster node at `address`.
     using config_for = std::function<connection_config(const node_address&)>;
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
@@ -88,6 +90,12 @@ public:
     /// Runs `s` (its EVALSHA encoded in `evalsha`) on the master of `slot`.
     void eval(std::uint16_t slot, const script& s, std::string evalsha, std::chrono::milliseconds timeout,
               eval_handler handler);
+
+    /// Completes once each open connection has answered a PING sent now, or failed: a server
+    /// answers in order, so everything sent to it before has had its reply. For a close that
+    /// must not cut off what was sent last (a request a MOVED sends on after this is not waited
+    /// for).
+    void drain(std::chrono::milliseconds timeout, drained_fn on_drained);
 
     /// Reads the slot map again soon (at most once per 100 ms): someone met a sign that it
     /// changed.

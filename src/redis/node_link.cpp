@@ -1,7 +1,9 @@
 #include "redis/node_link.hpp"
 
 #include "redis/script_call.hpp"
+#include <redlock/resp/request.hpp>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 
 namespace redlock::redis::detail {
@@ -70,6 +72,22 @@ bool node_link::is_connected() const {
 
 connection_error node_link::last_error() const {
     return server_ ? server_->last_error() : cluster_->last_error();
+}
+
+void node_link::drain(std::chrono::milliseconds timeout, cluster_link::drained_fn on_drained) {
+    if (server_) {
+        resp::request ping;
+        ping.push("PING");
+        server_->async_exec(
+            ping, timeout,
+            boost::asio::bind_executor(strand_, [on_drained = std::move(on_drained)](
+                                                    error_code, std::vector<resp::value>) { on_drained(); }));
+        return;
+    }
+    boost::asio::dispatch(strand_,
+                          [cluster = cluster_, timeout, on_drained = std::move(on_drained)]() mutable {
+                              cluster->drain(timeout, std::move(on_drained));
+                          });
 }
 
 void node_link::exec_routed(std::uint16_t slot, std::string payload, std::size_t commands,

@@ -78,6 +78,10 @@ public:
                     std::forward<Handler>(h));
     }
 
+    /// Calls `on_drained` on the strand once every connection of this voter has answered what
+    /// was sent to it before, or failed (cluster_link::drain; a server: one PING).
+    void drain(std::chrono::milliseconds timeout, cluster_link::drained_fn on_drained);
+
     [[nodiscard]] bool is_connected() const;
     [[nodiscard]] connection_error last_error() const;
     /// What a subscriber connection of this voter copies: the server's configuration (with

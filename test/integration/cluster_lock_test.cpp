@@ -10,6 +10,8 @@
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
@@ -663,6 +665,53 @@ BOOST_AUTO_TEST_CASE(a_waiter_follows_its_channel_through_a_failover) {
             }
         }(),
         90s);
+}
+
+// A close completes once every master has answered what was sent to it before, not only the
+// master of slot 0. A waiting acquire on another master's resource is cleaned up at the close
+// (a release on its way there); that master is paused, and the close waits until it runs
+// again and answers.
+BOOST_AUTO_TEST_CASE(a_close_waits_for_the_replies_of_every_master) {
+    redis_cluster_options no_replicas;
+    no_replicas.replicas_per_master = 0;
+    redis_cluster cluster(no_replicas);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cluster_config({cluster.uri()}));
+    redlock::client holder(ioc.get_executor(), cluster_config({cluster.uri()}));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto& first = cluster.master_of_slot(0);
+        const auto resource = first_with(
+            "elsewhere-", [&](std::uint16_t slot) { return &cluster.master_of_slot(slot) != &first; });
+        auto& theirs = cluster.master_of_slot(slot_of(resource));
+        // The client talks to slot 0's master too.
+        const auto on_first =
+            first_with("first-", [&](std::uint16_t slot) { return &cluster.master_of_slot(slot) == &first; });
+        auto warm = co_await client.async_acquire(on_first, options(10s), asio::use_awaitable);
+        co_await warm.async_release(asio::use_awaitable);
+        auto held = co_await holder.async_acquire(resource, options(10s), asio::use_awaitable);
+        std::optional<error_code> waited;
+        client.async_acquire(resource, options(10s, 10s),
+                             [&](error_code ec, redlock::lease) { waited = ec; });
+        BOOST_TEST(co_await eventually([&] { return client.metrics().contended >= 1u; }));
+
+        theirs.pause();
+        bool resumed = false;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                co_await redlock::test::sleep_for(500ms);
+                resumed = true;
+                theirs.resume();
+            },
+            asio::detached);
+        auto [closed] = co_await client.async_close(tuple_awaitable);
+        BOOST_TEST(!closed, closed.message());
+        BOOST_TEST(resumed);  // the paused master's reply came before the close completed
+        BOOST_TEST(co_await eventually([&] { return resumed; }));
+        BOOST_TEST((waited == error_code(asio::error::operation_aborted)));
+        BOOST_TEST(holder_on(theirs, resource) == held.token());
+        co_await held.async_release(asio::use_awaitable);
+    }());
 }
 
 BOOST_AUTO_TEST_CASE(redlock_over_three_one_master_clusters) {
