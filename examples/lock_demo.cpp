@@ -10,24 +10,55 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <string>
 
 using lock_demo::settings;
 
+namespace {
+
+// A switch's value: on or off, nothing else.
+bool parse_switch(const std::string& value, bool& out) {
+    if (value != "on" && value != "off") return false;
+    out = value == "on";
+    return true;
+}
+
+// A count in [1, 100000], all digits.
+bool parse_count(const std::string& value, int& out) {
+    if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos)
+        return false;
+    out = std::atoi(value.c_str());
+    return out >= 1 && out <= 100000;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     settings s;
-    std::map<std::string, std::string> kv;
-    for (int i = 1; i + 1 < argc; i += 2)
-        kv[argv[i]] = argv[i + 1];
-    if (kv.count("--nodes")) s.nodes = split_list(kv["--nodes"]);
-    if (kv.count("--name")) s.name = kv["--name"];
-    if (kv.count("--resource")) s.resource = kv["--resource"];
-    if (kv.count("--workers")) s.workers = std::atoi(kv["--workers"].c_str());
-    if (kv.count("--seconds")) s.seconds = std::atoi(kv["--seconds"].c_str());
-    if (kv.count("--restart-quarantine")) s.restart_quarantine = kv["--restart-quarantine"] != "off";
-    if (kv.count("--json")) s.json = kv["--json"] == "on";
-    if (s.nodes.empty() || s.workers <= 0 || s.seconds <= 0 || argc % 2 == 0) {
+    bool ok = argc % 2 == 1;
+    for (int i = 1; ok && i + 1 < argc; i += 2) {
+        const std::string flag = argv[i];
+        const std::string value = argv[i + 1];
+        if (flag == "--nodes") {
+            s.nodes = split_list(value);
+        } else if (flag == "--name") {
+            s.name = value;
+        } else if (flag == "--resource") {
+            s.resource = value;
+        } else if (flag == "--workers") {
+            ok = parse_count(value, s.workers);
+        } else if (flag == "--seconds") {
+            ok = parse_count(value, s.seconds);
+        } else if (flag == "--restart-quarantine") {
+            ok = parse_switch(value, s.restart_quarantine);
+        } else if (flag == "--json") {
+            ok = parse_switch(value, s.json);
+        } else {
+            ok = false;
+        }
+        if (!ok) std::fprintf(stderr, "lock_demo: bad flag or value: %s %s\n", flag.c_str(), value.c_str());
+    }
+    if (!ok || s.nodes.empty()) {
         std::fprintf(stderr,
                      "usage: lock_demo --nodes URI[,URI...] [--name A] [--workers 4] [--seconds 10] "
                      "[--resource demo:printer] [--restart-quarantine on|off] [--json on|off]\n");

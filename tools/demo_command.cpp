@@ -118,7 +118,11 @@ int worker_main(const demo_settings& d) {
     s.name = d.name.value_or(s.name);
     s.workers = d.workers.value_or(s.workers);
     s.seconds = d.seconds.value_or(s.seconds);
-    s.restart_quarantine = d.restart_quarantine.value_or("on") != "off";
+    // Checked here: CLI11 names no hidden option in its errors.
+    const auto quarantine = d.restart_quarantine.value_or("on");
+    if (quarantine != "on" && quarantine != "off")
+        throw usage_error("--restart-quarantine: \"" + quarantine + "\" is neither on nor off");
+    s.restart_quarantine = quarantine == "on";
     s.json = d.json;
     if (s.nodes.empty()) throw usage_error("--worker needs --nodes");
     return lock_demo::run(s);

@@ -194,6 +194,13 @@ BOOST_AUTO_TEST_CASE(the_short_examples_run_and_show_what_they_say) {
     BOOST_TEST(contains(read_file(out), "metrics {"), read_file(out));
     for (const auto& s : servers)
         BOOST_TEST(s->command({"KEYS", "{redlock:*}:lock"}).elements.empty());
+    // A value it does not know is refused, not taken for the default.
+    for (const auto* bad :
+         {" --restart-quarantine of", " --json yes", " --workers 2x", " --seconds 0", " --colour on"}) {
+        BOOST_TEST(run_example("lock_demo", "--nodes " + redlock::test::node_uris(servers) + bad, out) == 2);
+        BOOST_TEST(contains(read_file(out), std::string("lock_demo: bad flag or value:") + bad),
+                   read_file(out));
+    }
 }
 
 // 3 processes of 2 s each, terms of 300 ms: the job log shows one leader per term (one name per

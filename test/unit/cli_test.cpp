@@ -216,6 +216,7 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_name_the_flag) {
              {{"check", nodes, "extra"}, "redlock check: "},
              {{"demo", "--workers", "101"}, "--workers: "},
              {{"demo", "--name", "A"}, "--name"},
+             {{"demo", "--worker", nodes, "--restart-quarantine", "maybe"}, "--restart-quarantine: "},
              {{"bench", "--concurrency", "1,0"}, "--concurrency: "},
              {{"bench", "--seconds", "0"}, "--seconds: "},
              {{"bench", "--nodes", "http://x"}, "--nodes: "},
