@@ -71,9 +71,12 @@ struct bench_settings {
     bool json = false;
 };
 
-// A --nodes list whose every URI parses; its message, CLI11 prefixes with the flag.
+// A --nodes list that names a node, and whose every URI parses; its message, CLI11 prefixes
+// with the flag. An empty list would otherwise run on local servers, as without --nodes.
 std::string node_list_error(const std::string& list) {
-    for (const auto& uri : split_node_list(list)) {
+    const auto uris = split_node_list(list);
+    if (uris.empty()) return "no node URI given";
+    for (const auto& uri : uris) {
         redis::node_spec spec;
         std::string why;
         if (redis::parse_node_spec(uri, spec, why)) return why;

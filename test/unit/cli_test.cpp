@@ -220,6 +220,7 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_name_the_flag) {
              {{"bench", "--concurrency", "1,0"}, "--concurrency: "},
              {{"bench", "--seconds", "0"}, "--seconds: "},
              {{"bench", "--nodes", "http://x"}, "--nodes: "},
+             {{"bench", "--nodes", ","}, "--nodes: no node URI given"},
              {{"inspect", nodes, "a", "b"}, "exactly one RESOURCE"},
              {{"inspect", nodes, "a", "--json"}, "exactly one RESOURCE"},  // flags come before RESOURCE
              {{"unlock", nodes, "a"}, "--force is required"},
