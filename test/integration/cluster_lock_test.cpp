@@ -707,6 +707,7 @@ BOOST_AUTO_TEST_CASE(a_close_waits_for_the_replies_of_every_master) {
         auto [closed] = co_await client.async_close(tuple_awaitable);
         BOOST_TEST(!closed, closed.message());
         BOOST_TEST(resumed);  // the paused master's reply came before the close completed
+        // Had the close not waited, the master runs again before the holder's release below.
         BOOST_TEST(co_await eventually([&] { return resumed; }));
         BOOST_TEST((waited == error_code(asio::error::operation_aborted)));
         BOOST_TEST(holder_on(theirs, resource) == held.token());
