@@ -24,6 +24,13 @@ void deployment_flags::add_to(CLI::App& command) {
             "override the config's restart quarantine (default on)")
         ->check(CLI::IsMember({"on", "off"}).description(""))
         ->type_name("on|off");
+    command
+        .add_option_function<std::string>(
+            "--failover-quarantine", [this](const std::string& on) { failover_quarantine = on == "on"; },
+            "override the config's failover quarantine (default on; off: a promoted replica grants at once "
+            "what its old master may still hold)")
+        ->check(CLI::IsMember({"on", "off"}).description(""))
+        ->type_name("on|off");
 }
 
 client_config deployment_flags::to_config(bool validate) const {
@@ -40,6 +47,7 @@ client_config deployment_flags::to_config(bool validate) const {
         throw usage_error("no nodes: give --config FILE or --nodes URI,...");
     }
     if (restart_quarantine) cfg.restart_quarantine = *restart_quarantine;
+    if (failover_quarantine) cfg.failover_quarantine = *failover_quarantine;
     const std::string source = config_file ? "--config: " : "--nodes: ";
     if (validate) {
         if ((ec = cfg.validate(why))) throw usage_error(source + why);

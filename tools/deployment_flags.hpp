@@ -13,14 +13,16 @@
 namespace redlock::cli {
 
 /// The flags that say which nodes to use, shared by the subcommands:
-/// `--config FILE` (a client_config JSON file), `--nodes URI,URI,...`, `--restart-quarantine on|off`.
+/// `--config FILE` (a client_config JSON file), `--nodes URI,URI,...`, `--restart-quarantine on|off`,
+/// `--failover-quarantine on|off`.
 struct deployment_flags {
     std::optional<std::string> config_file;
     std::vector<std::string> nodes;
     std::optional<bool> restart_quarantine;
+    std::optional<bool> failover_quarantine;
 
-    /// Adds the three flags to `command`, stored here. `--nodes` with no URI in its list and
-    /// `--restart-quarantine` other than on or off are parse errors naming the flag.
+    /// Adds the four flags to `command`, stored here. `--nodes` with no URI in its list and a
+    /// quarantine switch other than on or off are parse errors naming the flag.
     void add_to(CLI::App& command);
     /// The config they describe; usage_error if they describe none, or a config that is not valid
     /// (with `validate` false: only a node URI that does not parse).

@@ -63,6 +63,7 @@ struct run_settings {
     bool writer = false;
     lock_mode mode = lock_mode::exclusive;
     milliseconds max_hold{0};
+    int replicas = 0;
     bool quiet = false;
     // What follows the flags: RESOURCE..., --, CMD and its arguments, untouched.
     std::vector<std::string> positional;
@@ -93,6 +94,11 @@ void add_flags(CLI::App& run, run_settings& s) {
     add_duration_flag(run, "--grace", s.grace,
                       "from SIGTERM to SIGKILL; at most half of --ttl (default: 5s, or half of --ttl if that "
                       "is less)");
+    run.add_option("--replicas", s.replicas,
+                   "count a node's grant and renewals only once K of its replicas have them (WAIT), so a "
+                   "failover keeps the lease (default 0)")
+        ->check(CLI::Range(0, 1'000))
+        ->type_name("K");
     add_switch(run, "--quiet", s.quiet, "no status line while waiting");
     // One list, split at its first `--` after parsing: of two positional lists CLI11 would
     // give the first everything. From RESOURCE on nothing is parsed (add_command), so CMD's
@@ -169,6 +175,7 @@ public:
         o.permits = s_.permits;
         o.mode = s_.mode;
         o.max_hold = s_.max_hold;
+        o.replicas = s_.replicas;
         o.watchdog = true;
         auto when_acquired = asio::bind_cancellation_slot(
             acquire_cancel_.slot(), [this](error_code ec, lease l) { this->on_acquired(ec, std::move(l)); });

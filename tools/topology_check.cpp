@@ -31,13 +31,13 @@ void failover_within_a_lease(const client_config& cfg, const std::string& label,
         label + ": " + setting + " is shorter than max_ttl " + std::to_string(cfg.max_ttl.count()) +
         " ms: a replica can be promoted while a lease is held, and it may lack the lease's grant "
         "(replication is asynchronous)";
-    if (cfg.restart_quarantine) {
+    if (cfg.failover_quarantine) {
         out.push_back({lv::info, what + "; the failover quarantine keeps the promoted master from voting for "
                                         "max_ttl"});
     } else {
         out.push_back({lv::unsafe, what +
-                                       "; with the restart quarantine off its grants count at once: a lock "
-                                       "two clients hold; turn restart_quarantine on (or acquire with "
+                                       "; with the failover quarantine off its grants count at once: a lock "
+                                       "two clients hold; turn failover_quarantine on (or acquire with "
                                        "lock_options::replicas)"});
     }
 }

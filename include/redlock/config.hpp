@@ -42,7 +42,7 @@ struct REDLOCK_API node_settings {
 ///   "key_prefix": "redlock:", "max_ttl_ms": 60000, "drift_factor": 0.01,
 ///   "node_timeout_ms": 50, "connect_timeout_ms": 1000, "health_check_interval_ms": 2000,
 ///   "client_name": "redlock",
-///   "restart_quarantine": true, "max_queued_requests": 100000,
+///   "restart_quarantine": true, "failover_quarantine": true, "max_queued_requests": 100000,
 ///   "max_subscriptions": 10000,
 ///   "retry": {"min_delay_ms": 50, "max_delay_ms": 250},
 ///   "tls": {"ca_file": "...", "cert_file": "...", "key_file": "...", "server_name": "...",
@@ -82,6 +82,16 @@ struct REDLOCK_API client_config {
     /// still go to it. Turn it off only for nodes that cannot lose a lock (AOF with
     /// appendfsync always), or for servers started empty a moment ago, as tests and demos do.
     bool restart_quarantine = true;
+    /// Failover quarantine: a master that became one less than max_ttl + drift ago (a replica
+    /// promoted by Sentinel or by a cluster failover) does not vote until then, since its old
+    /// master's grants may not have reached it. Whether or not this client saw the switch: each
+    /// handshake runs failover_mark.lua, which keeps the promotion's quarantine on the master
+    /// itself (keys "{<key_prefix>failover:<n>}:mark" and ":quarantine"), and a client that
+    /// watches the switch starts one at once. Independent of restart_quarantine: persistence
+    /// does nothing against a failover. Turning it off lets a promoted master grant at once a
+    /// lock that an unreplicated grant of its old master still holds: two holders, unless every
+    /// lease waits for a replica (lock_options::replicas).
+    bool failover_quarantine = true;
     /// Per node connection: requests waiting beyond this fail at once with error::queue_full
     /// (back-pressure while a node is slow or away; an acquire counts that node as failed).
     /// Zero: no limit.

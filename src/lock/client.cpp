@@ -52,13 +52,11 @@ metrics_snapshot client::metrics() const {
                 n.sentinel_master = redis::detail::endpoint(*master);
             n.sentinel_switches = sentinels->switches();
         }
-        if (state_->health()) {
-            auto view = state_->health_of(i);
-            n.voting = view.voting;
-            n.quarantine_left_ms = view.quarantine_left.count();
-            n.run_id = std::move(view.run_id);
-            n.last_error = std::move(view.problem);
-        }
+        auto view = state_->health_of(i);
+        n.voting = view.voting;
+        n.quarantine_left_ms = view.quarantine_left.count();
+        n.run_id = std::move(view.run_id);
+        n.last_error = std::move(view.problem);
         if (n.last_error.empty()) {
             const auto last = state_->link(i).last_error();
             if (last.code) n.last_error = last.message.empty() ? last.code.message() : last.message;

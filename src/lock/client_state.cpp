@@ -60,9 +60,10 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
       cfg_(std::move(cfg)),
       // The connections share the client's strand: lock operations and their replies then run
       // without a hop between strands.
-      health_(cfg_.restart_quarantine
-                  ? std::make_shared<node_health_board>(cfg_.nodes.size(), cfg_.max_ttl, cfg_.drift_factor)
-                  : nullptr),
+      // Always: what server each node is (one server must not vote twice) is read whatever
+      // the quarantine settings.
+      health_(std::make_shared<node_health_board>(cfg_.nodes.size(), cfg_.max_ttl, cfg_.drift_factor,
+                                                  cfg_.restart_quarantine)),
       events_(std::make_shared<event_sink>(ex_, cfg_.on_event)),
       members_(std::make_shared<cluster_members>()),
       node_names_(names_of(cfg_)),
@@ -81,17 +82,17 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
         const bool cluster = specs[i].kind == redis::node_spec::topology::cluster;
         const bool sentinel = specs[i].kind == redis::node_spec::topology::sentinel;
         // A failover's promoted replica may lack grants its master made: quarantined as a
-        // restarted server is.
+        // restarted server is. This client saw the switch; failover_mark.lua tells the others.
         redis::detail::cluster_link::new_master_fn on_new_master;
         const auto& name = node_names_[i];
-        if (health_ && cluster) {
+        if (cfg_.failover_quarantine && cluster) {
             on_new_master = [health = health_, events = events_, members = members_, i,
                              name](const redis::node_address& a) {
                 const auto entry = member_entry_made(*health, *members, i, a);
                 health->on_promoted(entry);
                 tell_quarantine(*health, *events, entry, i, name, redis::detail::endpoint(a));
             };
-        } else if (health_ && sentinel) {
+        } else if (cfg_.failover_quarantine && sentinel) {
             // Sentinel moved the master: the node is one voter whatever server it reaches.
             on_new_master = [health = health_, events = events_, i, name](const redis::node_address&) {
                 health->on_promoted(i);
@@ -157,7 +158,6 @@ redis::connection_config client_state::config_for(const client_config& cfg,
             events->emit(node_event(event_kind::node_down, node, name, ec, std::string(why)));
         };
     }
-    if (!health) return cc;
     const auto entry = cluster ? member_entry_made(*health, members, node, address) : node;
     cc.on_server_info = [health, events, entry, node, name,
                          master = cluster ? redis::detail::endpoint(address)
@@ -169,9 +169,16 @@ redis::connection_config client_state::config_for(const client_config& cfg,
     // only the master of the key's slot records it; the others' refusals are ignored.
     cc.setup_commands.push_back({"EVAL", std::string(scripts::record_max_ttl.source), "1",
                                  "{" + cfg.key_prefix + "}:max_ttl", std::to_string(cfg.max_ttl.count())});
-    cc.on_setup_replies = [health](const std::vector<resp::value>& replies) {
+    // The failover quarantine as the server itself knows it, after the max_ttl it waits for.
+    if (cfg.failover_quarantine) {
+        cc.setup_commands.push_back({"EVAL", std::string(scripts::failover_mark.source), "0", cfg.key_prefix,
+                                     std::to_string(health->failover_wait().count()),
+                                     std::to_string(cfg.drift_factor)});
+    }
+    cc.on_setup_replies = [health, entry](const std::vector<resp::value>& replies) {
         if (!replies.empty() && replies.front().kind == resp::type::integer)
             health->on_recorded_max_ttl(std::chrono::milliseconds(replies.front().integer));
+        if (replies.size() > 1) health->on_failover_mark(entry, replies[1]);
     };
     return cc;
 }
@@ -197,7 +204,6 @@ std::optional<std::size_t> client_state::member_entry(std::size_t node,
 }
 
 bool client_state::votes(std::size_t node, std::string_view key) const {
-    if (!health_) return true;
     // A node's health entry is its own; a cluster node's, that of the master of the key's slot.
     auto entry = node;
     const redis::node_address* master = nullptr;
@@ -219,7 +225,7 @@ bool client_state::votes(std::size_t node, std::string_view key) const {
 
 std::string client_state::same_server_nodes() const {
     // Every acquire asks: one atomic load, and the board's lock only when there is an answer.
-    if (!health_ || !health_->any_same_server()) return {};
+    if (!health_->any_same_server()) return {};
     for (std::size_t i = 0; i < node_count(); ++i) {
         const auto other = health_->same_server_as(i);
         if (!other) continue;
@@ -231,7 +237,6 @@ std::string client_state::same_server_nodes() const {
 }
 
 std::string client_state::why_not_voting(std::size_t node, std::string_view key) const {
-    if (!health_) return {};
     const auto* cluster = nodes_[node]->cluster();
     if (!cluster) return health_->describe(node, clock::now()).problem;
     const auto slot = redis::detail::key_slot(key);
@@ -246,7 +251,6 @@ std::string client_state::why_not_voting(std::size_t node, std::string_view key)
 
 node_health_board::view client_state::health_of(std::size_t node) const {
     node_health_board::view all;
-    if (!health_) return all;
     if (!nodes_[node]->routes_by_slot()) return health_->describe(node, clock::now());
     std::lock_guard lock(members_->mutex);
     all.voting = !members_->entries[node].empty();

@@ -128,12 +128,12 @@ public:
     /// until its ttl runs out.
     [[nodiscard]] std::chrono::milliseconds background_timeout() const noexcept;
 
-    /// Whether node `node`'s grants on `key` count now (restart quarantine, see client_config):
+    /// Whether node `node`'s grants on `key` count now (restart and failover quarantines, one
+    /// vote per server, see client_config):
     /// a cluster's, whether those of the master serving the key's slot do; strand only.
     [[nodiscard]] bool votes(std::size_t node, std::string_view key) const;
     /// Empty, or why the configuration is unusable: two nodes' INFO reported one run_id (two
-    /// addresses of one server, which would vote twice). Known once both have connected, with
-    /// the restart quarantine on (it reads INFO).
+    /// addresses of one server, which would vote twice). Known once both have connected.
     [[nodiscard]] std::string same_server_nodes() const;
     /// Why it does not vote on `key`, for messages; empty if it does. Strand only.
     [[nodiscard]] std::string why_not_voting(std::size_t node, std::string_view key) const;
@@ -144,7 +144,7 @@ public:
     /// refused password, a certificate that did not verify).
     void admit(std::size_t node, std::string_view key, vote& v, boost::system::error_code& ec,
                std::string& detail);
-    /// The quarantine state of every node; null with client_config::restart_quarantine off.
+    /// The quarantine state and the identity of every node.
     [[nodiscard]] const std::shared_ptr<node_health_board>& health() const noexcept { return health_; }
 
     /// Runs `call`'s steps (a lock over several resources, split by slot) on node `node`, a

@@ -308,7 +308,7 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
             check_keys(doc, "",
                        {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms",
                         "connect_timeout_ms", "health_check_interval_ms", "client_name", "restart_quarantine",
-                        "max_queued_requests", "max_subscriptions", "retry", "tls"},
+                        "failover_quarantine", "max_queued_requests", "max_subscriptions", "retry", "tls"},
                        why)) {
         return ec;
     }
@@ -347,6 +347,9 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     }
     if (auto* f = find(doc, "restart_quarantine")) {
         if (auto ec = read_bool(*f, "restart_quarantine", out.restart_quarantine, why)) return ec;
+    }
+    if (auto* f = find(doc, "failover_quarantine")) {
+        if (auto ec = read_bool(*f, "failover_quarantine", out.failover_quarantine, why)) return ec;
     }
     if (auto* f = find(doc, "retry")) {
         if (auto ec = read_retry(*f, out.retry, why)) return ec;

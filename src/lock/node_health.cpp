@@ -39,15 +39,19 @@ bool parse_server_info(std::string_view text, server_info& out) {
 }
 
 void node_health::on_server_info(const server_info& info, clock::time_point now,
-                                 std::chrono::milliseconds max_ttl, double drift_factor) {
+                                 std::chrono::milliseconds max_ttl, double drift_factor, bool restart_rules) {
     const auto wait = max_ttl + drift_allowance(max_ttl, drift_factor);
     if (!run_id_.empty() && info.run_id != run_id_) run_id_changed_at_ = now;
-    if (run_id_changed_at_) {
-        quarantined_until_ = std::max(quarantined_until_, *run_id_changed_at_ + wait);
-    }
+    quarantined_until_ = std::max(quarantined_until_, marked_ends_);
     if (promoted_at_) {
         promotion_ends_ = *promoted_at_ + wait;
         quarantined_until_ = std::max(quarantined_until_, promotion_ends_);
+    }
+    run_id_ = info.run_id;
+    known_ = true;
+    if (!restart_rules) return;
+    if (run_id_changed_at_) {
+        quarantined_until_ = std::max(quarantined_until_, *run_id_changed_at_ + wait);
     }
     // Every node that started less than the whole wait ago (uptime is in whole seconds, so up to
     // a second more), not only one up for less than max_ttl: with drift above a second (max_ttl
@@ -55,8 +59,12 @@ void node_health::on_server_info(const server_info& info, clock::time_point now,
     // before the locks it lost had expired.
     const auto started = now - info.uptime;
     quarantined_until_ = std::max(quarantined_until_, started + std::chrono::seconds(1) + wait);
-    run_id_ = info.run_id;
-    known_ = true;
+}
+
+void node_health::on_failover_mark(clock::time_point now, std::chrono::milliseconds left) {
+    if (left <= left.zero()) return;
+    marked_ends_ = std::max(marked_ends_, now + left);
+    quarantined_until_ = std::max(quarantined_until_, marked_ends_);
 }
 
 void node_health::on_promoted(clock::time_point now, std::chrono::milliseconds max_ttl, double drift_factor) {
@@ -66,14 +74,16 @@ void node_health::on_promoted(clock::time_point now, std::chrono::milliseconds m
 }
 
 node_health_board::node_health_board(std::size_t nodes, std::chrono::milliseconds max_ttl,
-                                     double drift_factor)
+                                     double drift_factor, bool restart_rules)
     : nodes_(nodes),
       unparsable_(nodes, false),
+      mark_failed_(nodes),
       same_server_(nodes),
       last_seen_(nodes),
       told_until_(nodes),
       max_ttl_(max_ttl),
-      drift_factor_(drift_factor) {
+      drift_factor_(drift_factor),
+      restart_rules_(restart_rules) {
     for (std::size_t i = 0; i < nodes; ++i)
         owner_.push_back(i);
 }
@@ -82,6 +92,7 @@ std::size_t node_health_board::add_node(std::size_t owner) {
     std::lock_guard lock(mutex_);
     nodes_.emplace_back();
     unparsable_.push_back(false);
+    mark_failed_.emplace_back();
     same_server_.emplace_back();
     last_seen_.emplace_back();
     told_until_.emplace_back();
@@ -96,11 +107,11 @@ void node_health_board::on_server_info(std::size_t node, std::string_view text) 
     unparsable_[node] = !parsed;
     if (parsed) {
         const auto now = clock::now();
-        nodes_[node].on_server_info(info, now, std::max(max_ttl_, recorded_max_ttl_), drift_factor_);
+        nodes_[node].on_server_info(info, now, std::max(max_ttl_, recorded_max_ttl_), drift_factor_,
+                                    restart_rules_);
         last_seen_[node] = seen{info, now};
-    } else {
-        nodes_[node].on_reconnect();
     }
+    if (!parsed || !mark_failed_[node].empty()) nodes_[node].on_reconnect();
     bool any = false;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         same_server_[i].reset();
@@ -112,6 +123,32 @@ void node_health_board::on_server_info(std::size_t node, std::string_view text) 
         any = any || same_server_[i].has_value();
     }
     any_same_server_.store(any, std::memory_order_release);
+}
+
+void node_health_board::on_failover_mark(std::size_t node, const resp::value& reply) {
+    const auto length = failover_wait();
+    std::lock_guard lock(mutex_);
+    auto& failed = mark_failed_[node];
+    using resp::type;
+    failed.clear();
+    const auto* items = reply.kind == type::array ? &reply.elements : nullptr;
+    if (reply.is_error()) {
+        failed = reply.str;
+    } else if (!items || items->size() != 2 || (*items)[0].kind != type::integer ||
+               (*items)[1].kind != type::integer) {
+        failed = "failover_mark.lua answered " + resp::to_string(reply) + ", not {left, length}";
+    }
+    if (!failed.empty()) return;
+    auto left = std::chrono::milliseconds((*items)[0].integer);
+    // Started by a client that waits less than this one: the rest of this one's wait too.
+    const auto started_with = std::chrono::milliseconds((*items)[1].integer);
+    if (left > left.zero()) left += std::max(length - started_with, std::chrono::milliseconds::zero());
+    nodes_[node].on_failover_mark(clock::now(), left);
+}
+
+std::chrono::milliseconds node_health_board::failover_wait() const {
+    const auto ttl = quarantine_ttl();
+    return ttl + std::chrono::ceil<std::chrono::milliseconds>(drift_allowance(ttl, drift_factor_));
 }
 
 void node_health_board::on_promoted(std::size_t node) {
@@ -126,7 +163,8 @@ void node_health_board::on_recorded_max_ttl(std::chrono::milliseconds recorded) 
     if (recorded <= max_ttl_) return;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (last_seen_[i] && nodes_[i].known())
-            nodes_[i].on_server_info(last_seen_[i]->info, last_seen_[i]->at, recorded, drift_factor_);
+            nodes_[i].on_server_info(last_seen_[i]->info, last_seen_[i]->at, recorded, drift_factor_,
+                                     restart_rules_);
     }
 }
 
@@ -170,6 +208,8 @@ node_health_board::view node_health_board::describe(std::size_t node, clock::tim
     if (same_server_[node]) {
         v.problem = "the same server (run_id " + h.run_id() + ") as node " +
                     std::to_string(*same_server_[node]) + ": it does not vote twice";
+    } else if (!mark_failed_[node].empty()) {
+        v.problem = "its failover mark failed (no vote without it): " + mark_failed_[node];
     } else if (unparsable_[node]) {
         v.problem = "its INFO server reply has no run_id or uptime_in_seconds";
     } else if (!h.known()) {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <redlock/resp/value.hpp>
+
 namespace redlock::detail {
 
 /// What `INFO server` says about the server process behind a connection.
@@ -32,14 +34,22 @@ struct server_info {
 ///   may lack keys): no vote until max_ttl + drift from now, whatever its uptime.
 /// - Promoted (a cluster's replica that took over slots from its master, which may not have
 ///   passed it every grant): no vote until max_ttl + drift from the promotion.
+/// - Marked as promoted on the server itself (failover_mark.lua): no vote until the mark's
+///   quarantine ends, whether or not this client saw the switch.
+/// The first three rules are the restart quarantine's and the last two the failover
+/// quarantine's; each goes off with its own setting (client_config).
 class node_health {
 public:
     using clock = std::chrono::steady_clock;
 
     /// A new connection: no vote until its INFO answer.
     void on_reconnect() noexcept { known_ = false; }
+    /// With `restart_rules` false only the failover quarantine applies: it votes once known.
     void on_server_info(const server_info& info, clock::time_point now, std::chrono::milliseconds max_ttl,
-                        double drift_factor);
+                        double drift_factor, bool restart_rules = true);
+    /// The server says that it became a master and that its failover quarantine has `left` to
+    /// run (zero: none); before on_server_info of the same handshake.
+    void on_failover_mark(clock::time_point now, std::chrono::milliseconds left);
 
     /// It became a master of slots another master served: it may lack that master's grants.
     void on_promoted(clock::time_point now, std::chrono::milliseconds max_ttl, double drift_factor);
@@ -55,7 +65,7 @@ public:
     [[nodiscard]] const std::string& run_id() const noexcept { return run_id_; }
     /// Whether the quarantine is a promotion's (not a restart's).
     [[nodiscard]] bool quarantined_by_promotion() const noexcept {
-        return promoted_at_ && promotion_ends_ >= quarantined_until_;
+        return (promoted_at_ && promotion_ends_ >= quarantined_until_) || marked_ends_ >= quarantined_until_;
     }
 
 private:
@@ -64,6 +74,7 @@ private:
     std::optional<clock::time_point> run_id_changed_at_;  // the last change seen
     std::optional<clock::time_point> promoted_at_;        // the last promotion seen
     clock::time_point promotion_ends_{};                  // its quarantine's end
+    clock::time_point marked_ends_{};                     // the end of the one the server told
     clock::time_point quarantined_until_{};
 };
 
@@ -73,7 +84,9 @@ class node_health_board {
 public:
     using clock = std::chrono::steady_clock;
 
-    node_health_board(std::size_t nodes, std::chrono::milliseconds max_ttl, double drift_factor);
+    /// `restart_rules`: client_config::restart_quarantine (node_health::on_server_info).
+    node_health_board(std::size_t nodes, std::chrono::milliseconds max_ttl, double drift_factor,
+                      bool restart_rules = true);
 
     /// A new entry, for one more server of node `owner` (a master of a cluster node); returns
     /// its index. Entries of one owner may be one server (a seed and a master by two names).
@@ -83,6 +96,12 @@ public:
     void on_promoted(std::size_t node);
     /// The text of INFO server from a new connection to `node`; unparsable text: no vote.
     void on_server_info(std::size_t node, std::string_view text);
+    /// The reply of failover_mark.lua from a new connection to `node`, before its INFO server:
+    /// {left ms, the length the quarantine was started with}. A client whose own length is
+    /// longer waits the difference too. An error or a malformed reply: no vote, and why.
+    void on_failover_mark(std::size_t node, const resp::value& reply);
+    /// The length of a failover quarantine this client starts: quarantine_ttl() + drift.
+    [[nodiscard]] std::chrono::milliseconds failover_wait() const;
     /// The largest max_ttl that a node says any client of it has recorded (record_max_ttl.lua):
     /// every quarantine waits for it if it is above this client's own, those already running too.
     void on_recorded_max_ttl(std::chrono::milliseconds recorded);
@@ -117,6 +136,7 @@ private:
     mutable std::mutex mutex_;
     std::vector<node_health> nodes_;
     std::vector<bool> unparsable_;
+    std::vector<std::string> mark_failed_;  // per entry: why its failover mark failed, or empty
     std::vector<std::size_t> owner_;                       // per entry: its node
     std::vector<std::optional<std::size_t>> same_server_;  // see same_server_as()
     std::atomic<bool> any_same_server_{false};
@@ -129,6 +149,7 @@ private:
     std::chrono::milliseconds recorded_max_ttl_{0};
     std::chrono::milliseconds max_ttl_;
     double drift_factor_;
+    bool restart_rules_;
 };
 
 }  // namespace redlock::detail

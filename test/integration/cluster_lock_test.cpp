@@ -620,6 +620,9 @@ BOOST_AUTO_TEST_CASE(a_waiter_follows_its_channel_through_a_failover) {
     redlock::client holder(ioc.get_executor(), cluster_config({cluster.uri()}));
     auto slow_poll = cluster_config({cluster.uri()});
     slow_poll.retry = {50ms, 2000ms};
+    // Granted by the promoted master a moment after the failover: the holder's grant reached
+    // the replica (replicas = 1), and what is tested is the channel, not the quarantine.
+    slow_poll.failover_quarantine = false;
     redlock::client waiter(ioc.get_executor(), slow_poll);
     run_coro(
         ioc,
@@ -755,6 +758,71 @@ BOOST_AUTO_TEST_CASE(a_seed_that_is_not_a_cluster_fails_votes_with_its_reason) {
         BOOST_TEST((ec == redlock::error::quorum_unreachable), ec.message());
         BOOST_TEST(diag.message.find("cluster support disabled") != std::string::npos, diag.message);
     }());
+}
+
+// A master SIGKILLed with a grant its replica never got, and a client started after the
+// promotion, which never saw the switch: the promoted master keeps its failover quarantine
+// (failover_mark.lua), so the client is refused, saying so, until the holder's lease, lost with
+// the key, has run out. With the restart quarantine off, as a deployment with AOF would run.
+BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_by_the_promoted_master) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    auto cfg = cluster_config({cluster.uri()});
+    cfg.max_ttl = 15s;
+    redlock::client holder(ioc.get_executor(), cfg);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            const std::string resource = "lost-in-failover";
+            const auto slot = slot_of(resource);
+            // Outlives the promotion (cluster-node-timeout 5 s and the election).
+            auto o = options(15s);
+            o.watchdog = true;
+            auto lease = co_await holder.async_acquire(resource, o, asio::use_awaitable);
+            auto* old_master = &cluster.master_of_slot(slot);
+            BOOST_TEST(redlock::test::unreplicate(*old_master, resource) > 0);
+            old_master->kill9();
+            const auto killed_at = std::chrono::steady_clock::now();
+            redlock::test::redis_server* promoted = nullptr;
+            while (!promoted && std::chrono::steady_clock::now() - killed_at < 40s) {
+                try {
+                    if (auto* now_master = &cluster.master_of_slot(slot); now_master != old_master)
+                        promoted = now_master;
+                } catch (const std::exception&) {
+                    // No live server names a master for the slot yet.
+                }
+                co_await redlock::test::sleep_for(100ms);
+            }
+            BOOST_REQUIRE(promoted != nullptr);
+            BOOST_TEST(holder_on(*promoted, resource).empty());
+
+            redlock::client fresh(ioc.get_executor(), cfg);
+            redlock::diagnostics diag;
+            auto [refused, none] = co_await fresh.async_acquire(resource, options(15s, 0ms), diag, tuple_awaitable);
+            BOOST_TEST((refused == redlock::error::quorum_unreachable), refused.message());
+            BOOST_TEST(diag.message.find("127.0.0.1:" + std::to_string(promoted->port()) +
+                                         ": failover quarantine: it became a master less than max_ttl ago") !=
+                           std::string::npos,
+                       diag.message);
+            std::chrono::steady_clock::time_point granted_at{};
+            auto holder_valid_until = lease.valid_until();
+            while (granted_at == std::chrono::steady_clock::time_point{}) {
+                auto [ec, got] = co_await fresh.async_acquire(resource, options(15s, 0ms), tuple_awaitable);
+                holder_valid_until = lease.valid_until();
+                if (!ec) {
+                    granted_at = std::chrono::steady_clock::now();
+                    co_await got.async_release(asio::use_awaitable);
+                }
+                co_await redlock::test::sleep_for(200ms);
+            }
+            BOOST_TEST(!lease.held());
+            BOOST_TEST((granted_at >= holder_valid_until),
+                       "granted "
+                           << std::chrono::duration_cast<std::chrono::milliseconds>(holder_valid_until - granted_at)
+                                  .count()
+                           << " ms before the holder's lease ran out");
+        }(),
+        120s);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -272,4 +272,98 @@ BOOST_AUTO_TEST_CASE(a_killed_master_fails_over_and_locks_work_again_after_max_t
         90s);
 }
 
+// The master SIGKILLed with a grant its replicas never got (asynchronous replication), and a
+// client started after the promotion: it never saw the switch, meets a master with a long
+// uptime, and is still refused for the failover quarantine, which the promoted master itself
+// keeps (failover_mark.lua). The holder's lease is lost (its renewals meet no key) before the
+// new client holds. With the restart quarantine on and off: the failover quarantine is its own.
+// Negative control: a client started then with the failover quarantine off is granted the lock
+// while the holder still counts it valid.
+BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_for_the_failover_quarantine) {
+    for (const bool restart_quarantine : {true, false}) {
+        BOOST_TEST_CONTEXT("restart_quarantine " << restart_quarantine) {
+            redis_sentinel_group group;
+            asio::io_context ioc;
+            auto cfg = sentinel_config(group.uri());
+            cfg.restart_quarantine = restart_quarantine;
+            cfg.max_ttl = 10000ms;
+            redlock::client holder(ioc.get_executor(), cfg);
+            run_coro(
+                ioc,
+                [&]() -> asio::awaitable<void> {
+                    auto o = options(10000ms, 20s);  // waits out the servers' own restart quarantine
+                    o.watchdog = true;
+                    auto lease = co_await holder.async_acquire("orders", o, asio::use_awaitable);
+                    // Old enough that the restart quarantine has nothing to say of the replica
+                    // that will be promoted: only the promotion can keep it from voting.
+                    BOOST_TEST(co_await eventually(
+                        [&] {
+                            for (std::size_t i = 0; i < group.data_servers(); ++i)
+                                if (redlock::test::uptime(group.data_server(i)) < cfg.max_ttl + 2s) return false;
+                            return true;
+                        },
+                        30s));
+                    auto& old_master = group.master();
+                    BOOST_TEST(redlock::test::unreplicate(old_master, "orders") > 0);
+                    BOOST_TEST(co_await eventually([&] {
+                        for (std::size_t i = 0; i < group.data_servers(); ++i) {
+                            auto& s = group.data_server(i);
+                            if (&s != &old_master && !holder_on(s, "orders").empty()) return false;
+                        }
+                        return true;
+                    }));
+                    BOOST_TEST(holder_on(old_master, "orders") == lease.token());
+                    auto& promoted = group.kill_master_and_wait_for_failover(false);
+                    BOOST_TEST(holder_on(promoted, "orders").empty());
+
+                    // Started now: it has seen no master before this one.
+                    redlock::client fresh(ioc.get_executor(), cfg);
+                    redlock::diagnostics diag;
+                    auto [refused, none] =
+                        co_await fresh.async_acquire("orders", options(10000ms, 0ms), diag, tuple_awaitable);
+                    BOOST_TEST((refused == redlock::error::quorum_unreachable), refused.message());
+                    BOOST_TEST(diag.message.find("failover quarantine: it became a master less than max_ttl "
+                                                 "ago; it votes in") != std::string::npos,
+                               diag.message);
+                    if (!restart_quarantine) {
+                        // Negative control: without the failover quarantine the promoted master
+                        // grants at once what the holder still counts as its own.
+                        auto unguarded_cfg = cfg;
+                        unguarded_cfg.failover_quarantine = false;
+                        redlock::client unguarded(ioc.get_executor(), unguarded_cfg);
+                        auto [ec, second] = co_await unguarded.async_acquire("orders", options(10000ms, 0ms),
+                                                                              tuple_awaitable);
+                        BOOST_TEST(!ec, ec.message());
+                        BOOST_TEST((std::chrono::steady_clock::now() < lease.valid_until()),
+                                   "the holder's lease was no longer valid at the second grant");
+                        if (!ec) co_await second.async_release(asio::use_awaitable);
+                    }
+
+                    // Tried until granted: never while the holder's lease is valid.
+                    std::chrono::steady_clock::time_point granted_at{};
+                    auto holder_valid_until = lease.valid_until();
+                    while (granted_at == std::chrono::steady_clock::time_point{}) {
+                        auto [ec, got] = co_await fresh.async_acquire("orders", options(10000ms, 0ms),
+                                                                      tuple_awaitable);
+                        holder_valid_until = lease.valid_until();
+                        if (!ec) {
+                            granted_at = std::chrono::steady_clock::now();
+                            co_await got.async_release(asio::use_awaitable);
+                            break;
+                        }
+                        co_await redlock::test::sleep_for(200ms);
+                    }
+                    BOOST_TEST(!lease.held());
+                    BOOST_TEST((granted_at >= holder_valid_until),
+                               "granted "
+                                   << std::chrono::duration_cast<std::chrono::milliseconds>(holder_valid_until -
+                                                                                            granted_at)
+                                          .count()
+                                   << " ms before the holder's lease ran out");
+                }(),
+                120s);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -123,6 +123,28 @@ inline std::string holder_on(const redis_server& s, const std::string& resource)
     return s.command({"GET", lock_key(resource)}).str;
 }
 
+/// How long the server has run (INFO server's uptime_in_seconds); zero if it does not say.
+inline std::chrono::seconds uptime(const redis_server& s) {
+    const auto text = s.command({"INFO", "server"}).str;
+    const auto at = text.find("uptime_in_seconds:");
+    if (at == std::string::npos) return std::chrono::seconds(0);
+    return std::chrono::seconds(std::stoll(text.substr(at + std::string_view("uptime_in_seconds:").size())));
+}
+
+/// Makes `resource`'s lock key one that `master` holds and its replicas never got, as when a
+/// grant is lost to asynchronous replication: deleted everywhere, then written again on the
+/// master alone (a script's REPL_NONE) with its value and ttl. Renewals then reach the replicas
+/// as PEXPIREs of a key they lack, which do nothing. Returns the key's ttl in ms, -2 for none.
+inline std::int64_t unreplicate(const redis_server& master, const std::string& resource) {
+    const auto reply =
+        master.command({"EVAL",
+                        "local v = redis.call('GET', KEYS[1]); local t = redis.call('PTTL', KEYS[1]); "
+                        "if not v or t <= 0 then return -2 end; redis.call('DEL', KEYS[1]); "
+                        "redis.set_repl(redis.REPL_NONE); redis.call('SET', KEYS[1], v, 'PX', t); return t",
+                        "1", lock_key(resource)});
+    return reply.integer;
+}
+
 /// Whether the lock key of `resource` exists on one server.
 inline bool key_exists(const redis_server& s, const std::string& resource) {
     return s.command({"EXISTS", lock_key(resource)}).integer != 0;

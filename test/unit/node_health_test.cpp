@@ -1,5 +1,6 @@
 // Restart quarantine (node_health) and the INFO server parser, without servers.
 #include "lock/node_health.hpp"
+#include "support/resp_values.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -10,6 +11,9 @@ using redlock::detail::node_health;
 using redlock::detail::node_health_board;
 using redlock::detail::parse_server_info;
 using redlock::detail::server_info;
+using redlock::test::error_reply;
+using redlock::test::integer_reply;
+using redlock::test::integers_reply;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
@@ -187,6 +191,72 @@ BOOST_AUTO_TEST_CASE(a_clusters_masters_have_entries_of_their_own) {
     BOOST_TEST(!board.votes(0, later));
     BOOST_TEST(!board.votes(master, later));
     BOOST_TEST(board.same_server_as(0).value() == 1u);  // the node, not the entry
+}
+
+// A client that first meets a promoted master learns of the promotion from the master itself
+// (failover_mark.lua): {left, the length it was started with}. The quarantine is the
+// promotion's, whatever the server's uptime and whether or not the restart rules are on.
+BOOST_AUTO_TEST_CASE(a_failover_mark_quarantines_a_client_that_never_saw_the_switch) {
+    for (const bool restart_rules : {true, false}) {
+        node_health_board board(1, 1000ms, drift, restart_rules);
+        board.on_failover_mark(0, integers_reply({700, 1012}));
+        board.on_server_info(0, "run_id:promoted\r\nuptime_in_seconds:100000\r\n");
+        const auto now = clock_type::now();
+        BOOST_TEST(!board.votes(0, now));
+        BOOST_TEST(board.describe(0, now).problem.find("failover quarantine") == 0u, board.describe(0, now).problem);
+        BOOST_TEST(!board.votes(0, now + 650ms));
+        BOOST_TEST(board.votes(0, now + 800ms));
+        // The next connection's mark says it is over: it still ends no sooner than told before.
+        board.on_failover_mark(0, integers_reply({0, 0}));
+        board.on_server_info(0, "run_id:promoted\r\nuptime_in_seconds:100000\r\n");
+        BOOST_TEST(!board.votes(0, now + 650ms));
+    }
+}
+
+// Started by a client with a shorter max_ttl + drift than ours: we wait the difference too.
+BOOST_AUTO_TEST_CASE(a_failover_mark_started_with_a_shorter_length_is_waited_out_with_ours) {
+    node_health_board board(1, 5000ms, drift, false);  // ours: 5000 + 52 ms
+    board.on_failover_mark(0, integers_reply({400, 1012}));
+    board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+    const auto now = clock_type::now();
+    BOOST_TEST(!board.votes(0, now + 400ms + 4000ms));
+    BOOST_TEST(board.votes(0, now + 400ms + 4040ms + 50ms));
+}
+
+// A mark that failed (an error reply, a reply of another shape): the node does not vote, and
+// says why; the next connection's good mark lets it vote.
+BOOST_AUTO_TEST_CASE(a_failed_failover_mark_keeps_the_node_from_voting) {
+    node_health_board board(1, 1000ms, drift, false);
+    const auto later = clock_type::now() + 10s;
+    board.on_failover_mark(0, error_reply("NOPERM this user has no permissions to run the 'info' command"));
+    board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+    BOOST_TEST(!board.votes(0, later));
+    BOOST_TEST(board.describe(0, later).problem.find("its failover mark failed (no vote without it): NOPERM") ==
+                   0u,
+               board.describe(0, later).problem);
+    board.on_failover_mark(0, integer_reply(3));
+    board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+    BOOST_TEST(!board.votes(0, later));
+    board.on_failover_mark(0, integers_reply({0, 0}));
+    board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+    BOOST_TEST(board.votes(0, later));
+}
+
+// Without the restart rules a young server or a new run_id votes at once; a promotion this
+// client saw still quarantines it, and one server under two names still votes once.
+BOOST_AUTO_TEST_CASE(without_the_restart_rules_only_the_failover_and_identity_rules_hold) {
+    node_health_board board(2, 1000ms, drift, false);
+    const auto now = clock_type::now();
+    board.on_server_info(0, "run_id:young\r\nuptime_in_seconds:0\r\n");
+    BOOST_TEST(board.votes(0, now));
+    board.on_server_info(0, "run_id:restarted\r\nuptime_in_seconds:0\r\n");
+    BOOST_TEST(board.votes(0, now));
+    board.on_promoted(0);
+    BOOST_TEST(!board.votes(0, now));
+    BOOST_TEST(board.votes(0, now + 1200ms));
+    board.on_server_info(1, "run_id:restarted\r\nuptime_in_seconds:0\r\n");
+    BOOST_TEST(!board.votes(1, now + 2s));
+    BOOST_TEST(board.same_server_as(1).value() == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

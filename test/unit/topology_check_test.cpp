@@ -97,9 +97,11 @@ sentinel_report healthy_sentinels() {
     return s;
 }
 
+// `quarantine` false: both quarantines off.
 redlock::client_config config(bool quarantine = true) {
     redlock::client_config c;
     c.restart_quarantine = quarantine;
+    c.failover_quarantine = quarantine;
     return c;
 }
 
@@ -142,7 +144,7 @@ BOOST_AUTO_TEST_CASE(a_healthy_cluster_is_one_voter_and_safe_with_the_quarantine
     // server without AOF.
     fs = check({healthy_cluster()}, false);
     BOOST_TEST(mentions(fs, lv::unsafe, "cluster-node-timeout 5000 ms is shorter than max_ttl 60000 ms"));
-    BOOST_TEST(mentions(fs, lv::unsafe, "with the restart quarantine off its grants count at once"));
+    BOOST_TEST(mentions(fs, lv::unsafe, "with the failover quarantine off its grants count at once"));
     BOOST_TEST(mentions(fs, lv::unsafe, "nodes[0] master 10.0.0.2:7001: no AOF and restart quarantine off"));
 
     // A node timeout no shorter than max_ttl: a failover comes after every lease ran out.
