@@ -165,21 +165,28 @@ redis::connection_config client_state::config_for(const client_config& cfg,
         health->on_server_info(entry, text);
         tell_quarantine(*health, *events, entry, node, name, master);
     };
-    // The largest max_ttl any client of these nodes records (record_max_ttl.lua). In a cluster
-    // only the master of the key's slot records it; the others' refusals are ignored.
-    cc.setup_commands.push_back({"EVAL", std::string(scripts::record_max_ttl.source), "1",
-                                 "{" + cfg.key_prefix + "}:max_ttl", std::to_string(cfg.max_ttl.count())});
-    // The failover quarantine as the server itself knows it, after the max_ttl it waits for.
-    if (cfg.failover_quarantine) {
-        cc.setup_commands.push_back({"EVAL", std::string(scripts::failover_mark.source), "0", cfg.key_prefix,
-                                     std::to_string(health->failover_wait().count()),
-                                     std::to_string(cfg.drift_factor)});
+    // The largest max_ttl any client of these nodes records (record_max_ttl.lua), for the
+    // restart quarantine. In a cluster only the master of the key's slot records it; the others'
+    // refusals are ignored.
+    const bool record = cfg.restart_quarantine;
+    if (record) {
+        cc.setup_commands.push_back({"EVAL", std::string(scripts::record_max_ttl.source), "1",
+                                     "{" + cfg.key_prefix + "}:max_ttl", std::to_string(cfg.max_ttl.count())});
     }
-    cc.on_setup_replies = [health, entry](const std::vector<resp::value>& replies) {
-        if (!replies.empty() && replies.front().kind == resp::type::integer)
-            health->on_recorded_max_ttl(std::chrono::milliseconds(replies.front().integer));
-        if (replies.size() > 1) health->on_failover_mark(entry, replies[1]);
-    };
+    // The failover quarantine as the server itself keeps it (it records the longest max_ttl +
+    // drift of its own, on every master).
+    const bool mark = cfg.failover_quarantine;
+    if (mark) {
+        cc.setup_commands.push_back({"EVAL", std::string(scripts::failover_mark.source), "0", cfg.key_prefix,
+                                     std::to_string(health->failover_wait().count())});
+    }
+    if (record || mark) {
+        cc.on_setup_replies = [health, entry, record, mark](const std::vector<resp::value>& replies) {
+            if (record && !replies.empty() && replies.front().kind == resp::type::integer)
+                health->on_recorded_max_ttl(std::chrono::milliseconds(replies.front().integer));
+            if (mark && replies.size() == (record ? 2u : 1u)) health->on_failover_mark(entry, replies.back());
+        };
+    }
     return cc;
 }
 

@@ -140,6 +140,11 @@ void node_health_board::on_failover_mark(std::size_t node, const resp::value& re
     }
     if (!failed.empty()) return;
     auto left = std::chrono::milliseconds((*items)[0].integer);
+    if (left < left.zero()) {
+        // Still a replica: if it becomes a master on this connection, that is after now.
+        nodes_[node].on_promoted(clock::now(), std::max(max_ttl_, recorded_max_ttl_), drift_factor_);
+        return;
+    }
     // Started by a client that waits less than this one: the rest of this one's wait too.
     const auto started_with = std::chrono::milliseconds((*items)[1].integer);
     if (left > left.zero()) left += std::max(length - started_with, std::chrono::milliseconds::zero());

@@ -1,4 +1,5 @@
--- extend_batch.lua: extend.lua for many leases in one call (the watchdog's renewals of one node).
+-- extend_batch.lua: extend.lua for many leases in one call (the watchdog's renewals of one node);
+-- never shortens a key's ttl (GT, as extend.lua).
 -- KEYS[i]      lock key of lease i   "{<prefix><resource>}:lock"
 -- ARGV[2i-1]   its owner token
 -- ARGV[2i]     its new ttl in milliseconds
@@ -10,7 +11,7 @@
 local result = {}
 for i = 1, #KEYS do
     if redis.pcall('GET', KEYS[i]) == ARGV[2 * i - 1] then
-        redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
+        redis.call('PEXPIRE', KEYS[i], ARGV[2 * i], 'GT')
         result[i] = 1
     else
         result[i] = 0

@@ -1,5 +1,5 @@
 -- multi_extend.lua: give the locks of several resources a new ttl where they hold our token;
--- never recreates a missing key.
+-- never recreates a missing key, never shortens one (GT, as extend.lua).
 -- KEYS[1..n]  the resources' lock keys "{<prefix><resource>}:lock"
 -- ARGV[1]     owner token
 -- ARGV[2]     new ttl in milliseconds
@@ -13,6 +13,6 @@ for i = 1, #KEYS do
     end
 end
 for i = 1, #KEYS do
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    redis.call('PEXPIRE', KEYS[i], ARGV[2], 'GT')
 end
 return 1

@@ -127,6 +127,12 @@ BOOST_AUTO_TEST_CASE(deployment_flags_split_the_node_list_and_refuse_what_they_c
     BOOST_TEST(where.config_file.value() == "f.json");
     command.parse("--restart-quarantine=on");
     BOOST_TEST(where.restart_quarantine.value() == true);
+    BOOST_TEST(!where.failover_quarantine.has_value());
+    command.parse("--failover-quarantine off");
+    BOOST_TEST(where.failover_quarantine.value() == false);
+    BOOST_TEST(parse_error_of([&] {
+                   command.parse("--failover-quarantine maybe");
+               }).find("--failover-quarantine: ") == 0u);
     BOOST_TEST(parse_error_of([&] { command.parse("--nodes ,"); }) == "--nodes: no node URI given");
     BOOST_TEST(parse_error_of([&] {
                    command.parse("--restart-quarantine maybe");
@@ -146,7 +152,8 @@ BOOST_AUTO_TEST_CASE(deployment_flags_split_the_node_list_and_refuse_what_they_c
 
 // `redlock COMMAND --help`: exit 0, its usage line and every flag it takes, on stdout.
 BOOST_AUTO_TEST_CASE(every_command_has_a_help_that_lists_its_flags) {
-    const std::vector<std::string> deployment = {"--config", "--nodes", "--restart-quarantine"};
+    const std::vector<std::string> deployment = {"--config", "--nodes", "--restart-quarantine",
+                                                 "--failover-quarantine"};
     struct command_flags {
         std::string command;
         std::vector<std::string> flags;
@@ -154,7 +161,7 @@ BOOST_AUTO_TEST_CASE(every_command_has_a_help_that_lists_its_flags) {
     for (const auto& c : std::vector<command_flags>{
              {"run",
               {"--ttl", "--wait", "--fenced", "--permits", "--shared", "--writer", "--max-hold", "--grace",
-               "--quiet"}},
+               "--replicas", "--quiet"}},
              {"check", {}},
              {"demo", {"--nodes", "--cluster", "--workers", "--seconds", "--json"}},
              {"bench", {"--nodes", "--seconds", "--concurrency", "--json"}},
@@ -210,6 +217,8 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_name_the_flag) {
              {{"run", "--nodes", ",", "r", "--", "true"}, "--nodes: no node URI given"},
              {{"run", nodes, "--restart-quarantine", "maybe", "r", "--", "true"}, "--restart-quarantine: "},
              {{"run", nodes, "--shared", "--writer", "r", "--", "true"}, "--shared and --writer"},
+             {{"run", nodes, "--replicas", "-1", "r", "--", "true"}, "--replicas: "},
+             {{"run", nodes, "--failover-quarantine", "no", "r", "--", "true"}, "--failover-quarantine: "},
              {{"run", nodes, "r", "true"}, "expected -- and a command"},
              {{"run", nodes, "--ttl", "1s", "--grace", "600ms", "r", "--", "true"}, "--grace: at most half"},
              {{"check", "--json"}, "redlock check: unknown option --json"},

@@ -242,6 +242,20 @@ BOOST_AUTO_TEST_CASE(a_failed_failover_mark_keeps_the_node_from_voting) {
     BOOST_TEST(board.votes(0, later));
 }
 
+// A connection set up while the server was still a replica ({-1, 0}): a master on it later
+// became one after now, so it waits max_ttl + drift from now, as a promotion seen by the client.
+BOOST_AUTO_TEST_CASE(a_failover_mark_from_a_replica_quarantines_from_now) {
+    node_health_board board(1, 1000ms, drift, false);
+    const auto before = clock_type::now();
+    board.on_failover_mark(0, integers_reply({-1, 0}));
+    board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+    const auto after = clock_type::now();
+    BOOST_TEST(!board.votes(0, after));
+    BOOST_TEST(board.describe(0, after).problem.find("failover quarantine") == 0u, board.describe(0, after).problem);
+    BOOST_TEST(!board.votes(0, before + 1011ms));
+    BOOST_TEST(board.votes(0, after + 1013ms));
+}
+
 // Without the restart rules a young server or a new run_id votes at once; a promotion this
 // client saw still quarantines it, and one server under two names still votes once.
 BOOST_AUTO_TEST_CASE(without_the_restart_rules_only_the_failover_and_identity_rules_hold) {

@@ -150,7 +150,8 @@ void check_acquirable_again(const chaos_deployment& deployment, const std::vecto
 }
 
 // Keys of ours other than the fence counters (which are kept for good, so fences never go
-// back) and the clients' recorded max_ttl (kept for good, for the restart quarantine). Every
+// back), the clients' recorded max_ttl (kept for good, for the restart quarantine) and the
+// failover quarantine's mark and recorded length (kept for good, failover_mark.lua). Every
 // lock was released or has expired by now, and fair queues empty themselves.
 std::vector<std::string> keys_left(const std::vector<const redis_server*>& servers) {
     std::vector<std::string> out;
@@ -160,6 +161,7 @@ std::vector<std::string> keys_left(const std::vector<const redis_server*>& serve
             const auto& k = key.str;
             if (k.size() >= 6 && k.compare(k.size() - 6, 6, ":fence") == 0) continue;
             if (k == "{chaos:}:max_ttl") continue;
+            if (k.starts_with("{chaos:failover:") && (k.ends_with("}:mark") || k.ends_with("}:length"))) continue;
             out.push_back("node " + std::to_string(n) + ": " + k);
         }
     }
