@@ -155,6 +155,8 @@ BOOST_AUTO_TEST_CASE(a_failover_is_followed_at_once_and_the_new_master_is_quaran
             // A waiter that polls only every few seconds, subscribed on the old master.
             auto waiter_cfg = sentinel_config(group.uri());
             waiter_cfg.retry = {50ms, 2000ms};
+            // Its max_ttl too: the failover quarantine lasts the longest one any client recorded.
+            waiter_cfg.max_ttl = cfg.max_ttl;
             redlock::client waiter(ioc.get_executor(), waiter_cfg);
             auto waited = co_await client.async_acquire("waited", o, asio::use_awaitable);
             redlock::test::background_acquire next;

@@ -202,7 +202,9 @@ BOOST_AUTO_TEST_CASE(a_sentinel_node_over_tls_finds_the_master_and_follows_a_fai
     BOOST_TEST(group.uri().starts_with("rediss-sentinel://"));
     redlock::client_config cfg;
     cfg.nodes = {group.uri()};
-    cfg.restart_quarantine = false;  // the failover's quarantine is sentinel_lock_test's
+    // The failovers' quarantines are sentinel_lock_test's.
+    cfg.restart_quarantine = false;
+    cfg.failover_quarantine = false;
     cfg.tls.ca_file = certs.ca;
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), cfg);
