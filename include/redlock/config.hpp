@@ -86,8 +86,9 @@ struct REDLOCK_API client_config {
     /// promoted by Sentinel or by a cluster failover) does not vote until then, since its old
     /// master's grants may not have reached it. Whether or not this client saw the switch: each
     /// handshake runs failover_mark.lua, which keeps the promotion's quarantine on the master
-    /// itself (keys "{<key_prefix>failover:<n>}:mark" and ":quarantine"), and a client that
-    /// watches the switch starts one at once. Independent of restart_quarantine: persistence
+    /// itself (keys "{<key_prefix>failover:<n>}:mark", ":length" and ":quarantine"; it lasts
+    /// the longest max_ttl + drift any client recorded there), and a client that watches the
+    /// switch starts one at once. Independent of restart_quarantine: persistence
     /// does nothing against a failover. Turning it off lets a promoted master grant at once a
     /// lock that an unreplicated grant of its old master still holds: two holders, unless every
     /// lease waits for a replica (lock_options::replicas).

@@ -247,6 +247,28 @@ BOOST_FIXTURE_TEST_CASE(the_command_gets_the_lease_in_its_environment_and_its_st
     BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "job"); }));
 }
 
+// --replicas K: the grant counts only once K replicas have it (WAIT). One master with one
+// replica: K = 1 runs the command; K = 2 is refused (exit 75) and leaves no key.
+BOOST_AUTO_TEST_CASE(run_waits_for_replicas) {
+    auto servers = start_redis_servers(1);
+    auto& master = *servers[0];
+    redlock::test::redis_server_options as_replica;
+    as_replica.extra_args = {"--replicaof", "127.0.0.1", std::to_string(master.port())};
+    redis_server replica(as_replica);
+    BOOST_TEST_REQUIRE(wait_until([&] {
+        return master.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
+    }));
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    const auto run = "run --nodes " + master.uri() + " --restart-quarantine off";
+    BOOST_TEST(run_redlock(run + " --replicas 1 job -- true", out) == 0, read_file(out));
+    // Refused: not_replicated, or a timeout when Redis answers the WAIT after the default 50 ms
+    // node timeout plus replica_timeout (it checks a WAIT's timeout on its 100 ms timer).
+    BOOST_TEST(run_redlock(run + " --replicas 2 --wait 0 job -- true", out) == 75, read_file(out));
+    BOOST_TEST(read_file(out).find("not acquired") != std::string::npos, read_file(out));
+    BOOST_TEST(wait_until([&] { return master.command({"EXISTS", lock_key("job")}).integer == 0; }));
+}
+
 BOOST_FIXTURE_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_2, three_servers) {
     const auto out = dir.file("out");
     auto holder = start_redlock(run + " busy -- sleep 3", dir.file("holder"));

@@ -1,6 +1,7 @@
 #ifndef REDLOCK_TEST_SUPPORT_LOCK_HELPERS_HPP
 #define REDLOCK_TEST_SUPPORT_LOCK_HELPERS_HPP
 
+#include "support/bookkeeping_keys.hpp"
 #include "support/redis_server.hpp"
 #include "support/tcp_proxy.hpp"
 #include <redlock/client.hpp>
@@ -104,16 +105,6 @@ inline std::string lock_key(const std::string& resource) {
 /// when none did.
 inline std::string recorded_max_ttl(const redis_server& s) {
     return s.command({"GET", "{redlock:}:max_ttl"}).str;
-}
-
-/// Keys on one server other than the client's own bookkeeping, which it keeps for good (with the
-/// default prefix): the max_ttl recorded for the restart quarantine, and the failover
-/// quarantine's mark and recorded length (failover_mark.lua).
-inline std::int64_t keys_but_bookkeeping(const redis_server& s) {
-    auto keys = s.command({"DBSIZE"}).integer;
-    keys -= static_cast<std::int64_t>(s.command({"KEYS", "{redlock:failover:*}:*"}).elements.size());
-    keys -= s.command({"EXISTS", "{redlock:}:max_ttl"}).integer;
-    return keys;
 }
 
 /// Waiters in `resource`'s fair queue on one server.
