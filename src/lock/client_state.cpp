@@ -171,7 +171,8 @@ redis::connection_config client_state::config_for(const client_config& cfg,
     const bool record = cfg.restart_quarantine;
     if (record) {
         cc.setup_commands.push_back({"EVAL", std::string(scripts::record_max_ttl.source), "1",
-                                     "{" + cfg.key_prefix + "}:max_ttl", std::to_string(cfg.max_ttl.count())});
+                                     "{" + cfg.key_prefix + "}:max_ttl",
+                                     std::to_string(cfg.max_ttl.count())});
     }
     // The failover quarantine as the server itself keeps it (it records the longest max_ttl +
     // drift of its own, on every master).

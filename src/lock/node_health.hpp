@@ -1,6 +1,8 @@
 #ifndef REDLOCK_LOCK_NODE_HEALTH_HPP
 #define REDLOCK_LOCK_NODE_HEALTH_HPP
 
+#include <redlock/resp/value.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -9,8 +11,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <redlock/resp/value.hpp>
 
 namespace redlock::detail {
 
@@ -137,7 +137,7 @@ private:
     std::vector<node_health> nodes_;
     std::vector<bool> unparsable_;
     std::vector<std::string> mark_failed_;  // per entry: why its failover mark failed, or empty
-    std::vector<std::size_t> owner_;                       // per entry: its node
+    std::vector<std::size_t> owner_;        // per entry: its node
     std::vector<std::optional<std::size_t>> same_server_;  // see same_server_as()
     std::atomic<bool> any_same_server_{false};
     struct seen {

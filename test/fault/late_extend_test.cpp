@@ -37,8 +37,8 @@ constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 const std::vector<std::string> resources = {"late-a", "late-b"};
 
 // One resource, or (`several`) both at once with async_acquire_all.
-asio::awaitable<std::tuple<error_code, redlock::lease>> acquire(redlock::client& client, redlock::lock_options o,
-                                                                bool several) {
+asio::awaitable<std::tuple<error_code, redlock::lease>> acquire(redlock::client& client,
+                                                                redlock::lock_options o, bool several) {
     if (several) co_return co_await client.async_acquire_all(resources, o, tuple_awaitable);
     co_return co_await client.async_acquire(resources[0], o, tuple_awaitable);
 }

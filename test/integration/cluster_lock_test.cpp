@@ -65,6 +65,23 @@ std::string resource_in_slot(std::uint16_t slot, const std::string& not_this) {
     }
 }
 
+// The server that took over `slot` from `old_master` (SIGKILLed): polled for 40 s at most;
+// null if none did.
+asio::awaitable<redlock::test::redis_server*> promoted_after_kill(
+    redis_cluster& cluster, std::uint16_t slot, const redlock::test::redis_server& old_master) {
+    const auto killed_at = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - killed_at < 40s) {
+        try {
+            if (auto* now_master = &cluster.master_of_slot(slot); now_master != &old_master)
+                co_return now_master;
+        } catch (const std::exception&) {
+            // No live server names a master for the slot yet.
+        }
+        co_await redlock::test::sleep_for(100ms);
+    }
+    co_return nullptr;
+}
+
 // Whether `server` has `resource`'s lock key, read without ASKING: an importing node answers
 // MOVED to a plain GET of a slot it does not own yet.
 bool has_lock_key(redlock::test::redis_server& server, const std::string& resource) {
@@ -643,17 +660,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_follows_its_channel_through_a_failover) {
             BOOST_TEST(co_await eventually([&] { return subscribers(*old_master) == 1; }));
 
             old_master->kill9();
-            const auto killed_at = std::chrono::steady_clock::now();
-            redlock::test::redis_server* promoted = nullptr;
-            while (!promoted && std::chrono::steady_clock::now() - killed_at < 40s) {
-                try {
-                    if (auto* now_master = &cluster.master_of_slot(slot); now_master != old_master)
-                        promoted = now_master;
-                } catch (const std::exception&) {
-                    // No live server names a master for the slot yet.
-                }
-                co_await redlock::test::sleep_for(100ms);
-            }
+            auto* promoted = co_await promoted_after_kill(cluster, slot, *old_master);
             BOOST_REQUIRE(promoted != nullptr);
             BOOST_TEST(co_await eventually([&] { return subscribers(*promoted) == 1; }, 10s));
             BOOST_TEST(!next.result.has_value());
@@ -782,23 +789,14 @@ BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_by_the_promote
             auto* old_master = &cluster.master_of_slot(slot);
             BOOST_TEST(redlock::test::unreplicate(*old_master, resource) > 0);
             old_master->kill9();
-            const auto killed_at = std::chrono::steady_clock::now();
-            redlock::test::redis_server* promoted = nullptr;
-            while (!promoted && std::chrono::steady_clock::now() - killed_at < 40s) {
-                try {
-                    if (auto* now_master = &cluster.master_of_slot(slot); now_master != old_master)
-                        promoted = now_master;
-                } catch (const std::exception&) {
-                    // No live server names a master for the slot yet.
-                }
-                co_await redlock::test::sleep_for(100ms);
-            }
+            auto* promoted = co_await promoted_after_kill(cluster, slot, *old_master);
             BOOST_REQUIRE(promoted != nullptr);
             BOOST_TEST(holder_on(*promoted, resource).empty());
 
             redlock::client fresh(ioc.get_executor(), cfg);
             redlock::diagnostics diag;
-            auto [refused, none] = co_await fresh.async_acquire(resource, options(15s, 0ms), diag, tuple_awaitable);
+            auto [refused, none] =
+                co_await fresh.async_acquire(resource, options(15s, 0ms), diag, tuple_awaitable);
             BOOST_TEST((refused == redlock::error::quorum_unreachable), refused.message());
             BOOST_TEST(diag.message.find("127.0.0.1:" + std::to_string(promoted->port()) +
                                          ": failover quarantine: it became a master less than max_ttl ago") !=
@@ -817,10 +815,10 @@ BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_by_the_promote
             }
             BOOST_TEST(!lease.held());
             BOOST_TEST((granted_at >= holder_valid_until),
-                       "granted "
-                           << std::chrono::duration_cast<std::chrono::milliseconds>(holder_valid_until - granted_at)
-                                  .count()
-                           << " ms before the holder's lease ran out");
+                       "granted " << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         holder_valid_until - granted_at)
+                                         .count()
+                                  << " ms before the holder's lease ran out");
         }(),
         120s);
 }

@@ -262,7 +262,8 @@ BOOST_AUTO_TEST_CASE(two_addresses_of_one_server_never_vote_twice_with_the_quara
     auto servers = start_redis_servers(2);
     auto cfg = lock_config(servers);
     cfg.restart_quarantine = false;
-    cfg.nodes = {servers[0]->uri(), "redis://localhost:" + std::to_string(servers[0]->port()), servers[1]->uri()};
+    cfg.nodes = {servers[0]->uri(), "redis://localhost:" + std::to_string(servers[0]->port()),
+                 servers[1]->uri()};
     servers[1]->kill9();
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), cfg);
@@ -275,8 +276,8 @@ BOOST_AUTO_TEST_CASE(two_addresses_of_one_server_never_vote_twice_with_the_quara
         const auto deadline = clock_type::now() + 10s;
         while (ec != redlock::error::invalid_config && clock_type::now() < deadline) {
             for (const auto& o : {options(10s), permits}) {
-                auto [e, l] = co_await client.async_acquire(o.permits ? "dup-permit" : "dup", o, diag,
-                                                            tuple_awaitable);
+                auto [e, l] =
+                    co_await client.async_acquire(o.permits ? "dup-permit" : "dup", o, diag, tuple_awaitable);
                 ec = e;
                 if (l.held()) {
                     ++granted;

@@ -835,9 +835,10 @@ BOOST_AUTO_TEST_CASE(check_asks_the_sentinels_and_checks_the_master_they_name) {
     BOOST_TEST(report.find("unsafe: ") == std::string::npos, report);
     BOOST_TEST(report.find("warning: ") == std::string::npos, report);
 
-    BOOST_TEST(run_redlock("check --nodes " + group.uri() + " --restart-quarantine off --failover-quarantine off",
-                           out) == 2,
-               read_file(out));
+    BOOST_TEST(
+        run_redlock("check --nodes " + group.uri() + " --restart-quarantine off --failover-quarantine off",
+                    out) == 2,
+        read_file(out));
     report = read_file(out);
     BOOST_TEST(report.find("unsafe: " + voter + ": down-after-milliseconds 2000 is shorter than max_ttl") !=
                    std::string::npos,

@@ -301,7 +301,8 @@ BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_for_the_failov
                     BOOST_TEST(co_await eventually(
                         [&] {
                             for (std::size_t i = 0; i < group.data_servers(); ++i)
-                                if (redlock::test::uptime(group.data_server(i)) < cfg.max_ttl + 2s) return false;
+                                if (redlock::test::uptime(group.data_server(i)) < cfg.max_ttl + 2s)
+                                    return false;
                             return true;
                         },
                         30s));
@@ -334,7 +335,7 @@ BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_for_the_failov
                         unguarded_cfg.failover_quarantine = false;
                         redlock::client unguarded(ioc.get_executor(), unguarded_cfg);
                         auto [ec, second] = co_await unguarded.async_acquire("orders", options(10000ms, 0ms),
-                                                                              tuple_awaitable);
+                                                                             tuple_awaitable);
                         BOOST_TEST(!ec, ec.message());
                         BOOST_TEST((std::chrono::steady_clock::now() < lease.valid_until()),
                                    "the holder's lease was no longer valid at the second grant");
@@ -345,8 +346,8 @@ BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_for_the_failov
                     std::chrono::steady_clock::time_point granted_at{};
                     auto holder_valid_until = lease.valid_until();
                     while (granted_at == std::chrono::steady_clock::time_point{}) {
-                        auto [ec, got] = co_await fresh.async_acquire("orders", options(10000ms, 0ms),
-                                                                      tuple_awaitable);
+                        auto [ec, got] =
+                            co_await fresh.async_acquire("orders", options(10000ms, 0ms), tuple_awaitable);
                         holder_valid_until = lease.valid_until();
                         if (!ec) {
                             granted_at = std::chrono::steady_clock::now();
@@ -357,11 +358,10 @@ BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_for_the_failov
                     }
                     BOOST_TEST(!lease.held());
                     BOOST_TEST((granted_at >= holder_valid_until),
-                               "granted "
-                                   << std::chrono::duration_cast<std::chrono::milliseconds>(holder_valid_until -
-                                                                                            granted_at)
-                                          .count()
-                                   << " ms before the holder's lease ran out");
+                               "granted " << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                 holder_valid_until - granted_at)
+                                                 .count()
+                                          << " ms before the holder's lease ran out");
                 }(),
                 120s);
         }

@@ -434,7 +434,8 @@ BOOST_AUTO_TEST_CASE(one_client_keeps_many_leases_alive_with_batched_renewals) {
             BOOST_TEST_MESSAGE(lease_count << " leases acquired in " << acquiring.count()
                                            << " s: " << renewals << " renewals in 5 s by " << scripts
                                            << " script calls");
-            BOOST_TEST(redlock::test::keys_but_bookkeeping(*servers[0]) == static_cast<std::int64_t>(lease_count));
+            BOOST_TEST(redlock::test::keys_but_bookkeeping(*servers[0]) ==
+                       static_cast<std::int64_t>(lease_count));
             std::size_t still_held = 0;
             for (const auto& l : held)
                 still_held += l.held() ? 1 : 0;

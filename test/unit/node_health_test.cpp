@@ -1,5 +1,6 @@
 // Restart quarantine (node_health) and the INFO server parser, without servers.
 #include "lock/node_health.hpp"
+
 #include "support/resp_values.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -203,7 +204,8 @@ BOOST_AUTO_TEST_CASE(a_failover_mark_quarantines_a_client_that_never_saw_the_swi
         board.on_server_info(0, "run_id:promoted\r\nuptime_in_seconds:100000\r\n");
         const auto now = clock_type::now();
         BOOST_TEST(!board.votes(0, now));
-        BOOST_TEST(board.describe(0, now).problem.find("failover quarantine") == 0u, board.describe(0, now).problem);
+        BOOST_TEST(board.describe(0, now).problem.find("failover quarantine") == 0u,
+                   board.describe(0, now).problem);
         BOOST_TEST(!board.votes(0, now + 650ms));
         BOOST_TEST(board.votes(0, now + 800ms));
         // The next connection's mark says it is over: it still ends no sooner than told before.
@@ -231,9 +233,9 @@ BOOST_AUTO_TEST_CASE(a_failed_failover_mark_keeps_the_node_from_voting) {
     board.on_failover_mark(0, error_reply("NOPERM this user has no permissions to run the 'info' command"));
     board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
     BOOST_TEST(!board.votes(0, later));
-    BOOST_TEST(board.describe(0, later).problem.find("its failover mark failed (no vote without it): NOPERM") ==
-                   0u,
-               board.describe(0, later).problem);
+    BOOST_TEST(
+        board.describe(0, later).problem.find("its failover mark failed (no vote without it): NOPERM") == 0u,
+        board.describe(0, later).problem);
     board.on_failover_mark(0, integer_reply(3));
     board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
     BOOST_TEST(!board.votes(0, later));
@@ -251,7 +253,8 @@ BOOST_AUTO_TEST_CASE(a_failover_mark_from_a_replica_quarantines_from_now) {
     board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
     const auto after = clock_type::now();
     BOOST_TEST(!board.votes(0, after));
-    BOOST_TEST(board.describe(0, after).problem.find("failover quarantine") == 0u, board.describe(0, after).problem);
+    BOOST_TEST(board.describe(0, after).problem.find("failover quarantine") == 0u,
+               board.describe(0, after).problem);
     BOOST_TEST(!board.votes(0, before + 1011ms));
     BOOST_TEST(board.votes(0, after + 1013ms));
 }

@@ -170,12 +170,15 @@ BOOST_AUTO_TEST_CASE(the_restart_quarantine_off_leaves_the_failover_quarantine_o
     auto cfg = config();
     cfg.restart_quarantine = false;
     auto fs = redlock::cli::check_deployment(cfg, {durable});
-    BOOST_TEST(mentions(fs, lv::info, "cluster-node-timeout 5000 ms is shorter than max_ttl 60000 ms"), all_of(fs));
-    BOOST_TEST(mentions(fs, lv::info, "the failover quarantine keeps the promoted master from voting"), all_of(fs));
+    BOOST_TEST(mentions(fs, lv::info, "cluster-node-timeout 5000 ms is shorter than max_ttl 60000 ms"),
+               all_of(fs));
+    BOOST_TEST(mentions(fs, lv::info, "the failover quarantine keeps the promoted master from voting"),
+               all_of(fs));
     BOOST_TEST(redlock::cli::exit_status_of(fs) == 0, all_of(fs));
     cfg.failover_quarantine = false;
     fs = redlock::cli::check_deployment(cfg, {durable});
-    BOOST_TEST(mentions(fs, lv::unsafe, "with the failover quarantine off its grants count at once"), all_of(fs));
+    BOOST_TEST(mentions(fs, lv::unsafe, "with the failover quarantine off its grants count at once"),
+               all_of(fs));
 }
 
 BOOST_AUTO_TEST_CASE(slots_without_a_master_a_failed_state_and_masters_without_replicas_are_warnings) {

@@ -145,7 +145,8 @@ void check_acquirable_again(const chaos_deployment& deployment, const std::vecto
             ioc.run_one_for(50ms);
         if (!done || acquire_ec) {
             out.push_back({"acquirable_after_heal",
-                           resource + ": not acquired within twice max_ttl + drift after the faults healed: " +
+                           resource +
+                               ": not acquired within twice max_ttl + drift after the faults healed: " +
                                (done ? acquire_ec.message() + " (" + why + ")" : std::string("no answer")),
                            {}});
         }
@@ -164,7 +165,8 @@ std::vector<std::string> keys_left(const std::vector<const redis_server*>& serve
             const auto& k = key.str;
             if (k.size() >= 6 && k.compare(k.size() - 6, 6, ":fence") == 0) continue;
             if (k == "{chaos:}:max_ttl") continue;
-            if (k.starts_with("{chaos:failover:") && (k.ends_with("}:mark") || k.ends_with("}:length"))) continue;
+            if (k.starts_with("{chaos:failover:") && (k.ends_with("}:mark") || k.ends_with("}:length")))
+                continue;
             out.push_back("node " + std::to_string(n) + ": " + k);
         }
     }
