@@ -47,6 +47,13 @@ asio::awaitable<int> adopt(redlock::client& client, std::string text) {
         co_return 1;
     }
     std::printf("released\n");
+    // The release completed on a quorum; the other nodes' deletes are still on their way (or
+    // wait for a connection's handshake): the process exits only once they are answered.
+    auto [closed] = co_await client.async_close(tuple_awaitable);
+    if (closed) {
+        std::printf("close: %s\n", closed.message().c_str());
+        co_return 1;
+    }
     co_return 0;
 }
 
