@@ -311,7 +311,10 @@ redis_server& redis_sentinel_group::master() {
 redis_server& redis_sentinel_group::kill_master_and_wait_for_failover(bool wait_for_replicas) {
     auto& old = master();
     old.kill9();
-    return wait_for_failover(old, wait_for_replicas);
+    // Longer than wait_for_failover's default: an election whose votes split is retried two
+    // failover timeouts later, and under load a second one can split too (two fresh-clone CI
+    // runs beside the other half saw no new master within 30 s).
+    return wait_for_failover(old, wait_for_replicas, std::chrono::seconds(60));
 }
 
 redis_server& redis_sentinel_group::failover(bool wait_for_replicas) {

@@ -89,7 +89,7 @@ public:
     /// running, or its ROLE is not master.
     [[nodiscard]] redis_server& master();
 
-    /// SIGKILLs master(), then waits (30 s at most) as wait_for_failover() does. The killed
+    /// SIGKILLs master(), then waits (60 s at most) as wait_for_failover() does. The killed
     /// server stays down (restart it with data_server(i).restart()). Returns the new master.
     redis_server& kill_master_and_wait_for_failover(bool wait_for_replicas = true);
     /// SENTINEL FAILOVER on the sentinel that named master(): a failover without agreement,
