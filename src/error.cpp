@@ -54,6 +54,8 @@ private:
                 return "the semaphore's permits are in use under another permit count";
             case error::client_closed:
                 return "the client is closed (client::async_close): no new operation starts";
+            case error::handed_over:
+                return "the lease was handed over and adopted by another holder: it no longer holds the lock";
             case error::upgrade_refused:
                 return "the owner reads the resource: a read lock is not upgraded to a write lock";
             case error::invalid_uri:
@@ -143,6 +145,8 @@ const char* error_name(error e) noexcept {
             return "upgrade_refused";
         case error::client_closed:
             return "client_closed";
+        case error::handed_over:
+            return "handed_over";
         case error::invalid_uri:
             return "invalid_uri";
         case error::connect_timeout:

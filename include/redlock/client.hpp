@@ -127,18 +127,22 @@ public:
             acquire_all_initiation{this}, token, std::move(resources), options, &diag);
     }
 
-    /// Turns a lease another process wrote out (lease::handover) back into a lease here: one
-    /// extend to `options.ttl` on every node, for the lease's token; held when a quorum
-    /// confirmed, with validity = ttl - elapsed - drift counted from before the extend was sent,
-    /// as an acquire's. The kind of lock (reentrant and its owner, fair, permits, fenced) comes
-    /// from the text; the rest of `options` (ttl, watchdog, max_hold, node_timeout,
-    /// min_validity, replicas for later extends) is the adopter's, and `wait` is ignored.
+    /// Turns a lease another process wrote out (lease::handover) back into a lease here, the
+    /// only one: on every node where the lease's token holds, a new token of this lease's takes
+    /// its place, living at least `options.ttl` from now (never shortened). Held when a quorum
+    /// confirmed, with validity = ttl - elapsed - drift counted from before the call was sent,
+    /// as an acquire's. The written-out lease's token then holds nothing, so nothing its lease
+    /// does touches this one, and a second adoption of the same text fails with not_owner.
+    /// A failed adoption puts the first token back wherever its call landed. The kind of lock
+    /// (reentrant and its owner, fair, permits, fenced) comes from the text; the rest of
+    /// `options` (ttl, watchdog, max_hold, node_timeout, min_validity, replicas for later
+    /// extends) is the adopter's, and `wait` is ignored.
     ///
     /// Handler signature: `void(error_code, lease)`. Errors: invalid_config (not a handover
     /// text; the diagnostics say why), invalid_ttl, invalid_resource, not_owner (a majority of
-    /// nodes no longer hold the token: it expired or was released), quorum_unreachable,
-    /// validity_expired. Cancellation: terminal, partial and total complete it at once with
-    /// operation_aborted; an extend already sent still runs, and the hold expires with its ttl.
+    /// nodes no longer hold the token: it expired, was released, or was adopted already),
+    /// quorum_unreachable, validity_expired. Cancellation: terminal, partial and total complete
+    /// it at once with operation_aborted, and the first token is put back where the call landed.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_adopt(std::string_view handover, const lock_options& options, CompletionToken&& token = {}) {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lease)>(

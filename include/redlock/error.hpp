@@ -31,6 +31,7 @@ enum class error {
     permits_mismatch,    ///< a semaphore's permits are in use under another lock_options::permits
     upgrade_refused,     ///< a write acquire by an owner that holds the resource for reading
     client_closed,       ///< the client is closed or closing (client::async_close): nothing new starts
+    handed_over,         ///< the lease was handed over (lease::handover) and adopted elsewhere
 
     // Connection level.
     invalid_uri,          ///< a node address that does not parse as redis://, rediss:// or unix://

@@ -73,9 +73,13 @@ public:
     /// client::async_adopt (redsync's and node-redlock's "extend or release by token"). A JSON
     /// object naming the resource, the kind of lock, the token, the fence, and the owner, place
     /// or permits of its kind. Empty for an empty lease. The text is the lock: whoever has it can
-    /// extend or release it. This lease is unchanged, and dropping or releasing it still
-    /// releases the lock (in the background) for the other process too: keep it, without
-    /// releasing it, until the other process has adopted the lock and holds it.
+    /// adopt it, once. The adopter puts a token of its own in this one's place on a quorum, so
+    /// that it is the only holder: from then on nothing this lease does (release, drop, close,
+    /// renewals, a loss) touches the adopter's hold. Until then this lease holds as before, and
+    /// releasing or dropping it frees the lock (the adoption then fails with not_owner): keep it
+    /// until the other process holds. Once this lease finds a majority without its token (its
+    /// watchdog's or an extend's renewal, a check, a release), it ends as handed over, without
+    /// a release: async_wait_lost and those calls complete with error::handed_over.
     [[nodiscard]] std::string handover() const;
 
     /// Gives the lease a new ttl on the servers: a token-checked PEXPIRE sent to all N nodes,

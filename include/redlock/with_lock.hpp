@@ -38,10 +38,11 @@ struct REDLOCK_API with_lock_cancel_condition {
     boost::asio::cancellation_type_t operator()(const std::exception_ptr&, const Args&...) const noexcept {
         return boost::asio::cancellation_type::terminal;
     }
-    // The lease ended: a loss cancels the body; a release by the body itself does not.
+    // The lease ended: a loss, or an adoption elsewhere of what the body handed over, cancels
+    // the body (it no longer holds the lock); a release by the body itself does not.
     boost::asio::cancellation_type_t operator()(const boost::system::error_code& ec) const noexcept {
-        return ec == error::lock_lost ? boost::asio::cancellation_type::terminal
-                                      : boost::asio::cancellation_type::none;
+        return ec == error::lock_lost || ec == error::handed_over ? boost::asio::cancellation_type::terminal
+                                                                  : boost::asio::cancellation_type::none;
     }
 };
 
@@ -85,6 +86,12 @@ boost::asio::awaitable<T> with_lock(client& c, std::string resource, lock_option
         throw boost::system::system_error(
             error::lock_lost, "async_with_lock \"" + resource + "\": the lease was lost while the body ran");
     }
+    if (end == error::handed_over) {
+        throw boost::system::system_error(
+            error::handed_over,
+            "async_with_lock \"" + resource +
+                "\": the body handed the lease over, and it was adopted while the body ran");
+    }
     if (body_error) std::rethrow_exception(body_error);
     if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(results));
 }
@@ -102,7 +109,9 @@ using with_lock_result_t = typename std::invoke_result_t<Body&, lease&>::value_t
 /// If the lease is lost while the body runs (no quorum confirmed an extension before the
 /// validity ran out, a majority of nodes no longer hold our token, or options.max_hold was
 /// reached), the body gets a terminal cancellation at once and the operation fails with
-/// error::lock_lost, also when the body swallows the cancellation and returns normally.
+/// error::lock_lost, also when the body swallows the cancellation and returns normally. A body
+/// that hands its lease over (lease::handover) is cancelled the same way once the other process
+/// adopts it, and the operation fails with error::handed_over.
 ///
 /// Completion signature: `void(std::exception_ptr, T)` (`void(std::exception_ptr)` for
 /// `T = void`), as `asio::co_spawn`: with `use_awaitable` the result is returned and failures are

@@ -81,7 +81,9 @@ unsigned lease::nodes_granted() const noexcept {
 }
 
 std::string lease::handover() const {
-    return state_ ? detail::handover_text(*state_) : std::string();
+    if (!state_) return {};
+    state_->handover_written.store(true, std::memory_order_release);
+    return detail::handover_text(*state_);
 }
 
 void lease::async_extend_impl(std::chrono::milliseconds ttl, diagnostics* diag, void_handler h) {

@@ -32,8 +32,8 @@ void end_lease(lease_state& state, error_code reason, std::string_view why) {
                 resource_event(event_kind::watchdog_stopped, state.resource, reason, std::string(why)));
     }
     if (events.wanted()) {
-        // A lease kept by client::async_close ends as released: it was not lost.
-        const bool lost = reason && reason != error::client_closed;
+        // A lease kept by client::async_close, or handed over, ends as released: it was not lost.
+        const bool lost = reason && reason != error::client_closed && reason != error::handed_over;
         events.emit(resource_event(lost ? event_kind::lease_lost : event_kind::released, state.resource,
                                    reason, std::string(why),
                                    lost ? std::chrono::milliseconds::zero()

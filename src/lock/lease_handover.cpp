@@ -1,6 +1,8 @@
 // A lease handed from one process to another: written out as text (lease::handover), turned
-// back into a lease by the other process (client::async_adopt), whose validity comes from a
-// fresh extend confirmed by a quorum, counted from before it was sent, as an acquire's is.
+// back into a lease by the other process (client::async_adopt). The adopter puts a token of its
+// own in the first lease's place on every node (handover.lua), so that it is the only holder:
+// whatever the first lease does afterwards matches nothing. Its validity comes from that call,
+// confirmed by a quorum and counted from before it was sent, as an acquire's is.
 #include "lock/lease_handover.hpp"
 
 #include "detail/completion.hpp"
@@ -9,6 +11,7 @@
 #include "lock/lease_grant.hpp"
 #include "lock/quorum.hpp"
 #include "lock/round_report.hpp"
+#include "lock/token.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/asio/error.hpp>
@@ -54,11 +57,18 @@ public:
 
     void start() {
         if (done_) return;
+        try {
+            token_ = make_token();
+        } catch (const std::exception& e) {
+            finish(error::internal, e.what());
+            return;
+        }
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
         node_call call;
-        kind_->extend(record_.token, options_.ttl, call);
+        kind_->hand_over(record_.token, token_, options_.ttl, call);
         t0_ = clock::now();
-        client_->send_call(call, std::vector<bool>(client_->node_count(), true), node_timeout_,
+        sent_ = true;
+        client_->send_call(call, all_nodes(), node_timeout_,
                            [self = shared_from_this()](std::size_t node, error_code ec, resp::value v) {
                                self->on_reply(node, ec, v);
                            });
@@ -104,7 +114,7 @@ private:
         won_lock w;
         w.resource = record_.resource;
         w.kind = kind_;
-        w.token = record_.token;
+        w.token = token_;
         w.fence = record_.fence;
         w.fences = record_.fences;
         w.node_timeout = node_timeout_;
@@ -116,6 +126,7 @@ private:
     void finish(error_code ec, std::string_view outcome, lease l = lease()) {
         if (done_) return;
         done_ = true;
+        if (ec && sent_) give_back();
         if (diag_) {
             diag_->message = report_.summary(tally_, outcome);
             diag_->nodes = report_.outcomes();
@@ -128,6 +139,23 @@ private:
         complete_on_handler_executor(std::move(handler_), client_->executor(), ec, std::move(l));
     }
 
+    // A failed adoption gives the hold back to the first lease's token on every node, as a
+    // failed acquire releases on all: where our hand-over landed (or lands late), the first
+    // lease holds again, and no node keeps a token nobody holds.
+    void give_back() {
+        try {
+            node_call call;
+            kind_->hand_over(token_, record_.token, options_.ttl, call);
+            client_->send_call(call, all_nodes(), client_->background_timeout(), {});
+        } catch (...) {
+            // Out of memory: where the hand-over landed, our token expires with its ttl.
+        }
+    }
+
+    [[nodiscard]] std::vector<bool> all_nodes() const {
+        return std::vector<bool>(client_->node_count(), true);
+    }
+
     std::shared_ptr<client_state> client_;
     handover_record record_;
     lock_options options_;
@@ -138,6 +166,8 @@ private:
     std::shared_ptr<const lock_kind> kind_;
     std::chrono::milliseconds node_timeout_{0};
     clock::time_point t0_;
+    std::string token_;  // the adopter's: the first lease's token holds nothing once adopted
+    bool sent_ = false;
     bool done_ = false;
 };
 

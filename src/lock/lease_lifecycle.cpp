@@ -22,6 +22,8 @@ const char* describe(lease_event event) noexcept {
             return "max_hold reached: the watchdog stopped extending it";
         case lease_event::client_closed:
             return "the client closed, keeping it until its ttl";
+        case lease_event::adopted:
+            return "handed over: another holder adopted it";
     }
     return "";
 }
@@ -42,6 +44,12 @@ lease_actions on_lease_event(lease_phase phase, lease_event event) noexcept {
             a.next = lease_phase::released;
             a.end = true;
             a.reason = error::client_closed;
+            return a;
+        case lease_event::adopted:
+            // The adopter's token holds now: there is nothing of ours left to release.
+            a.next = lease_phase::released;
+            a.end = true;
+            a.reason = error::handed_over;
             return a;
         case lease_event::extend_confirmed:
             a.move_valid_until = true;

@@ -11,7 +11,7 @@ namespace redlock::detail {
 /// moves it out owns what the move asks for (sending the release, ending the lease).
 enum class lease_phase : std::uint8_t {
     held,      ///< ours until valid_until, extended by its holder or its watchdog
-    released,  ///< its holder released it, or dropped it (the lease object went away)
+    released,  ///< its holder released it, dropped it (the lease object went away), or handed it over
     lost,      ///< no quorum kept it: the validity ran out, a majority lost our token, max_hold
 };
 
@@ -25,15 +25,17 @@ enum class lease_event : std::uint8_t {
     validity_passed,   ///< valid_until passed with no extension confirmed
     max_hold_reached,  ///< lock_options::max_hold: the watchdog stops keeping it
     client_closed,     ///< client::async_close keeping leases: no longer extended, left to its ttl
+    adopted,           ///< a lease that wrote a handover found its token gone: adopted elsewhere
 };
 
 /// What an event asks of the code around the lease.
 struct lease_actions {
     lease_phase next = lease_phase::held;
-    bool send_release = false;         ///< the token-checked release, on every node
-    bool end = false;                  ///< stop the watchdog and the validity watch, tell the waiters
-    bool move_valid_until = false;     ///< the extend's new validity applies
-    boost::system::error_code reason;  ///< what async_wait_lost waiters hear: lock_lost, or success
+    bool send_release = false;      ///< the token-checked release, on every node
+    bool end = false;               ///< stop the watchdog and the validity watch, tell the waiters
+    bool move_valid_until = false;  ///< the extend's new validity applies
+    boost::system::error_code
+        reason;  ///< what async_wait_lost waiters hear: lock_lost, handed_over, or success
 };
 
 /// Why a lease ended by `event`, for a person (event::detail).

@@ -169,6 +169,11 @@ private:
                 return;
             }
             case round_state::denied:
+                if (state_->handover_written.load(std::memory_order_acquire)) {
+                    give_up(state_, lease_event::adopted);
+                    finish(error::handed_over, "handed over: a majority of nodes hold the adopter's token");
+                    return;
+                }
                 lose(lease_event::extend_denied, error::not_owner,
                      "a majority of nodes no longer hold our token");
                 return;
@@ -224,6 +229,10 @@ private:
                 finish({}, "released");
                 return;
             case round_state::denied:
+                if (state_->handover_written.load(std::memory_order_acquire)) {
+                    finish(error::handed_over, "handed over: a majority of nodes hold the adopter's token");
+                    return;
+                }
                 client_->metrics().release_failed.fetch_add(1, std::memory_order_relaxed);
                 finish(error::not_owner, "a majority of nodes no longer held our token");
                 return;
@@ -262,6 +271,10 @@ private:
                 finish({}, "held on a quorum");
                 return;
             case round_state::denied:
+                if (state_->handover_written.load(std::memory_order_acquire)) {
+                    finish(error::handed_over, "handed over: a majority of nodes hold the adopter's token");
+                    return;
+                }
                 finish(error::not_owner, "a majority of nodes no longer hold our token");
                 return;
             case round_state::unreachable:

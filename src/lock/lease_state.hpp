@@ -39,6 +39,8 @@ struct lease_state {
     clock::time_point granted_at{};  ///< for the hold time of its released event
     std::atomic<clock::rep> valid_until{0};
     std::atomic<unsigned> nodes_granted{0};
+    /// lease::handover() was called: a token found gone from a majority was adopted elsewhere.
+    std::atomic<bool> handover_written{false};
     /// Leaves `held` once (lease_lifecycle.hpp), on any thread: whoever moves it owns the actions.
     std::atomic<lease_phase> phase{lease_phase::held};
 

@@ -72,8 +72,8 @@ void watchdog::on_renewed(error_code ec) {
         schedule(clock::now() + every_);
         return;
     }
-    // not_owner and lock_lost: the extend gave the lease up, which ends it and stops us.
-    if (ec == error::not_owner || ec == error::lock_lost) return;
+    // not_owner, lock_lost, handed_over: the extend ended the lease, which stops us.
+    if (ec == error::not_owner || ec == error::lock_lost || ec == error::handed_over) return;
     // Too few nodes answered: try again soon. If none succeeds in time, the deadline ends it.
     auto state = state_.lock();
     if (!state) {

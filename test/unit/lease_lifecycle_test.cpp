@@ -21,7 +21,7 @@ namespace {
 constexpr lease_event all_events[] = {
     lease_event::release_called,   lease_event::dropped,         lease_event::extend_confirmed,
     lease_event::extend_denied,    lease_event::extend_too_late, lease_event::validity_passed,
-    lease_event::max_hold_reached, lease_event::client_closed,
+    lease_event::max_hold_reached, lease_event::client_closed,   lease_event::adopted,
 };
 
 }  // namespace
@@ -52,6 +52,12 @@ BOOST_AUTO_TEST_CASE(a_held_lease_is_released_by_its_holder_and_lost_by_everythi
     BOOST_TEST(!closed.send_release);
     BOOST_TEST(closed.end);
     BOOST_TEST((closed.reason == error::client_closed));
+    // Handed over and adopted elsewhere: the adopter's token holds, nothing of ours to release.
+    const auto adopted = on_lease_event(lease_phase::held, lease_event::adopted);
+    BOOST_TEST((adopted.next == lease_phase::released));
+    BOOST_TEST(!adopted.send_release);
+    BOOST_TEST(adopted.end);
+    BOOST_TEST((adopted.reason == error::handed_over));
     const auto extended = on_lease_event(lease_phase::held, lease_event::extend_confirmed);
     BOOST_TEST((extended.next == lease_phase::held));
     BOOST_TEST(extended.move_valid_until);

@@ -12,6 +12,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -784,6 +785,57 @@ BOOST_AUTO_TEST_CASE(several_resources_for_a_cluster_come_split_into_a_step_per_
     node_call whole;
     one_slot->acquire({"tok", "", true, false}, whole);
     BOOST_TEST(whole.steps.empty());
+}
+
+// A hand-over (client::async_adopt) puts the adopter's token in the first one's place, by the
+// shape of each kind's hold: the lock key's value, a reentrant owner's hash, a permit, a
+// read-write hold with its mode, or every key of several resources.
+BOOST_AUTO_TEST_CASE(each_kind_hands_its_hold_over_by_the_shape_of_its_keys) {
+    const auto span_of = [](const node_call& c) {
+        const auto all = c.key_span();
+        return std::vector<std::string>(all.begin(), all.end());
+    };
+    const auto handover_of = [&](const lock_options& o) {
+        node_call call;
+        const auto kind = make_lock_kind(keys, o, "place-1");  // the call's keys are views into it
+        kind->hand_over("old", "new", 4000ms, call);
+        BOOST_TEST(call.script == &scripts::handover);
+        return std::make_pair(span_of(call), args_of(call));
+    };
+    const std::vector<std::string> lock_only{keys.lock};
+    lock_options plain;
+    plain.ttl = 1500ms;
+    BOOST_TEST((handover_of(plain).first == lock_only));
+    BOOST_TEST((handover_of(plain).second == std::vector<std::string>{"string", "old", "new", "4000"}));
+    BOOST_TEST(
+        (handover_of(fair_options(true)).second == std::vector<std::string>{"string", "old", "new", "4000"}));
+    BOOST_TEST((handover_of(reentrant_options(true)).first == lock_only));
+    BOOST_TEST((handover_of(reentrant_options(true)).second ==
+                std::vector<std::string>{"reentrant", "old", "new", "4000", "worker-7"}));
+    lock_options semaphore = plain;
+    semaphore.permits = 3;
+    BOOST_TEST((handover_of(semaphore).first == lock_only));
+    BOOST_TEST((handover_of(semaphore).second == std::vector<std::string>{"permit", "old", "new", "4000"}));
+    lock_options reader = plain;
+    reader.mode = redlock::lock_mode::read;
+    BOOST_TEST((handover_of(reader).first == std::vector<std::string>{keys.lock, "{app:orders:42}:rw"}));
+    BOOST_TEST((handover_of(reader).second == std::vector<std::string>{"rw", "old", "new", "4000"}));
+
+    auto several = redlock::detail::make_multi_kind("app:", {"a", "b"}, plain, false);
+    node_call call;
+    several->hand_over("old", "new", 4000ms, call);
+    BOOST_TEST((span_of(call) == std::vector<std::string>{"{app:a}:lock", "{app:b}:lock"}));
+    BOOST_TEST((args_of(call) == std::vector<std::string>{"string", "old", "new", "4000"}));
+    BOOST_TEST(call.steps.empty());
+    // On a cluster, one call per slot, each all or none.
+    auto split = redlock::detail::make_multi_kind("app:", {"a", "b"}, plain, true);
+    node_call by_slot;
+    split->hand_over("old", "new", 4000ms, by_slot);
+    BOOST_TEST(by_slot.steps.size() == 2u);
+    for (const auto& step : by_slot.steps) {
+        BOOST_TEST(step.script == &scripts::handover);
+        BOOST_TEST(span_of(step).size() == 1u);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -203,6 +203,12 @@ public:
     /// check.lua: the ms the hold of `token` has left (0: not held), reading only.
     virtual void check(std::string_view token, node_call& out) const;
 
+    /// handover.lua: where `from` holds, `to` holds instead, for at least `ttl` from now (the
+    /// expiry never shrinks); the answer is 1 (handed over) or 0 (`from` holds nothing there).
+    /// By default the lock key's string value, as a plain or fair lock's.
+    virtual void hand_over(std::string_view from, std::string_view to, std::chrono::milliseconds ttl,
+                           node_call& out) const;
+
     /// A fenced lock's counter beside the lock key; empty unfenced.
     [[nodiscard]] const std::string& fence_key() const noexcept { return fence_key_; }
     /// fence_writeback.lua: raises the node's counter to `fences` (one per resource) where
@@ -222,6 +228,11 @@ private:
     std::string fence_key_;
     std::string ttl_text_;
 };
+
+/// handover.lua's script and arguments for a hold of `shape` ("string", "reentrant", "permit",
+/// "rw"); the caller adds the keys, and a reentrant lock's owner after them.
+void hand_over_call(std::string_view shape, std::string_view from, std::string_view to,
+                    std::chrono::milliseconds ttl, node_call& out);
 
 /// The kind of lock `options` ask for on `keys`; `place` is a fair acquisition's place in the
 /// queue (unused by the other kinds). The options are valid (validate_lock_options).

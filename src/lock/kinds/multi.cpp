@@ -104,6 +104,16 @@ public:
     }
     [[nodiscard]] bool extends_in_batches() const noexcept override { return false; }
 
+    void hand_over(std::string_view from, std::string_view to, std::chrono::milliseconds ttl,
+                   node_call& out) const override {
+        const auto hand_over_of = [&](const key_lists& keys, node_call& call) {
+            call.key_list = keys.locks();
+            hand_over_call("string", from, to, ttl, call);
+        };
+        hand_over_of(whole_, out);
+        split(out, step_merge::all_ones, hand_over_of);
+    }
+
     void write_back_fence(std::string_view token, std::span<const std::uint64_t> fences,
                           node_call& out) const override {
         const auto write_back_of = [&](const key_lists& keys, node_call& call) {

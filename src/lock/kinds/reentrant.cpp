@@ -62,6 +62,13 @@ public:
         out.arg(token);
         out.arg(out.owned[0]);
     }
+    void hand_over(std::string_view from, std::string_view to, std::chrono::milliseconds ttl,
+                   node_call& out) const override {
+        out.key(keys().lock);
+        hand_over_call("reentrant", from, to, ttl, out);
+        out.arg(owner_);
+    }
+
     [[nodiscard]] bool extends_in_batches() const noexcept override { return false; }
 
 private:
