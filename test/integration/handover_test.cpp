@@ -2,10 +2,12 @@
 // One holder after a hand-over (lease::handover, client::async_adopt), for every kind of lock:
 // once adopted, nothing the first lease does (drop, release, its client's close, a loss, its
 // renewals) touches the adopter's hold, and the first lease learns that it was handed over.
+#include "support/child_process.hpp"
 #include "support/lock_helpers.hpp"
 #include "support/printing.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
+#include "support/scratch_dir.hpp"
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,6 +19,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <csignal>
+#include <fstream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -255,6 +259,43 @@ BOOST_AUTO_TEST_CASE(a_body_that_handed_its_lease_over_is_cancelled_once_it_is_a
     BOOST_TEST_REQUIRE(adopted.has_value());
     BOOST_TEST(adopted->held());
     BOOST_TEST(redlock::test::holder_on(*servers[0], "handed") == adopted->token());
+}
+
+// The first lease's process crashes (SIGKILL) after the adoption: the adopter's watchdog keeps
+// the lock past the first lease's ttl, and a rival is refused until the adopter lets go.
+BOOST_AUTO_TEST_CASE(the_first_leases_process_crashes_while_the_adopter_holds) {
+    auto servers = start_redis_servers(3);
+    redlock::test::scratch_dir dir;
+    const auto lease_file = dir.file("lease");
+    const auto child = redlock::test::spawn_shell(std::string(REDLOCK_LEASE_ADOPTER_PATH) + " --nodes " +
+                                                      redlock::test::node_uris(servers) +
+                                                      " --hold handed --lease " + lease_file,
+                                                  dir.file("out"));
+    asio::io_context ioc;
+    redlock::client adopter(ioc.get_executor(), lock_config(servers));
+    redlock::client rival(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        const bool written = co_await eventually([&] { return std::ifstream(lease_file).good(); }, 10s);
+        BOOST_TEST_REQUIRE(written, redlock::test::read_file(dir.file("out")));
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return on_every_node(servers, kind::plain); }));
+        auto keep = options(3s);
+        keep.watchdog = true;
+        auto [adopt_ec, adopted] =
+            co_await adopter.async_adopt(redlock::test::read_file(lease_file), keep, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!adopt_ec, adopt_ec.message());
+        kill(child, SIGKILL);
+        BOOST_TEST(redlock::test::wait_child(child, 10s) == 128 + SIGKILL);
+        // Past the first lease's ttl (3 s), with the adopter's renewals in between.
+        for (int i = 0; i < 4; ++i) {
+            auto [refused, none] = co_await rival.async_acquire("handed", options(), tuple_awaitable);
+            BOOST_TEST((refused == redlock::error::not_acquired), refused.message());
+            co_await sleep_for(1s);
+        }
+        BOOST_TEST(adopted.held());
+        co_await adopted.async_release(asio::use_awaitable);
+        auto [granted, next] = co_await rival.async_acquire("handed", options(10s, 5s), tuple_awaitable);
+        BOOST_TEST(!granted, granted.message());
+    }());
 }
 
 // An adoption that fails gives the hold back: the first lease holds on every node again.

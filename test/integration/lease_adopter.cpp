@@ -1,10 +1,15 @@
-// The second process of the hand-over test: adopts a lease another process wrote out
-// (lease::handover), extends it, and releases it.
+// The other process of the hand-over tests. By default it adopts a lease another process wrote
+// out (lease::handover), extends it, and releases it:
 //
 //   lease_adopter --nodes URI[,URI...] --lease FILE
 //
 // Prints "adopted <resource> fence <F>", "extended", "released", one per line, and exits 0 when
 // every step succeeded; otherwise prints the step's error and diagnostics and exits 1.
+//
+//   lease_adopter --nodes URI[,URI...] --hold RESOURCE --lease FILE
+//
+// The first process instead: acquires RESOURCE with a watchdog (ttl 3 s), writes the lease out
+// to FILE (whole, by a rename), prints "holding", and keeps it until it is killed.
 #include "support/comma_list.hpp"
 #include <redlock/redlock.hpp>
 
@@ -57,26 +62,52 @@ asio::awaitable<int> adopt(redlock::client& client, std::string text) {
     co_return 0;
 }
 
+asio::awaitable<int> hold(redlock::client& client, std::string resource, std::string file) {
+    constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+    redlock::lock_options o;
+    o.ttl = 3s;
+    o.watchdog = true;
+    redlock::diagnostics diag;
+    auto [ec, l] = co_await client.async_acquire(resource, o, diag, tuple_awaitable);
+    if (ec) {
+        std::printf("acquire: %s: %s\n", ec.message().c_str(), diag.message.c_str());
+        co_return 1;
+    }
+    std::ofstream(file + ".part") << l.handover();
+    std::rename((file + ".part").c_str(), file.c_str());
+    std::printf("holding\n");
+    std::fflush(stdout);
+    auto [ended] = co_await l.async_wait_lost(tuple_awaitable);
+    std::printf("ended: %s\n", ended.message().c_str());
+    co_return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 5 || std::string(argv[1]) != "--nodes" || std::string(argv[3]) != "--lease") {
-        std::fprintf(stderr, "usage: lease_adopter --nodes URI[,URI...] --lease FILE\n");
+    const bool holds = argc == 7 && std::string(argv[3]) == "--hold" && std::string(argv[5]) == "--lease";
+    if (!holds && (argc != 5 || std::string(argv[1]) != "--nodes" || std::string(argv[3]) != "--lease")) {
+        std::fprintf(stderr, "usage: lease_adopter --nodes URI[,URI...] [--hold RESOURCE] --lease FILE\n");
         return 2;
     }
     redlock::client_config cfg;
     cfg.nodes = redlock::test::split_node_uris(argv[2]);
     cfg.restart_quarantine = false;  // the test's servers are fresh
-    std::ifstream in(argv[4]);
-    std::stringstream text;
-    text << in.rdbuf();
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), cfg);
     int status = 1;
-    asio::co_spawn(ioc, adopt(client, text.str()), [&](std::exception_ptr ep, int result) {
+    const auto done = [&](std::exception_ptr ep, int result) {
         status = ep ? 1 : result;
         ioc.stop();
-    });
+    };
+    if (holds) {
+        asio::co_spawn(ioc, hold(client, argv[4], argv[6]), done);
+    } else {
+        std::ifstream in(argv[4]);
+        std::stringstream text;
+        text << in.rdbuf();
+        asio::co_spawn(ioc, adopt(client, text.str()), done);
+    }
     ioc.run();
     std::fflush(stdout);
     return status;
