@@ -135,13 +135,14 @@ public:
     /// does touches this one, and a second adoption of the same text fails with not_owner.
     /// A failed adoption puts the first token back wherever its call landed. The kind of lock
     /// (reentrant and its owner, fair, permits, fenced) comes from the text; the rest of
-    /// `options` (ttl, watchdog, max_hold, node_timeout, min_validity, replicas for later
+    /// `options` (ttl, watchdog, max_hold, node_timeout, min_validity, replicas: the adoption
+    /// counts on a node once that many of its replicas have the new token, and so do later
     /// extends) is the adopter's, and `wait` is ignored.
     ///
     /// Handler signature: `void(error_code, lease)`. Errors: invalid_config (not a handover
     /// text; the diagnostics say why), invalid_ttl, invalid_resource, not_owner (a majority of
     /// nodes no longer hold the token: it expired, was released, or was adopted already),
-    /// quorum_unreachable, validity_expired. Cancellation: terminal, partial and total complete
+    /// quorum_unreachable, not_replicated, validity_expired. Cancellation: terminal, partial and total complete
     /// it at once with operation_aborted, and the first token is put back where the call landed.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_adopt(std::string_view handover, const lock_options& options, CompletionToken&& token = {}) {

@@ -83,7 +83,23 @@ private:
         } else if (!ec) {
             ec = v.is_error() ? error_code(error::server_error) : error_code(error::unexpected_reply);
         }
-        report_.record(node, verdict, ec, v.is_error() ? v.str : std::string());
+        if (verdict == vote::granted && options_.replicas > 0) {
+            // As an acquire's grant: the new token counts on a node once enough of its replicas
+            // have it, or a failover to one that missed it would bring the first token back.
+            client_->replicas().confirm(
+                node, kind_->keys().lock, options_.replicas, options_.replica_timeout, node_timeout_,
+                "the adoption", [self = shared_from_this(), node](replication_verdict r) {
+                    self->count(node, r.ec ? vote::failed : vote::granted, r.ec, std::move(r.detail));
+                });
+            return;
+        }
+        count(node, verdict, ec, v.is_error() ? v.str : std::string());
+    }
+
+    void count(std::size_t node, vote verdict, error_code ec, std::string detail) {
+        if (done_ || tally_.decided()) return;
+        if (ec == error::not_replicated) replication_short_ = true;
+        report_.record(node, verdict, ec, std::move(detail));
         switch (tally_.add(verdict)) {
             case round_state::won:
                 won();
@@ -92,7 +108,8 @@ private:
                 finish(error::not_owner, "a majority of nodes no longer hold the lease's token");
                 return;
             case round_state::unreachable:
-                finish(report_.unreachable_cause(), "too many nodes failed");
+                finish(replication_short_ ? error_code(error::not_replicated) : report_.unreachable_cause(),
+                       "too many nodes failed");
                 return;
             case round_state::pending:
                 return;
@@ -168,6 +185,7 @@ private:
     clock::time_point t0_;
     std::string token_;  // the adopter's: the first lease's token holds nothing once adopted
     bool sent_ = false;
+    bool replication_short_ = false;  // a node failed for want of replicas: say so, as an acquire does
     bool done_ = false;
 };
 

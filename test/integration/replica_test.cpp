@@ -207,4 +207,33 @@ BOOST_FIXTURE_TEST_CASE(a_fair_hand_off_counts_once_the_replica_has_it, master_a
     }());
 }
 
+// An adoption counts on a node once its replicas have the adopter's token: a failover to one
+// that missed it would bring the first token back. Without enough replicas it fails, and the
+// first lease holds again.
+BOOST_FIXTURE_TEST_CASE(an_adoption_counts_once_the_replica_has_the_new_token, master_and_replica) {
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    redlock::client adopter(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto first = co_await client.async_acquire("h", options(10s), asio::use_awaitable);
+        auto short_of_replicas = replicated(options(10s));
+        short_of_replicas.replicas = 2;
+        short_of_replicas.replica_timeout = 200ms;
+        redlock::diagnostics refused;
+        auto [failed, none] =
+            co_await adopter.async_adopt(first.handover(), short_of_replicas, refused, tuple_awaitable);
+        BOOST_TEST((failed == redlock::error::not_replicated), failed.message() << ": " << refused.message);
+        BOOST_TEST(refused.message.find("WAIT: 1 of 2 replicas") != std::string::npos, refused.message);
+        BOOST_TEST(
+            co_await eventually([&] { return redlock::test::holder_on(master, "h") == first.token(); }));
+
+        redlock::diagnostics diag;
+        auto [ec, adopted] =
+            co_await adopter.async_adopt(first.handover(), replicated(options(10s)), diag, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << diag.message);
+        BOOST_TEST(replica->command({"GET", lock_key("h")}).str == adopted.token());  // the replica has it
+        co_await adopted.async_release(asio::use_awaitable);
+    }());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
