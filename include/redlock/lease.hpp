@@ -62,7 +62,8 @@ public:
     /// lease.
     [[nodiscard]] std::vector<std::uint64_t> fences() const;
     /// The validity computed when the lease was granted or last extended: until then, a quorum
-    /// of nodes is known to hold our token (ttl - elapsed - drift).
+    /// of nodes is known to hold our token (ttl - elapsed - drift). The steady clock stops while
+    /// the machine is suspended and the servers' ttls do not: the time slept since comes off.
     [[nodiscard]] clock::time_point valid_until() const noexcept;
     /// valid_until() - now, never negative.
     [[nodiscard]] clock::duration remaining() const noexcept;

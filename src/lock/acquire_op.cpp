@@ -9,6 +9,7 @@
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/lease_grant.hpp"
 #include "lock/round_report.hpp"
+#include "lock/suspension.hpp"
 #include "lock/token.hpp"
 #include "lock/wait_policy.hpp"
 #include <redlock/error.hpp>
@@ -92,6 +93,7 @@ void acquire_op::start_round() {
     std::string token;
     if (!new_token(token)) return;
     // t0 before the first send, so time the commands spend queued counts against the validity.
+    round_suspended_ = suspended_so_far();
     round_.begin(std::move(token), clock::now());
     policy_->round_started();
     report_.reset();
@@ -282,7 +284,7 @@ void acquire_op::succeed(clock::time_point now, clock::time_point valid_until, s
                      resources_.empty() || !options_.fenced
                          ? std::vector<std::uint64_t>()
                          : std::vector<std::uint64_t>(round_.fences().begin(), round_.fences().end()),
-                     node_timeout_, valid_until, nodes_granted, extend_now},
+                     node_timeout_, valid_until, nodes_granted, extend_now, round_suspended_},
                     options_, now);
     client_->metrics().acquired.fetch_add(1, std::memory_order_relaxed);
     client_->metrics().acquire_latency.record(now - started_);

@@ -161,6 +161,7 @@ private:
     milliseconds node_timeout_{0};
     std::string wake_channel_;  // a fair waiter's own channel
     clock::time_point started_;
+    std::chrono::nanoseconds round_suspended_{0};  // suspended_so_far() as the current round began
     clock::time_point deadline_;
 
     node_call call_;                    // the current round's acquire, which its replies are read against

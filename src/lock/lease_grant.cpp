@@ -26,7 +26,7 @@ std::shared_ptr<lease_state> grant_lease(const std::shared_ptr<client_state>& cl
     state->node_timeout = won.node_timeout;
     state->replicas = options.replicas;
     state->replica_timeout = options.replica_timeout;
-    state->set_valid_until(won.valid_until);
+    state->set_valid_until(won.valid_until, won.suspended_at_start);
     state->nodes_granted.store(static_cast<unsigned>(won.nodes_granted), std::memory_order_relaxed);
     state->granted_at = now;
     client->work().add(state);

@@ -23,6 +23,8 @@ struct won_lock {
     std::chrono::steady_clock::time_point valid_until;
     std::size_t nodes_granted = 0;
     bool extend_now = false;  ///< taken with less than two thirds of its ttl left (a hand-off)
+    /// suspended_so_far() when the round that gave valid_until started
+    std::chrono::nanoseconds suspended_at_start{0};
 };
 
 /// The state of a new lease: registered as the owner's hold for its re-entries (fenced

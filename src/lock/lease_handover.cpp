@@ -11,6 +11,7 @@
 #include "lock/lease_grant.hpp"
 #include "lock/quorum.hpp"
 #include "lock/round_report.hpp"
+#include "lock/suspension.hpp"
 #include "lock/token.hpp"
 #include <redlock/error.hpp>
 
@@ -66,6 +67,7 @@ public:
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
         node_call call;
         kind_->hand_over(record_.token, token_, options_.ttl, call);
+        suspended_at_start_ = suspended_so_far();
         t0_ = clock::now();
         sent_ = true;
         client_->send_call(call, all_nodes(), node_timeout_,
@@ -136,6 +138,7 @@ private:
         w.fences = record_.fences;
         w.node_timeout = node_timeout_;
         w.valid_until = now + left;
+        w.suspended_at_start = suspended_at_start_;
         w.nodes_granted = tally_.granted();
         finish({}, "adopted", lease(grant_lease(client_, std::move(w), options_, now)));
     }
@@ -183,6 +186,7 @@ private:
     std::shared_ptr<const lock_kind> kind_;
     std::chrono::milliseconds node_timeout_{0};
     clock::time_point t0_;
+    std::chrono::nanoseconds suspended_at_start_{0};
     std::string token_;  // the adopter's: the first lease's token holds nothing once adopted
     bool sent_ = false;
     bool replication_short_ = false;  // a node failed for want of replicas: say so, as an acquire does

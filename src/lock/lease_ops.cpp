@@ -5,6 +5,7 @@
 #include "lock/lease_end.hpp"
 #include "lock/quorum.hpp"
 #include "lock/round_report.hpp"
+#include "lock/suspension.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/asio/error.hpp>
@@ -115,6 +116,7 @@ public:
 
     void start() override {
         if (done_) return;
+        suspended_at_start_ = suspended_so_far();
         t0_ = clock::now();
         old_valid_until_ = state_->valid_until_time();
         if (!state_->held()) {
@@ -156,7 +158,7 @@ private:
                 const auto left = validity_left(ttl_, now - t0_, client_->config().drift_factor);
                 if (now < old_valid_until_ && left > clock::duration::zero() &&
                     state_->apply(lease_event::extend_confirmed).move_valid_until) {
-                    state_->set_valid_until(now + left);
+                    state_->set_valid_until(now + left, suspended_at_start_);
                     state_->nodes_granted.store(static_cast<unsigned>(tally_.granted()));
                     client_->metrics().extended.fetch_add(1, std::memory_order_relaxed);
                     finish({}, "extended, validity left " +
@@ -206,6 +208,7 @@ private:
     }
 
     milliseconds ttl_;
+    std::chrono::nanoseconds suspended_at_start_{0};
     clock::time_point t0_;
     clock::time_point old_valid_until_;
 };

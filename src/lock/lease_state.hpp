@@ -4,6 +4,7 @@
 #include "lock/client_state.hpp"
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/lease_lifecycle.hpp"
+#include "lock/suspension.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -38,6 +39,10 @@ struct lease_state {
         fences;                      ///< several resources, fenced: one per resource (`fence`: the first's)
     clock::time_point granted_at{};  ///< for the hold time of its released event
     std::atomic<clock::rep> valid_until{0};
+    /// suspended_so_far() when the round that gave valid_until started (see valid_until_time())
+    std::atomic<std::chrono::nanoseconds::rep> suspended_before{0};
+    /// Where the time slept is read: suspended_so_far(), or a unit test's own.
+    std::chrono::nanoseconds (*suspension)() noexcept = &suspended_so_far;
     std::atomic<unsigned> nodes_granted{0};
     /// lease::handover() was called: a token found gone from a majority was adopted elsewhere.
     std::atomic<bool> handover_written{false};
@@ -73,10 +78,18 @@ struct lease_state {
                           std::move(on_reply));
     }
 
+    /// valid_until, less any time the machine was suspended since the round that gave it
+    /// started: the steady clock stops in a suspension, the ttls on the servers do not.
     [[nodiscard]] clock::time_point valid_until_time() const noexcept {
-        return clock::time_point(clock::duration(valid_until.load(std::memory_order_acquire)));
+        const auto t = clock::time_point(clock::duration(valid_until.load(std::memory_order_acquire)));
+        return less_suspension(t, std::chrono::nanoseconds(suspended_before.load(std::memory_order_acquire)),
+                               suspension());
     }
-    void set_valid_until(clock::time_point t) noexcept {
+    /// `t`, counted on the steady clock from a round that started when suspended_so_far() was
+    /// `suspended_at_start`. The two stores are not one: a reader between them pairs a new
+    /// validity with the old reading, which differ only by a suspension in that instant.
+    void set_valid_until(clock::time_point t, std::chrono::nanoseconds suspended_at_start) noexcept {
+        suspended_before.store(suspended_at_start.count(), std::memory_order_release);
         valid_until.store(t.time_since_epoch().count(), std::memory_order_release);
     }
 };
