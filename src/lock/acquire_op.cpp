@@ -109,8 +109,10 @@ void acquire_op::start_round() {
         client_->call_on(i, call_, timeout,
                          [self = shared_from_this(), r = round_.number(), i](
                              error_code ec, std::span<const resp::value> replies) {
-                             if (r == self->round_.number())
-                                 self->on_answer(i, self->kind_->read_acquire(self->call_, ec, replies));
+                             if (r != self->round_.number()) return;
+                             auto answer = self->kind_->read_acquire(self->call_, ec, replies);
+                             self->client_->judge_answer(i, answer);
+                             self->on_answer(i, std::move(answer));
                          });
     }
 }
@@ -189,6 +191,10 @@ void acquire_op::held_by_earlier_round(std::size_t node, const std::string& earl
             if (ec) {
                 self->count(node, vote::failed, ec, replies.empty() ? "" : replies.front().str);
             } else if (replies.front().kind == resp::type::integer && replies.front().integer == 1) {
+                if (auto why = self->client_->why_answer_does_not_count(node); !why.empty()) {
+                    self->count(node, vote::failed, error::node_quarantined, std::move(why));
+                    return;
+                }
                 self->count_grant(node);
             } else {
                 self->round_.contended();

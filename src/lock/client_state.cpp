@@ -1,5 +1,6 @@
 #include "lock/client_state.hpp"
 
+#include "lock/answering_server.hpp"
 #include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
 #include <redlock/redis/server_version.hpp>
@@ -229,6 +230,23 @@ bool client_state::votes(std::size_t node, std::string_view key) const {
         events_->emit(node_event(event_kind::node_voting, node, node_names_[node], {},
                                  master ? "master " + redis::detail::endpoint(*master) : std::string()));
     return voting;
+}
+
+std::string client_state::why_answer_does_not_count(std::size_t node) const {
+    const auto* server = nodes_[node]->answering();
+    if (!server) return {};
+    return detail::why_answer_does_not_count(*health_, member_entry(node, *server),
+                                             redis::detail::endpoint(*server), clock::now());
+}
+
+void client_state::judge_answer(std::size_t node, acquire_answer& answer) const {
+    if (answer.verdict != vote::granted) return;
+    auto why = why_answer_does_not_count(node);
+    if (why.empty()) return;
+    answer.verdict = vote::failed;
+    answer.ec = error::node_quarantined;
+    answer.detail = std::move(why);
+    answer.node_fault = false;
 }
 
 std::string client_state::same_server_nodes() const {

@@ -128,6 +128,13 @@ public:
     /// until its ttl runs out.
     [[nodiscard]] std::chrono::milliseconds background_timeout() const noexcept;
 
+    /// Inside a reply's handler on the strand: empty, or why node `node`'s grant in that reply
+    /// does not count, judged on the cluster master that made it (answering_server.hpp), not on
+    /// the slot map; empty for a node that is not a cluster.
+    [[nodiscard]] std::string why_answer_does_not_count(std::size_t node) const;
+    /// A round's answer from node `node`, inside its reply's handler: a grant the answering
+    /// cluster master may not make (why_answer_does_not_count) is a failure, node_quarantined.
+    void judge_answer(std::size_t node, acquire_answer& answer) const;
     /// Whether node `node`'s grants on `key` count now (restart and failover quarantines, one
     /// vote per server, see client_config):
     /// a cluster's, whether those of the master serving the key's slot do; strand only.

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 namespace redlock::redis::detail {
 
@@ -246,7 +247,12 @@ void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& fro
         }
         break;
     }
+    // The lock layer judges a grant on the server that made it (answering()). A copy: the
+    // handler may close the connection.
+    const node_address answered_by = from.config().address;
+    const auto* outer = std::exchange(answering_, &answered_by);
     complete(r, {}, std::move(replies));
+    answering_ = outer;
 }
 
 bool cluster_link::settle(request& r) {

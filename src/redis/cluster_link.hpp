@@ -107,6 +107,10 @@ public:
     [[nodiscard]] connection* master_for(std::uint16_t slot);
     /// The address of the master of `slot`; null if none is known.
     [[nodiscard]] const node_address* master_address(std::uint16_t slot) const;
+    /// While a request's handler runs: the server whose reply it gets (the master it was routed
+    /// to, the ASK target, the new master after a MOVED), whatever the slot map says by then;
+    /// null at any other time, and for a failure without a reply.
+    [[nodiscard]] const node_address* answering() const noexcept { return answering_; }
     /// Whether the slot map is known and every master in it is connected.
     [[nodiscard]] bool is_connected() const;
     /// The last failure to read the map, or of a master's connection.
@@ -157,6 +161,7 @@ private:
     bool refresh_soon_ = false;  // the timer is set for a read held back by min_refresh_gap
     std::chrono::steady_clock::time_point last_refresh_{};
     bool closed_ = false;
+    const node_address* answering_ = nullptr;       // see answering()
     std::vector<std::shared_ptr<request>> parked_;  // waiting for the first map
     boost::asio::steady_timer refresh_timer_;
     // is_connected(), last_error() and stats() may be asked from any thread (a client's

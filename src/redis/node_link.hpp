@@ -52,6 +52,10 @@ public:
     /// The cluster, or null for a single server.
     [[nodiscard]] cluster_link* cluster() noexcept { return cluster_.get(); }
     [[nodiscard]] const cluster_link* cluster() const noexcept { return cluster_.get(); }
+    /// A cluster: cluster_link::answering(); null for a single server or Sentinel's master.
+    [[nodiscard]] const node_address* answering() const noexcept {
+        return cluster_ ? cluster_->answering() : nullptr;
+    }
     /// The sentinels, or null if the server is not found through them.
     [[nodiscard]] const sentinel_locator* sentinels() const noexcept { return sentinels_.get(); }
     [[nodiscard]] sentinel_locator* sentinels() noexcept { return sentinels_.get(); }

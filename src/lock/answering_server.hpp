@@ -1,0 +1,26 @@
+#ifndef REDLOCK_LOCK_ANSWERING_SERVER_HPP
+#define REDLOCK_LOCK_ANSWERING_SERVER_HPP
+
+#include "lock/node_health.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// Why a grant from a Redis Cluster node does not count, judged on the server that made it (the
+/// master the request reached, the ASK target, the new master after a MOVED), not on the slot
+/// map as it is when the reply is read: the map may lag a failover, still name the old master
+/// for a slot, or name nobody. `entry` is the board's entry for that server, if this client has
+/// one: a server it never made a connection to (whose identity and failover mark it never read)
+/// does not vote. Empty: the grant counts.
+[[nodiscard]] std::string why_answer_does_not_count(const node_health_board& board,
+                                                    std::optional<std::size_t> entry, std::string_view server,
+                                                    std::chrono::steady_clock::time_point now);
+
+}  // namespace redlock::detail
+
+#endif
