@@ -224,7 +224,7 @@ void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& fro
                 count(stats_.asked);
                 return send(r, connection_to(target), true);
             }
-            if (on_new_master_ && !map_.has_master(target)) on_new_master_(target);
+            if (on_new_master_ && !reference_.knows(target, map_)) on_new_master_(target);
             {
                 std::lock_guard lock(status_mutex_);
                 ++stats_.moved;
@@ -377,10 +377,10 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
 }
 
 void cluster_link::map_read(slot_map map) {
-    if (map_known_ && on_new_master_) {
-        for (const auto& m : map.masters())
-            if (map.has_master(m) && !map_.has_master(m)) on_new_master_(m);
-    }
+    // A partial map (read while a failover was under way, or from a node that lags) makes
+    // nobody new when the next whole map names its missing masters again (master_reference).
+    for (const auto& m : reference_.on_map(map, map_))
+        if (on_new_master_) on_new_master_(m);
     {
         std::lock_guard lock(status_mutex_);
         map_ = std::move(map);

@@ -162,6 +162,7 @@ private:
     std::chrono::steady_clock::time_point last_refresh_{};
     bool closed_ = false;
     const node_address* answering_ = nullptr;       // see answering()
+    master_reference reference_;                    // what a master is new against (on_new_master)
     std::vector<std::shared_ptr<request>> parked_;  // waiting for the first map
     boost::asio::steady_timer refresh_timer_;
     // is_connected(), last_error() and stats() may be asked from any thread (a client's

@@ -63,6 +63,29 @@ void slot_map::assign(std::uint16_t first, std::uint16_t last, const node_addres
         owner_[s] = index;
 }
 
+std::vector<node_address> master_reference::on_map(const slot_map& next, const slot_map& current) {
+    std::vector<node_address> fresh;
+    if (!first_) {
+        for (const auto& m : next.masters())
+            if (next.has_master(m) && !knows(m, current)) fresh.push_back(m);
+    }
+    if (first_ || next.unserved() <= unserved_) {
+        masters_.clear();
+        for (const auto& m : next.masters())
+            if (next.has_master(m)) masters_.push_back(m);
+        unserved_ = next.unserved();
+    }
+    first_ = false;
+    return fresh;
+}
+
+bool master_reference::knows(const node_address& address, const slot_map& current) const {
+    if (current.has_master(address)) return true;
+    for (const auto& m : masters_)
+        if (m.host == address.host && m.port == address.port) return true;
+    return false;
+}
+
 boost::system::error_code read_cluster_slots(const resp::value& reply, const node_address& asked,
                                              slot_map& out, std::string& why) {
     out = slot_map{};

@@ -46,6 +46,26 @@ private:
     std::vector<node_address> masters_;
 };
 
+/// Which masters are new, for the failover quarantine of a client that sees the switch: a master
+/// is new when neither the current map nor the reference names it. The reference is the last
+/// map read that served at least as many slots as the reference before it: a map read while a
+/// failover was under way, or from a node that lags, may lack masters (or be empty), and those
+/// are not new when the next whole map names them again. A master that left a whole map (a
+/// demoted one) and comes back is new. No I/O.
+class master_reference {
+public:
+    /// The masters of `next` that are new against `current` and the reference (none for the
+    /// first map); then `next` becomes the reference unless it serves fewer slots.
+    std::vector<node_address> on_map(const slot_map& next, const slot_map& current);
+    /// Whether the master at `address` is known: in `current` or in the reference.
+    [[nodiscard]] bool knows(const node_address& address, const slot_map& current) const;
+
+private:
+    bool first_ = true;
+    std::vector<node_address> masters_;
+    std::size_t unserved_ = 0;
+};
+
 /// Reads a CLUSTER SLOTS reply from `asked` into `out` (which it replaces). Every master gets
 /// `asked`'s transport, credentials and database; an endpoint the server does not know ("" or
 /// "?") is `asked`'s host. A reply of another shape is error::unexpected_reply with `why`.

@@ -156,4 +156,44 @@ BOOST_AUTO_TEST_CASE(asking_goes_before_each_command) {
     BOOST_TEST(!asking_before_each(":1\r\n").has_value());
 }
 
+namespace {
+
+slot_map map_of(std::vector<resp::value> ranges) {
+    slot_map map;
+    std::string why;
+    BOOST_TEST_REQUIRE(!read_cluster_slots(array_of(std::move(ranges)), asked_node(), map, why), why);
+    return map;
+}
+
+std::vector<std::uint16_t> ports_of(const std::vector<redis::node_address>& masters) {
+    std::vector<std::uint16_t> ports;
+    for (const auto& m : masters)
+        ports.push_back(m.port);
+    return ports;
+}
+
+}  // namespace
+
+// A client that sees a switch quarantines the new master. A map read during a failover, or
+// from a lagging node, may lack a master or be empty: the next whole map then names nobody new
+// but the promoted replica. A demoted master that comes back is new.
+BOOST_AUTO_TEST_CASE(a_partial_map_makes_nobody_new_and_a_promoted_replica_is_new) {
+    using redis::detail::master_reference;
+    const auto whole = map_of({range(0, 5460, "10.0.0.1", 7000), range(5461, 10922, "10.0.0.1", 7001),
+                               range(10923, 16383, "10.0.0.1", 7002)});
+    const auto partial = map_of({range(0, 5460, "10.0.0.1", 7000), range(5461, 10922, "10.0.0.1", 7001)});
+    const auto promoted = map_of({range(0, 5460, "10.0.0.1", 7000), range(5461, 10922, "10.0.0.1", 7001),
+                                  range(10923, 16383, "10.0.0.1", 7005)});
+    const slot_map empty;
+    master_reference reference;
+    BOOST_TEST(reference.on_map(whole, empty).empty());  // the first map: nobody is new
+    BOOST_TEST(reference.on_map(partial, whole).empty());
+    BOOST_TEST(reference.on_map(empty, partial).empty());
+    BOOST_TEST(reference.on_map(whole, empty).empty());  // 7002 was in the reference
+    BOOST_TEST(reference.knows(whole.masters()[2], partial));
+    BOOST_TEST((ports_of(reference.on_map(promoted, whole)) == std::vector<std::uint16_t>{7005}));
+    BOOST_TEST(!reference.knows(whole.masters()[2], promoted));  // 7002 left a whole map
+    BOOST_TEST((ports_of(reference.on_map(whole, promoted)) == std::vector<std::uint16_t>{7002}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
