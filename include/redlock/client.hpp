@@ -142,8 +142,9 @@ public:
     /// Handler signature: `void(error_code, lease)`. Errors: invalid_config (not a handover
     /// text; the diagnostics say why), invalid_ttl, invalid_resource, not_owner (a majority of
     /// nodes no longer hold the token: it expired, was released, or was adopted already),
-    /// quorum_unreachable, not_replicated, validity_expired. Cancellation: terminal, partial and total complete
-    /// it at once with operation_aborted, and the first token is put back where the call landed.
+    /// quorum_unreachable, not_replicated, validity_expired. Cancellation: terminal, partial
+    /// and total complete it at once with operation_aborted, and the first token is put back
+    /// where the call landed.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_adopt(std::string_view handover, const lock_options& options, CompletionToken&& token = {}) {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lease)>(
