@@ -281,6 +281,25 @@ inline boost::asio::awaitable<bool> eventually(std::function<bool()> condition,
     co_return true;
 }
 
+/// Tries `rival` on `resource` every 200 ms until it is granted (and releases that grant), and
+/// returns how long after `holder`'s validity ended the grant came: negative, a second holder
+/// while the holder still counted its lease valid. The holder's validity is read after each
+/// try, so a renewal that moved it counts.
+inline boost::asio::awaitable<std::chrono::milliseconds> rival_granted_after_holder(
+    client& rival, const std::string& resource, const lock_options& o, const lease& holder) {
+    for (;;) {
+        auto [ec, got] =
+            co_await rival.async_acquire(resource, o, boost::asio::as_tuple(boost::asio::use_awaitable));
+        const auto holder_valid_until = holder.valid_until();
+        if (!ec) {
+            const auto granted_at = std::chrono::steady_clock::now();
+            co_await got.async_release(boost::asio::use_awaitable);
+            co_return std::chrono::duration_cast<std::chrono::milliseconds>(granted_at - holder_valid_until);
+        }
+        co_await sleep_for(std::chrono::milliseconds(200));
+    }
+}
+
 /// Takes and releases the lock "warm" and waits until every server ran both: `c` is then
 /// connected to all of them with its scripts loaded, so that only a test's own commands meet its
 /// faults. A quorum's grant does not say so: the last node's handshake may still be under way.
