@@ -316,7 +316,7 @@ BOOST_DATA_TEST_CASE(adopt_takes_every_kind_and_refuses_what_no_quorum_holds, no
             auto [ec, adopted] = co_await other.async_adopt(l.handover(), keep, diag, tuple_awaitable);
             BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << diag.message);
             BOOST_TEST(adopted.token() != l.token());  // the adopter's own
-            BOOST_TEST((adopted.remaining() > 0s));  // ttl - the extend's round trip - drift
+            BOOST_TEST((adopted.remaining() > 0s));    // ttl - the hand-over's round trip - drift
             BOOST_TEST((adopted.remaining() <= 3s));
             co_await adopted.async_check(asio::use_awaitable);
             co_await adopted.async_release(asio::use_awaitable);
