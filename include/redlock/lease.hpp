@@ -80,7 +80,8 @@ public:
     /// releasing or dropping it frees the lock (the adoption then fails with not_owner): keep it
     /// until the other process holds. Once this lease finds a majority without its token (its
     /// watchdog's or an extend's renewal, a check, a release), it ends as handed over, without
-    /// a release: async_wait_lost and those calls complete with error::handed_over.
+    /// a release: async_wait_lost and those calls complete with error::handed_over. Write it
+    /// once this process's critical section is done: this lease hears of the adoption only then.
     [[nodiscard]] std::string handover() const;
 
     /// Gives the lease a new ttl on the servers: a token-checked PEXPIRE sent to all N nodes,
