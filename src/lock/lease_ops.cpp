@@ -92,6 +92,15 @@ protected:
         complete_on_handler_executor(std::move(handler_), client_->executor(), ec);
     }
 
+    // Whether this lease wrote a hand-over (lease::handover): a majority without our token is
+    // then the adoption, finished with finish_handed_over().
+    [[nodiscard]] bool handed_over() const {
+        return state_->handover_written.load(std::memory_order_acquire);
+    }
+    void finish_handed_over() {
+        finish(error::handed_over, "handed over: a majority of nodes hold the adopter's token");
+    }
+
     client_state::node_reply reply_handler() {
         return [self = shared_from_this()](std::size_t node, error_code ec, resp::value v) {
             self->on_reply(node, ec, v);
@@ -171,9 +180,9 @@ private:
                 return;
             }
             case round_state::denied:
-                if (state_->handover_written.load(std::memory_order_acquire)) {
+                if (handed_over()) {
                     give_up(state_, lease_event::adopted);
-                    finish(error::handed_over, "handed over: a majority of nodes hold the adopter's token");
+                    finish_handed_over();
                     return;
                 }
                 lose(lease_event::extend_denied, error::not_owner,
@@ -232,10 +241,7 @@ private:
                 finish({}, "released");
                 return;
             case round_state::denied:
-                if (state_->handover_written.load(std::memory_order_acquire)) {
-                    finish(error::handed_over, "handed over: a majority of nodes hold the adopter's token");
-                    return;
-                }
+                if (handed_over()) return finish_handed_over();
                 client_->metrics().release_failed.fetch_add(1, std::memory_order_relaxed);
                 finish(error::not_owner, "a majority of nodes no longer held our token");
                 return;
@@ -274,10 +280,7 @@ private:
                 finish({}, "held on a quorum");
                 return;
             case round_state::denied:
-                if (state_->handover_written.load(std::memory_order_acquire)) {
-                    finish(error::handed_over, "handed over: a majority of nodes hold the adopter's token");
-                    return;
-                }
+                if (handed_over()) return finish_handed_over();
                 finish(error::not_owner, "a majority of nodes no longer hold our token");
                 return;
             case round_state::unreachable:
