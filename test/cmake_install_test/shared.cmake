@@ -1,11 +1,13 @@
 # The shared library (-DBUILD_SHARED_LIBS=ON): built from this source tree in WORK_DIR, installed
 # into a temp prefix; its SONAME, that it exports the public API and not the internals, and the
-# consumers (consumers.cmake) built and run against it.
+# consumers (consumers.cmake) built and run against it. With OBJECTS_FROM (a file of object
+# paths), linked from the objects of the build that runs this test instead of compiling them again.
 include(${CMAKE_CURRENT_LIST_DIR}/consumers.cmake)
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/library -G ${GENERATOR}
         -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON
         -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_BUILD_TOOLS=OFF
+        -DREDLOCK_OBJECTS_FROM=${OBJECTS_FROM}
     RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
     message(FATAL_ERROR "configuring the shared build failed: ${rc}")
