@@ -94,7 +94,7 @@ void acquire_op::start_round() {
     if (!new_token(token)) return;
     // t0 before the first send, so time the commands spend queued counts against the validity.
     round_suspended_ = suspended_so_far();
-    round_.begin(std::move(token), clock::now());
+    round_.begin(kind_->round_value(std::move(token), round_.number() + 1), clock::now());
     policy_->round_started();
     report_.reset();
     client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);

@@ -4,13 +4,15 @@
 -- A waiter keeps its place by calling 'acquire' again before its deadline; the deadlines are
 -- in the server's clock (TIME), and any call first evicts the waiters whose deadline passed.
 -- A waiter's place in the queue is its acquisition's token; the value it writes to the lock is
--- the token of the round (each attempt has its own), so that the cleanup of a failed round,
+-- its round's, "<place>.<n>" for its n-th round, so that the cleanup of a failed round,
 -- arriving late, can never delete what a later round of the same acquisition took.
--- A lock handed over by a release (see hand_over) holds "<place>:<round>", the head's place and
--- the round that registered the hand-off: a value no round writes itself. Only the next round
--- of that acquisition ('acquire' with ARGV[9] = that round) and the end of the acquisition
--- ('release') take it as theirs. Neither an earlier round, however late its request arrives,
--- nor any round's cleanup ('withdraw', 'requeue') can take or free it.
+-- A lock handed over by a release (see hand_over) holds "<place>:<place>.<n>", the head's place
+-- and the round that registered the hand-off: a value no round writes itself. Any later round
+-- of that acquisition (n' > n) takes a value of one of its earlier rounds as its own, written or
+-- handed over, and the end of the acquisition ('release') frees any: a round whose request or
+-- cleanup was lost or late never locks its acquisition out, nor leaves a value it cannot free.
+-- Neither an earlier round, however late its request arrives, nor any round's cleanup
+-- ('withdraw', 'requeue') can take or free a later round's value or a hand-off.
 -- KEYS[1]  lock key       "{<prefix><resource>}:lock"
 -- KEYS[2]  queue          zset, member: a waiter's place token, score: its ticket
 -- KEYS[3]  deadlines      zset, member: place token, score: server time (ms) its place is kept until
@@ -33,7 +35,7 @@
 --          its ttl, but not past its place's deadline) and hears "granted <round token>": it
 --          holds without a round trip of its own. Any other head is woken to try.
 -- ARGV[2]  place token: the waiter's member in the queue; it hears its turn on ARGV[4] .. ARGV[2]
--- ARGV[3]  lock value: the token of this round (of the lease, for 'release' at its end)
+-- ARGV[3]  lock value: this round's, "<place>.<n>" (the lease's, for 'release' at its end)
 -- ARGV[4]  wake channel prefix
 -- ARGV[5]  ticket: a number, or 'none' (acquire: refused, take a number from this node's
 --          counter and return it without queueing: the caller takes the largest of a quorum),
@@ -41,9 +43,6 @@
 -- ARGV[6]  how long (ms) a place is kept without a refresh
 -- ARGV[7]  acquire: ttl of the lock in ms
 -- ARGV[8]  acquire: 'wait' to queue when refused, 'once' never to queue
--- ARGV[9]  acquire, optional: the lock value of this acquisition's previous round; a lock still
---          holding it (that round's cleanup has not arrived) is ours: it is taken over, as is a
---          lock handed over to our place by a hand-off that round registered
 -- returns  acquire: {granted (1 or 0), holder's PTTL (0: free), ticket (0: none), rank (-1: not queued)}
 --          fenced, a fifth: the grant's fence (see acquire_fenced.lua), 0 if refused
 --          others:  1 if the lock was ours and was deleted, else 0
@@ -161,14 +160,32 @@ local function keep_place(ticket)
     redis.call('ZADD', deadlines, now + tonumber(ARGV[6]), token)
 end
 
+-- The round n of a value of this acquisition, written by it ("<place>.<n>") or handed over to
+-- the place it queued ("<place>:<place>.<n>"); nil for any other value.
+local function our_round(v)
+    if type(v) ~= 'string' then
+        return nil
+    end
+    local handed = token .. ':' .. token .. '.'
+    if string.sub(v, 1, #handed) == handed then
+        return tonumber(string.sub(v, #handed + 1))
+    end
+    local written = token .. '.'
+    if string.sub(v, 1, #written) == written then
+        return tonumber(string.sub(v, #written + 1))
+    end
+    return nil
+end
+
 -- pcall: a reentrant lock's hash at the key answers WRONGTYPE: held, and not by us.
 local holder = redis.pcall('GET', lock)
-local handed_to_us = type(holder) == 'string' and string.sub(holder, 1, #token + 1) == token .. ':'
-local ours = holder == value or (op == 'release' and handed_to_us)
--- Our previous round's value (the same acquisition, whose cleanup has not arrived yet), or a
--- hand-off that round registered and we have not heard of. Never a hand-off registered by any
--- other round: an earlier round's late request would take over a lock that a lease holds.
-local earlier = op == 'acquire' and ARGV[9] ~= nil and (holder == ARGV[9] or holder == token .. ':' .. ARGV[9])
+local holder_round = our_round(holder)
+local ours = holder == value or (op == 'release' and holder_round ~= nil)
+-- A value of an earlier round of ours (whose cleanup has not arrived, or was lost), or a
+-- hand-off an earlier round registered and we have not heard of. Never a later round's: an
+-- earlier round's late request would take over a lock that a lease holds.
+local this_round = op == 'acquire' and our_round(value)
+local earlier = this_round and holder_round ~= nil and holder_round < this_round
 
 if op ~= 'acquire' then
     if op == 'requeue' then

@@ -42,29 +42,14 @@ using redlock::test::through_proxies;
 namespace {
 
 // One call of fair.lua by EVAL on a single server, as the client makes it: place 5000 ms, ttl
-// 10000 ms, waiting; the ticket 'local' (the node numbers us) unless given.
+// 10000 ms, waiting; the ticket 'local' (the node numbers us) unless given. A round's value is
+// "<place>.<n>" for the acquisition's n-th round.
 redlock::resp::value fair_call(const redis_server& s, const std::string& op, const std::string& place,
-                               const std::string& value, const std::string& previous = {},
-                               const std::string& ticket = "local") {
+                               const std::string& value, const std::string& ticket = "local") {
     const std::string t = key_tag("f");
-    std::vector<std::string> args = {"EVAL",
-                                     std::string(redlock::scripts::fair.source),
-                                     "5",
-                                     t + ":lock",
-                                     t + ":queue",
-                                     t + ":queue:deadlines",
-                                     t + ":queue:tickets",
-                                     t + ":queue:handoffs",
-                                     op,
-                                     place,
-                                     value,
-                                     t + ":wake:",
-                                     ticket,
-                                     "5000",
-                                     "10000",
-                                     "wait"};
-    if (!previous.empty()) args.push_back(previous);
-    return s.command(args);
+    return s.command({"EVAL", std::string(redlock::scripts::fair.source), "5", t + ":lock", t + ":queue",
+                      t + ":queue:deadlines", t + ":queue:tickets", t + ":queue:handoffs", op, place, value,
+                      t + ":wake:", ticket, "5000", "10000", "wait"});
 }
 
 bool granted(const redlock::resp::value& v) {
@@ -77,43 +62,85 @@ BOOST_AUTO_TEST_SUITE(late_round_test)
 
 // The interleaving of issue 18 on fair.lua alone: H holds; A's round 2 queues A with a hand-off;
 // W queues behind A; H's release hands the lock to A. Then A's round 1, late, tries to acquire
-// and withdraws: the hand-off stays A's. Only A's next round (whose previous round registered
-// it) or A's release take it.
+// and withdraws: the hand-off stays A's. Only a later round of A or A's release take it.
 BOOST_AUTO_TEST_CASE(an_earlier_rounds_late_calls_leave_a_fair_hand_off_alone) {
     auto servers = start_redis_servers(1);
     const auto& s = *servers[0];
     const std::string lock = key_tag("f") + ":lock";
     const auto get = [&] { return s.command({"GET", lock}).str; };
 
-    BOOST_TEST_REQUIRE(granted(fair_call(s, "acquire", "placeH", "roundH1")));
-    BOOST_TEST_REQUIRE(!granted(fair_call(s, "acquire", "placeA", "roundA2", "roundA1")));
-    BOOST_TEST_REQUIRE(!granted(fair_call(s, "acquire", "placeW", "roundW1")));
-    BOOST_TEST_REQUIRE(fair_call(s, "release", "placeH", "roundH1").integer == 1);
-    BOOST_TEST_REQUIRE(get() == "placeA:roundA2");  // handed over to A's place, by round 2
+    BOOST_TEST_REQUIRE(granted(fair_call(s, "acquire", "placeH", "placeH.1")));
+    BOOST_TEST_REQUIRE(!granted(fair_call(s, "acquire", "placeA", "placeA.2")));
+    BOOST_TEST_REQUIRE(!granted(fair_call(s, "acquire", "placeW", "placeW.1")));
+    BOOST_TEST_REQUIRE(fair_call(s, "release", "placeH", "placeH.1").integer == 1);
+    BOOST_TEST_REQUIRE(get() == "placeA:placeA.2");  // handed over to A's place, by round 2
 
     // Round 1's acquire and its cleanup, late; and round 2's own cleanups.
-    BOOST_TEST(!granted(fair_call(s, "acquire", "placeA", "roundA1")));
-    BOOST_TEST(get() == "placeA:roundA2");
-    BOOST_TEST(fair_call(s, "withdraw", "placeA", "roundA1").integer == 0);
-    BOOST_TEST(get() == "placeA:roundA2");
-    BOOST_TEST(fair_call(s, "withdraw", "placeA", "roundA2").integer == 0);
-    BOOST_TEST(fair_call(s, "requeue", "placeA", "roundA2", {}, "1").integer == 0);
-    BOOST_TEST(get() == "placeA:roundA2");
-    // A round whose previous round is not the one that registered the hand-off.
-    BOOST_TEST(!granted(fair_call(s, "acquire", "placeA", "roundA9", "roundA1")));
-    BOOST_TEST(get() == "placeA:roundA2");
-    // W cannot take it either.
-    BOOST_TEST(!granted(fair_call(s, "acquire", "placeW", "roundW2", "roundW1")));
+    BOOST_TEST(!granted(fair_call(s, "acquire", "placeA", "placeA.1")));
+    BOOST_TEST(get() == "placeA:placeA.2");
+    BOOST_TEST(fair_call(s, "withdraw", "placeA", "placeA.1").integer == 0);
+    BOOST_TEST(get() == "placeA:placeA.2");
+    BOOST_TEST(fair_call(s, "withdraw", "placeA", "placeA.2").integer == 0);
+    BOOST_TEST(fair_call(s, "requeue", "placeA", "placeA.2", "1").integer == 0);
+    BOOST_TEST(get() == "placeA:placeA.2");
+    // Round 2 itself, again (a value no round writes itself is not round 2's to take).
+    BOOST_TEST(!granted(fair_call(s, "acquire", "placeA", "placeA.2")));
+    BOOST_TEST(get() == "placeA:placeA.2");
+    // W cannot take it either, nor a value that only looks like A's.
+    BOOST_TEST(!granted(fair_call(s, "acquire", "placeW", "placeW.2")));
+    BOOST_TEST(!granted(fair_call(s, "acquire", "placeA:placeA", "placeA:placeA.9")));
+    BOOST_TEST(get() == "placeA:placeA.2");
 
-    // The round after the one that registered it takes it over (a hand-off not heard of).
-    BOOST_TEST(granted(fair_call(s, "acquire", "placeA", "roundA3", "roundA2")));
-    BOOST_TEST(get() == "roundA3");
-    BOOST_TEST(fair_call(s, "release", "placeA", "roundA3").integer == 1);
-    BOOST_TEST(get() == "placeW:roundW2");  // W's latest refused round registered its hand-off
+    // A later round takes it over (a hand-off not heard of).
+    BOOST_TEST(granted(fair_call(s, "acquire", "placeA", "placeA.3")));
+    BOOST_TEST(get() == "placeA.3");
+    BOOST_TEST(fair_call(s, "release", "placeA", "placeA.3").integer == 1);
+    BOOST_TEST(get() == "placeW:placeW.2");  // W's latest refused round registered its hand-off
 
     // The end of an acquisition frees a hand-off to its place, whichever round it names.
-    BOOST_TEST(fair_call(s, "release", "placeW", "roundW7").integer == 1);
+    BOOST_TEST(fair_call(s, "release", "placeW", "placeW.7").integer == 1);
     BOOST_TEST(get().empty());
+}
+
+// A fair acquisition is never locked out by what its own earlier rounds left: A's round 1 queues
+// A with a hand-off; round 2's call never reaches this node (its connection was given up);
+// H's release hands the lock over by round 1's hand-off. Round 3 takes it. A round's value that
+// its lost cleanup left is taken by any later round, and freed by the acquisition's release;
+// no earlier round takes a later one's. Before, only the previous round's value or hand-off
+// was taken: round 3 was refused until the hand-off expired, and a value two rounds back
+// stayed for its ttl.
+BOOST_AUTO_TEST_CASE(a_fair_acquisition_takes_what_any_earlier_round_of_its_own_left) {
+    auto servers = start_redis_servers(1);
+    const auto& s = *servers[0];
+    const std::string lock = key_tag("f") + ":lock";
+    const auto get = [&] { return s.command({"GET", lock}).str; };
+
+    BOOST_TEST_REQUIRE(granted(fair_call(s, "acquire", "placeH", "placeH.1")));
+    BOOST_TEST_REQUIRE(!granted(fair_call(s, "acquire", "placeA", "placeA.1")));
+    BOOST_TEST_REQUIRE(fair_call(s, "release", "placeH", "placeH.1").integer == 1);
+    BOOST_TEST_REQUIRE(get() == "placeA:placeA.1");
+    BOOST_TEST(granted(fair_call(s, "acquire", "placeA", "placeA.3")));
+    BOOST_TEST(get() == "placeA.3");
+    BOOST_TEST(fair_call(s, "release", "placeA", "placeA.3").integer == 1);
+    BOOST_TEST(get().empty());
+
+    // Round 4's value, which its lost cleanup left: round 7 takes it; a late round 5 does not
+    // take round 7's; the release frees what round 6, late again, wrote after round 7's grant
+    // elsewhere, and leaves the queue empty.
+    BOOST_TEST_REQUIRE(granted(fair_call(s, "acquire", "placeB", "placeB.4")));
+    BOOST_TEST(!granted(fair_call(s, "acquire", "placeW", "placeW.1")));
+    BOOST_TEST(granted(fair_call(s, "acquire", "placeB", "placeB.7")));
+    BOOST_TEST(get() == "placeB.7");
+    BOOST_TEST(!granted(fair_call(s, "acquire", "placeB", "placeB.5")));
+    BOOST_TEST(get() == "placeB.7");
+    BOOST_TEST(fair_call(s, "withdraw", "placeB", "placeB.5").integer == 0);
+    BOOST_TEST(get() == "placeB.7");
+    BOOST_TEST(s.command({"SET", lock, "placeB.6"}).str == "OK");
+    BOOST_TEST(fair_call(s, "release", "placeB", "placeB.7").integer == 1);
+    BOOST_TEST(get() == "placeW:placeW.1");
+    BOOST_TEST(fair_call(s, "release", "placeW", "placeW.1").integer == 1);
+    BOOST_TEST(get().empty());
+    BOOST_TEST(s.command({"EXISTS", key_tag("f") + ":queue"}).integer == 0);
 }
 
 // The same through the client, N = 1 and N = 5: A's first round, and its cleanup, go out on

@@ -267,7 +267,11 @@ BOOST_AUTO_TEST_CASE(a_fair_round_carries_its_ticket_and_reads_the_place_the_nod
         (keys_of(call) == std::vector<std::string>{keys.lock, queue.queue, queue.deadlines, queue.tickets,
                                                    queue.handoffs, redlock::detail::fence_key_for(keys)}));
     BOOST_TEST((args_of(call) == std::vector<std::string>{"acquire", "place-1", "tok-2", queue.wake_prefix,
-                                                          "none", "900", "2000", "wait", "tok-1"}));
+                                                          "none", "900", "2000", "wait"}));
+    // Its rounds write "<place>.<n>" (fair.lua takes any earlier round's as ours); other kinds
+    // a fresh token.
+    BOOST_TEST(kind->round_value("fresh", 3) == "place-1.3");
+    BOOST_TEST(make_lock_kind(keys, reentrant_options(false), {})->round_value("fresh", 3) == "fresh");
 
     // With a ticket, the round carries it; without one on a single node, that node numbers us.
     node_call ticketed;

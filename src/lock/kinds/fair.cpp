@@ -21,6 +21,12 @@ public:
     [[nodiscard]] std::string_view place() const noexcept override { return place_; }
     [[nodiscard]] std::string_view wake_channel() const noexcept override { return wake_channel_; }
 
+    // Numbered, not drawn: the place is the acquisition's secret already, and fair.lua tells
+    // an earlier round of ours from a later one by the number.
+    [[nodiscard]] std::string round_value(std::string, unsigned round) const override {
+        return place_ + '.' + std::to_string(round);
+    }
+
     // Take the lock if it is free and we are the head of its queue (or nobody queues), else
     // keep our place in the queue.
     void acquire(const round_request& r, node_call& out) const override {
@@ -30,7 +36,6 @@ public:
         call(out, "acquire", r.token, out.owned[0], queue_timeout_text_);
         out.arg(ttl_text());
         out.arg(r.wait ? "wait" : "once");
-        if (!r.previous_token.empty()) out.arg(r.previous_token);
         if (fenced()) out.key(fence_key());
     }
 

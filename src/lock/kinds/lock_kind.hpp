@@ -164,6 +164,13 @@ public:
         return keys_.released;
     }
 
+    /// The value round number `round` (1, 2, ...) of an acquisition writes to the lock: `fresh`,
+    /// a new token. A fair lock's is "<place>.<round>": its script takes a value of any earlier
+    /// round of the acquisition, and never a later one's (fair.lua).
+    [[nodiscard]] virtual std::string round_value(std::string fresh, unsigned round) const {
+        (void)round;
+        return fresh;
+    }
     /// The acquire that round `r` sends to every node.
     virtual void acquire(const round_request& r, node_call& out) const = 0;
     /// A node's answer to `sent`: `ec` the transport's failure (timeout, connection), else its
