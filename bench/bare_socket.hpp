@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifndef REDLOCK_BENCH_BARE_SOCKET_HPP
 #define REDLOCK_BENCH_BARE_SOCKET_HPP
 

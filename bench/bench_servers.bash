@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # shellcheck shell=bash
 # Sourced by the bench/run_* scripts (bench/run_semaphore_bench for now; run_lock_bench and
 # run_cluster_bench still carry their own copy of the same pieces): installs what is missing,

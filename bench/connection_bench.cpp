@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Throughput of one pipelined connection shared by many coroutines, next to redis-benchmark
 // run against the same freshly started redis-server in the same run.
 //

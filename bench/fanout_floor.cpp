@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The fastest a Redlock acquire can be on this machine, measured without our library: a client
 // that does nothing but send `SET key token NX PX ttl GET` over blocking sockets and wait for the
 // replies. It times, at concurrency 1:

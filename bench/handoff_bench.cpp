@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Hand-off of a contended lock: how long from the holder's release until the next waiter holds
 // it, and how many holds per second C waiters get out of one lock.
 //

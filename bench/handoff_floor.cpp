@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The fastest a hand-off by pub/sub can be on this machine, measured without our library, over
 // blocking sockets: a holder releases by a token-checked script that publishes on the resource's
 // channel; a waiter, subscribed on a third socket per node, sends its SET NX as soon as the

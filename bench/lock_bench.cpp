@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Uncontended acquire + release pairs through the public lock API, on servers you started.
 //
 //   lock_bench --nodes URI[,URI...] [--concurrency C] [--seconds S] [--warmup PAIRS] [--permits K]

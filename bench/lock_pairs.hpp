@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The measurement of bench/lock_bench.cpp (uncontended acquire + release pairs through the
 // public API), shared with `redlock bench`.
 #ifndef REDLOCK_BENCH_LOCK_PAIRS_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The floor of lock pairs on this machine: what a client that does nothing but the lock's
 // commands can get through one master or a cluster's masters, with C workers each looping
 // SET <key> <token> NX PX 10000 GET, then the release script (GET, DEL, SPUBLISH), as lock_bench's

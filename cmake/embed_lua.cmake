@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Generates a header with every Lua script as a redlock::redis::script: name, SHA-1 and source.
 # The SHA is computed here, at configure time, over the same bytes the compiler puts into the raw
 # string literal (line endings normalised to LF), so it is the SHA that SCRIPT LOAD returns.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The same lock from code that is not a coroutine: a completion callback, and std::future from
 // a thread that is not the event loop's (use_future). The io_context runs on its own thread.
 //

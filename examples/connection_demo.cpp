@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Thousands of coroutines share one pipelined connection. Each one increments its own counter
 // and checks that every reply is the next number in its sequence, so a reply handed to the
 // wrong coroutine would show at once. Prints the throughput and how many requests each socket

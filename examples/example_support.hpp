@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What the examples share: their nodes come as "URI,URI,..." or as the path of a client_config
 // JSON file (see docs/locks.md), e.g. one that turns the restart quarantine off for servers
 // started a moment ago; their main coroutine returns the exit status.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Fenced writes to a protected store. A slow holder takes the lock (fence F1) and then stalls
 // past its ttl (like a GC pause; no watchdog here to notice); a second holder gets the lock with
 // a larger fence F2 and writes. When the slow one wakes up, its write still carries F1, and the

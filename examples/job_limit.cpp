@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A limit on concurrent jobs across processes: a semaphore (lock_options::permits). Each process
 // runs its jobs through async_with_lock on "example:jobs" with `--permits K`: at most K jobs run
 // at once, whichever processes they are in; the others wait for a permit (woken by a release).

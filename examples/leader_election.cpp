@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Leader election for a periodic job across processes. Every process runs this loop: wait for
 // the "example:leader" lock; while it holds it (a watchdog keeps the lease), it is the leader
 // and runs the job every 100 ms for one term, then steps down so another process gets a turn.

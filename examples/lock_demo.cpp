@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Workers of one process contend for one resource with Redlock over the given nodes. Each grant
 // prints the worker, the validity left and what every node answered; each failure prints the
 // error's name and the diagnostics, which name the nodes. Run two of these side by side

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The workers of the lock demo: one process's coroutines contending for one resource, printing
 // every grant (validity left, one letter per node) and every failure (the error's name and the
 // diagnostics, which name the nodes). Shared by examples/lock_demo and `redlock demo`.

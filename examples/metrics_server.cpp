@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A server that shows its locks to Prometheus: a few workers take turns on one lock, and an HTTP
 // endpoint serves client.metrics() in Prometheus' text format at /metrics. The client's events
 // go to stderr as log lines, all but the routine grants and releases. On SIGTERM or SIGINT it

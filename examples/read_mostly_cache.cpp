@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A read-mostly cache shared by processes: a read-write lock (lock_options::mode). The cache is
 // two keys on the first node, "example:cache:a" and "example:cache:b", that a writer sets one
 // after the other (not atomically) to the same version; readers read one, then the other. Under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Redlock over independent masters (3 or more): the acquire goes to every node at once and
 // holds once a majority granted. Prints what each node answered and the validity left; a
 // second client is then refused by a majority (a node the first client's request had not

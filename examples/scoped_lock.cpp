@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A critical section longer than the lease: async_with_lock keeps the 2 s lease alive through a
 // 5 s body with its watchdog, then releases it. Prints the lease's remaining validity each second
 // (it never runs out) and the client's renewal count at the end.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A seat-booking service: a TCP server whose connections contend for the same seats, run as
 // several processes behind one port range. Each request "BOOK <seat> <customer>\n" checks the
 // seat in the store, takes a moment to "charge the customer", and records the booking; the check

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A lock on one Redis instance, tried once (no waiting): Alice takes "example:report"; Bob's try
 // fails at once with not_acquired; Alice releases; Bob's next try gets it.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Builds the library and the examples with clang and -Werror: our code must be warning-free on
 # both compilers. The tests themselves are built with the main compiler. Unoptimised: clang's
 # warnings come from its front end, the same at any -O, and -O0 builds in about half the time.

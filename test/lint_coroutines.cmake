@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Fails if a co_await sits in an arm of a conditional operator anywhere in our sources: GCC 12
 # and 13 (and clang before 16) miscompile `c ? co_await a : co_await b` (a chaos run caught the
 # garbage it made of a lease). Write an if/else instead.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // redlock bench: the library's lock benchmark (bench/lock_bench.cpp's acquire + release pairs)
 // from the installed command, against redis-benchmark's PING on the same node.
 #include "cli_args.hpp"

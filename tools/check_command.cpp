@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // redlock check: lint a deployment for settings that make its locks unsafe.
 #include "cli_args.hpp"
 #include "commands.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifndef REDLOCK_TOOLS_CLI_ARGS_HPP
 #define REDLOCK_TOOLS_CLI_ARGS_HPP
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // redlock demo: what scripts/demo shows, from the installed command. With no --nodes it starts
 // 5 redis-servers of its own, runs 2 worker processes of 4 coroutines each on one resource,
 // kills 2 of the servers (grants go on with 3), then a third (every attempt fails with

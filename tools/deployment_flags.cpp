@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "deployment_flags.hpp"
 
 #include <redlock/redis/node_spec.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // redlock inspect / redlock unlock --force: an operator's look at a resource, and an operator's
 // release of it (client::async_inspect, client::async_force_release).
 #include "cli_args.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // redlock: distributed locks on Redis from the command line. See `redlock --help`.
 #include "commands.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "node_connections.hpp"
 
 #include "redis/node_link.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // redlock run: hold a lock while a command runs (like flock(1), etcdctl lock, consul lock).
 #include "cli_args.hpp"
 #include "commands.hpp"

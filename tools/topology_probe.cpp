@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "topology_probe.hpp"
 
 #include "node_connections.hpp"

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: BSL-1.0
 // bench/handoff_bench.cpp with node-redlock v4 and ioredis v5, which wait by polling:
 //
 //   node handoff_bench.js --nodes URI[,URI...] --retry-delay MS [--handoffs K] [--contenders C] [--seconds S]

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: BSL-1.0
 // The loop of bench/lock_bench.cpp with node-redlock v4 and ioredis v5, for a comparison on the
 // same servers in the same run (bench/run_lock_bench runs both).
 //

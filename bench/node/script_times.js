@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: BSL-1.0
 // The server time of each script call, from the server's SLOWLOG, for bench/run_lock_bench:
 //
 //   node script_times.js --port P

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: BSL-1.0
 // bench/lock_bench.cpp --permits K and bench/handoff_bench.cpp --permits K with the semaphores of
 // node's redis-semaphore over ioredis v5, on the same servers in the same run
 // (bench/run_semaphore_bench runs both):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSL-1.0
 """redis-py's Lock beside ours (docs/comparison.md): uncontended acquire + release pairs at
 concurrency 1 on one node, and the hand-off latency of its blocking acquire (which polls every
 `sleep` seconds, 0.1 by default).

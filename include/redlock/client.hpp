@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifndef REDLOCK_CLIENT_HPP
 #define REDLOCK_CLIENT_HPP
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifndef REDLOCK_OWNER_ID_HPP
 #define REDLOCK_OWNER_ID_HPP
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifndef REDLOCK_TLS_CONFIG_HPP
 #define REDLOCK_TLS_CONFIG_HPP
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The rounds of an acquisition: sending what the lock's kind builds, feeding the answers to
 // acquire_round and executing its steps, and handing a won round to its lease (lease_grant).
 // The waits between rounds are in acquire_waiting.cpp; the class is in acquire_op_impl.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifndef REDLOCK_LOCK_ACQUIRE_ROUND_HPP
 #define REDLOCK_LOCK_ACQUIRE_ROUND_HPP
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The waits of an acquisition between its rounds: after a lost round, the cleanups, then a
 // sleep that a timer, a release message or a hand-off ends (see wait_policy for how long, and
 // acquire_op.cpp for the rounds).

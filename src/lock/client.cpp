@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/acquire_op.hpp"
 #include "lock/client_close.hpp"
 #include "lock/client_state.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/extend_batcher.hpp"
 
 #include "lock/client_state.hpp"

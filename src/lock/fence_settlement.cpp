@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/fence_settlement.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "scripts/scripts_gen.hpp"
 #include <redlock/fenced_set.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/lease_end.hpp"
 #include "lock/lease_handover.hpp"
 #include "lock/lease_ops.hpp"

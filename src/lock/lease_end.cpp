@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/lease_end.hpp"
 
 #include "detail/completion.hpp"

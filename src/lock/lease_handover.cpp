@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A lease handed from one process to another: written out as text (lease::handover), turned
 // back into a lease by the other process (client::async_adopt). The adopter puts a token of its
 // own in the first lease's place on every node (handover.lua), so that it is the only holder:

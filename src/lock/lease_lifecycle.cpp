@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/lease_lifecycle.hpp"
 
 #include <redlock/error.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/lock_options_check.hpp"
 
 #include "lock/resource_keys.hpp"

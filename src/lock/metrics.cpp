@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <redlock/metrics.hpp>
 
 #include <nlohmann/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // metrics_snapshot in Prometheus' text exposition format (version 0.0.4), so a server can serve
 // it at /metrics without a client library of Prometheus' own.
 #include <redlock/metrics.hpp>

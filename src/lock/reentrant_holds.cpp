@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/reentrant_holds.hpp"
 
 #include "lock/lease_state.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/release_listener.hpp"
 
 #include "lock/client_state.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // An operator's view of a resource and an operator's release of it: each one script call to
 // every node, gathered once all have answered or timed out (no quorum decides early: an
 // operator wants to see, or free, every node).

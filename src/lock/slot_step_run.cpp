@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // client_state::run_steps: a call of a lock over several resources, split by slot, on a Redis
 // Cluster node. The steps go one after another, each when the one before has answered: an
 // acquire then takes the slots in one order for everyone, and stops at the first refusal.

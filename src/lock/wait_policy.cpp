@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/wait_policy.hpp"
 
 #include "lock/quorum.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifndef REDLOCK_LOCK_WAIT_POLICY_HPP
 #define REDLOCK_LOCK_WAIT_POLICY_HPP
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "redis/cluster_link.hpp"
 
 #include "redis/script_call.hpp"

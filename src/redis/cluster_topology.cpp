@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "redis/cluster_topology.hpp"
 
 #include "redis/cluster_slot.hpp"

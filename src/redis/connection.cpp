@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "detail/completion.hpp"
 #include "redis/connection_impl.hpp"
 #include "redis/handshake.hpp"

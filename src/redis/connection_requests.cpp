@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A connection's requests: admission (the queue's bound, the clock held during the first
 // connect), the coalesced flush, one timer for every timeout, cancellation, scripts (EVALSHA
 // with its EVAL fallback) and subscriptions. The lifecycle and the loops are in connection.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <redlock/error.hpp>
 #include <redlock/redis/node_address.hpp>
 

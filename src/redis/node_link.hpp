@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifndef REDLOCK_REDIS_NODE_LINK_HPP
 #define REDLOCK_REDIS_NODE_LINK_HPP
 

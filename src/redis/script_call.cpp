@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "redis/script_call.hpp"
 
 #include <redlock/resp/request.hpp>

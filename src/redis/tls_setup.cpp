@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "redis/tls_setup.hpp"
 
 #include <boost/asio/error.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "redis/transport.hpp"
 
 #include "redis/tls_setup.hpp"

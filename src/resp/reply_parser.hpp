@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifndef REDLOCK_RESP_REPLY_PARSER_HPP
 #define REDLOCK_RESP_REPLY_PARSER_HPP
 

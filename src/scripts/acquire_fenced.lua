@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- acquire_fenced.lua: take a plain lock and number the grant with the resource's fence counter.
 -- The counter has no expiry: it must outlive every lease (persistence keeps it across restarts).
 -- KEYS[1]  lock key       "{<prefix><resource>}:lock"

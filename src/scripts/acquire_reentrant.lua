@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- acquire_reentrant.lua: take or re-enter a reentrant lock.
 -- The lock is a hash: field "o" holds the owner id, field "f" (fenced locks only) the fence of
 -- the hold, and each acquisition that holds it has a field "a:<token>". Its depth is the

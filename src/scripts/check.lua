@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- check.lua: does this acquisition still hold the lock here, and for how long? Reads only.
 -- One script for every kind of lock, told apart by the key's type: a plain or fair lock's
 -- string holds the token, a reentrant lock's hash has a field "a:<token>", a semaphore's

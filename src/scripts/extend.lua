@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- extend.lua: give our lease a new ttl; never recreates a missing key, never shortens it (GT: an
 -- extend with a short ttl delivered late, after one with a long ttl, must not cut the hold below
 -- the validity the long one gave its holder).

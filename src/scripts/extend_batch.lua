@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- extend_batch.lua: extend.lua for many leases in one call (the watchdog's renewals of one node);
 -- never shortens a key's ttl (GT, as extend.lua).
 -- KEYS[i]      lock key of lease i   "{<prefix><resource>}:lock"

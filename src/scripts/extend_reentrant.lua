@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- extend_reentrant.lua: keep a reentrant lock alive for one of its acquisitions (see
 -- acquire_reentrant.lua); never recreates a missing key, never shortens the ttl.
 -- KEYS[1]  lock key   "{<prefix><resource>}:lock"

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- failover_mark.lua: the failover quarantine, kept with the data, so that a client that first
 -- meets a master after its promotion sees it as well as one that watched the switch. Run in each
 -- master connection's setup. A promotion gives a server a new replication ID (INFO

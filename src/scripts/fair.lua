@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- fair.lua: a fair (FIFO) lock. The lock itself is the plain lock key (a token, with a ttl),
 -- so extend.lua and the watchdog work on it unchanged. Beside it, waiters queue by ticket:
 -- only the head of the queue, or anybody while the queue is empty, may take a free lock.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- fence_writeback.lua: raise a node's fence counter to the fence a Redlock grant settled on (the
 -- largest of its quorum), while our acquisition still holds the lock there. Once a quorum of
 -- nodes has a counter at least that high, any later grant's quorum shares a node with them,

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- fenced_set.lua: the protected resource's side of fencing. Writes a value only if the writer's
 -- fence is not lower than the highest fence seen for the resource, so a holder that paused past
 -- its lease (and was followed by a holder with a higher fence) cannot write late.

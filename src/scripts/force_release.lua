@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- force_release.lua: an operator's release of whatever holds a resource on this node
 -- (client::async_force_release): any kind of lock, any holder. The fence counter stays (fences
 -- must go on increasing) and so does a fair lock's queue (its waiters keep their places), and

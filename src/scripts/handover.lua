@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- handover.lua: client::async_adopt makes the adopter the only holder of a lease written out by
 -- lease::handover: where the hold is the first lease's token, it becomes the adopter's own
 -- (compare-and-set), so nothing the first lease does afterwards (release, drop, renewals)

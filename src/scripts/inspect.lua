@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- inspect.lua: what holds a resource on this node, for operators (client::async_inspect).
 -- Reads only; every kind of lock, told apart by the lock key's type.
 -- KEYS[1]  lock key         "{<prefix><resource>}:lock"

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- multi_acquire.lua: take the locks of several resources at once, all or none. One script
 -- per node sees every key free (or ours) before it writes any, so two acquisitions never
 -- hold part of what each other wants on a node: no order among the names, no deadlock.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- multi_check.lua: does this acquisition still hold every one of its resources here, and for
 -- how long? Reads only.
 -- KEYS[1..n]  the resources' lock keys "{<prefix><resource>}:lock"

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- multi_extend.lua: give the locks of several resources a new ttl where they hold our token;
 -- never recreates a missing key, never shortens one (GT, as extend.lua).
 -- KEYS[1..n]  the resources' lock keys "{<prefix><resource>}:lock"

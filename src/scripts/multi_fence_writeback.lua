@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- multi_fence_writeback.lua: fence_writeback.lua for several resources held by one token:
 -- raise each resource's counter to the fence its grant settled on, while our acquisition still
 -- holds every one of them here.

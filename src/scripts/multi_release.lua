@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- multi_release.lua: free the locks of several resources where they hold our token, and tell
 -- each resource's waiters.
 -- KEYS[1..n]     the resources' lock keys "{<prefix><resource>}:lock"

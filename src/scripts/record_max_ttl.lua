@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- record_max_ttl.lua: every client records on every node the largest ttl it may grant
 -- (client_config::max_ttl), so that the restart quarantine of each client waits for the largest
 -- lease any client of these nodes may hold, not only for its own. Run in each connection's

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- release.lua: delete the lock only if it holds our token, and tell waiters.
 -- KEYS[1]  lock key          "{<prefix><resource>}:lock"
 -- KEYS[2]  released channel  "{<prefix><resource>}:released"

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- release_reentrant.lua: end one acquisition of a reentrant lock (see acquire_reentrant.lua);
 -- the last one deletes the lock and tells waiters.
 -- KEYS[1]  lock key          "{<prefix><resource>}:lock"

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- rw_acquire.lua: a read or a write hold of a read-write lock (lock_options::mode).
 -- The lock key is a sorted set of the holders' tokens, scored by when each hold expires in
 -- server time (a dead holder's hold lapses on its own, as a semaphore's permit does); a hash

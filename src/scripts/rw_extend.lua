@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- rw_extend.lua: give our hold of a read-write lock a new ttl; never revives an expired one, never
 -- shortens it (ZADD GT: a late extend with a short ttl must not end a writer's hold early).
 -- KEYS[1]  holders  "{<prefix><resource>}:lock"

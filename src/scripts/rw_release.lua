@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- rw_release.lua: give back our hold of a read-write lock, or a waiting writer's mark, and
 -- wake the resource's waiters.
 -- KEYS[1]  holders           "{<prefix><resource>}:lock"

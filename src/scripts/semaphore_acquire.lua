@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- semaphore_acquire.lua: take one of a semaphore's permits (lock_options::permits).
 -- The semaphore is one sorted set: a member per permit holder (its token), scored by the server
 -- time (ms) at which the permit expires, so a dead holder's permit comes back after its ttl

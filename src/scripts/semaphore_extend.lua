@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- semaphore_extend.lua: give our permit a new ttl; never gives back an expired one, never shortens
 -- it (ZADD GT: a late extend with a short ttl must not free the permit early).
 -- KEYS[1]  semaphore      "{<prefix><resource>}:lock" (semaphore_acquire.lua)

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- semaphore_release.lua: give back our permit of a semaphore, and tell one waiter.
 -- KEYS[1]  semaphore          "{<prefix><resource>}:lock" (semaphore_acquire.lua)
 -- KEYS[2]  released channel   "{<prefix><resource>}:released"

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSL-1.0
 -- takeover.lua: an acquire round found the lock holding the token of its acquisition's previous
 -- round (whose reply was lost and whose cleanup has not arrived): put this round's token in
 -- its place, with the full ttl from now. A late cleanup of the previous round then finds

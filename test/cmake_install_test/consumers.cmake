@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # check_consumers(PREFIX LIBDIR WORK): builds and runs this directory's consumer against an
 # installed redlock under PREFIX (its libraries in PREFIX/LIBDIR), in WORK: once through
 # find_package (CMakeLists.txt here), once with the flags of the installed redlock.pc alone, as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Uses the installed headers and library the way an application would, without a server.
 #include <redlock/redis/connection.hpp>
 #include <redlock/redis/node_address.hpp>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Installs the build tree into a temp prefix, then builds and runs the consumers against it
 # (consumers.cmake: by find_package and by pkg-config).
 include(${CMAKE_CURRENT_LIST_DIR}/consumers.cmake)

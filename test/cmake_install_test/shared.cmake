@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # The shared library (-DBUILD_SHARED_LIBS=ON): built from this source tree in WORK_DIR, installed
 # into a temp prefix; its SONAME, that it exports the public API and not the internals, and the
 # consumers (consumers.cmake) built and run against it. With OBJECTS_FROM (a file of object

@@ -1,2 +1,3 @@
+// SPDX-License-Identifier: BSL-1.0
 #define BOOST_TEST_MODULE redlock_chaos_tests
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The bounded chaos run of scripts/test: randomized fault schedules against five real servers
 // and three worker processes, fixed seeds plus one random seed (printed), each checked for
 // mutual exclusion, fence order and recovery; one schedule on a cluster and one on Sentinel;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Requests of an earlier round of an acquisition that a server runs late, after a later round's
 // grant or a hand-off: bytes a client wrote on a connection it then gave up (health check) are
 // still on their way, and reach the server whenever the network lets them. Such a request must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The lock core under network faults injected by an in-test TCP proxy between the client and a
 // real redis-server: slow nodes, replies lost after the command ran, quorums that arrive too late.
 #include "support/lock_helpers.hpp"

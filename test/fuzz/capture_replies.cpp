@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // capture_replies OUT_DIR: seeds for the RESP fuzzer from a real redis-server. Starts one (the
 // test fixture), sends a list of commands over a plain socket in RESP2 and in RESP3 (HELLO 3),
 // and writes the raw bytes of each reply to OUT_DIR/real_<protocol>_<n>_<command>, plus each

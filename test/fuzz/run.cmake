@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Builds the fuzz target with clang and runs it for a bounded time. The corpus it grows is in the
 # build tree (it grows run to run there); it also reads the committed seeds and, when CAPTURE
 # names capture_replies, the replies a real redis-server sends, captured anew before each run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The minimal ACL of docs/acl.md: the whole lock API works for a user that has exactly it, and
 // a user that lacks a command gets error::server_error with the missing permission named.
 #include "support/lock_helpers.hpp"

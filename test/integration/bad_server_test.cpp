@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A hostile or broken server: the connection must fail with a clear error code and message,
 // never crash, hang or allocate what the server declares. The peer here is a scripted TCP
 // server that answers each command it receives with the next canned reply.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // client::async_close on real servers, N = 1 and N = 5: what it releases, keeps, cancels and
 // refuses.
 #include "support/lock_helpers.hpp"

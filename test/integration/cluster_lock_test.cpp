@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Locks on a Redis Cluster (redis-cluster://) of real cluster-mode redis-servers: routed to the
 // master of each resource's slot, through a slot migration (ASK, then MOVED), and Redlock over
 // several one-master clusters.

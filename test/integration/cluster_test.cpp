@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Redis Cluster against a real cluster-mode redis-server: our key slots are the server's
 // (CLUSTER KEYSLOT), and every key a resource's locks use is in one slot there.
 #include "redis/cluster_slot.hpp"

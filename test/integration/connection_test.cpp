@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The pipelined connection against real redis-server processes.
 #include "scripts/scripts_gen.hpp"
 #include "support/lock_helpers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // client_config::on_event on real servers: what a lease and a node tell, in order, and that a
 // callback that throws breaks nothing.
 #include "support/lock_helpers.hpp"

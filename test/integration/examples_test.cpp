@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Smoke tests of the examples (examples/), each run as its own process against real servers:
 // exit status 0 and the output that shows the example did what it says.
 #include "support/child_process.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Fair locks (lock_options::fair) on real servers: FIFO order, the head only, eviction of a
 // waiter that stopped refreshing, and nothing left behind by a waiter that gives up.
 #include "support/child_process.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A holder of a fenced lock that writes to a protected key on a checker server, then waits to
 // be told to write again: the fencing test pauses it (SIGSTOP) past its lease in between, lets
 // another holder write with a higher fence, and checks that the late write is refused.

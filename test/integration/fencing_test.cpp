@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Fencing tokens (lock_options::fenced) on real servers: fences strictly increase from holder to
 // holder, also across a Redlock quorum and a node restart (with AOF), and a paused holder's late
 // write is refused by the protected resource (async_fenced_set).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Inspection and admin on real servers, N = 1 and N = 5: client::async_inspect on every kind
 // of lock, lease::async_check, client::async_force_release, and a lease handed over to another
 // process (lease::handover, client::async_adopt).

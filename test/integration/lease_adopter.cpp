@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The other process of the hand-over tests. By default it adopts a lease another process wrote
 // out (lease::handover), extends it, and releases it:
 //

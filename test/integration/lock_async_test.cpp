@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Asio conventions of the lock operations: every completion token, cancellation through slots
 // and of the awaiting coroutine, and one client shared by an io_context run on 4 threads.
 #include "support/lock_helpers.hpp"

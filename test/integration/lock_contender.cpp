@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // One process of the cross-process mutual exclusion test: `coroutines` coroutines each take the
 // lock `rounds` times and, inside, update a counter on a separate checker server by
 // read-sleep-write, with a `holders` counter that must be 1 while anyone is inside. Overlaps and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The lock core against real redis-servers, N = 1 and N = 5: acquire, extend, release, waiting,
 // failures of nodes, ownership checks, dropped leases.
 #include "support/lock_helpers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // metrics()' hold-time and wait-time histograms on real servers: which holds and which acquires
 // they count, and that the durations are the ones the caller saw.
 #include "support/lock_helpers.hpp"

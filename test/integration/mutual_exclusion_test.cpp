@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Mutual exclusion across processes: 3 processes x 50 coroutines x 50 acquisitions of one
 // resource, N = 1 and N = 5, on a cluster, over 3 clusters and through Sentinel; and 200 waiters in 4
 // processes woken by release messages. Inside the critical section each updates a counter on a separate

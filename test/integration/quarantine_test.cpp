@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Restart quarantine (client_config::restart_quarantine) on real servers without persistence:
 // a node that restarted has lost the locks it granted, and must not vote until they expired.
 #include "support/lock_helpers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Read-write locks (lock_options::mode) on real servers, N = 1 and N = 5.
 #include "scripts/scripts_gen.hpp"
 #include "support/lock_helpers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The redis_server fixture itself: every other integration test trusts it to start real servers,
 // to simulate hangs and crashes faithfully, and never to leak a process.
 

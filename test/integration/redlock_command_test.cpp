@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The redlock command (tools/) against real servers: `redlock run` keeps its commands' critical
 // sections apart, stops a command whose lease was lost, and exits as documented; `redlock
 // check` reports deliberately unsafe set-ups.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Reentrant locks (lock_options::reentrant with an owner_id) on real servers, N = 1 and N = 5.
 #include "support/lock_helpers.hpp"
 #include "support/printing.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Replica acknowledgement (lock_options::replicas): a single master with one replica.
 #include "support/lock_helpers.hpp"
 #include "support/printing.hpp"

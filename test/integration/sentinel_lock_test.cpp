@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Locks on a master watched by Sentinel (redis-sentinel://): a master, 2 replicas and 3
 // sentinels of real redis-servers. The client asks the sentinels where the master is, checks
 // its ROLE, follows +switch-master, and does not count the new master's grants until max_ttl

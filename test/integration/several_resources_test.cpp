@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Several resources at once (client::async_acquire_all) on real servers, N = 1 and N = 5: all or
 // none, one lease for all of them, waiting on the one that refused, and no deadlock between
 // acquisitions that name overlapping resources in opposite orders.

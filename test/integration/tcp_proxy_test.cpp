@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The fault-injecting TCP proxy of the test support, against a real redis-server: what each
 // mode, delay and reset does to the bytes. Clients here are plain blocking sockets (the proxy
 // runs on its own thread), plus one redlock::redis::connection to show it reconnects through it.

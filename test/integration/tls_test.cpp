@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // rediss:// against `redis-server --tls-port`, with a CA, server and client certificates the
 // test makes with the `openssl` command at run time: verification by CA and by name (SNI),
 // client certificates, clear tls_failed errors, and never a fallback to plaintext.

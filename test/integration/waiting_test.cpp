@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Waiting acquires (lock_options::wait > 0) woken by release messages, on real servers.
 #include "support/lock_helpers.hpp"
 #include "support/printing.hpp"

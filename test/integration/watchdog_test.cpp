@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The watchdog and scoped leases (async_with_lock, lease::async_wait_lost), on real servers, for
 // N = 1 and N = 5.
 #include "support/lock_helpers.hpp"

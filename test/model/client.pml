@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* client.pml: a client of the lock: the restart quarantine it keeps per node, its acquire rounds,
  * its lease (extend, fenced write, release), and the protected resource it writes to. The model
  * runs the pure pieces' rules; the coroutines that drive them (acquire_op.cpp) only decide

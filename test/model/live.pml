@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* live.pml: property 4, under weak fairness (pan -a -f): a free lock with a quorum of nodes up is
  * eventually granted. The liveness runs (check_model) take one client (the lock is free but for
  * it), a fault (a lost request or reply; a restart of node 0 and its quarantine), `sync` (no

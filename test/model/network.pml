@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* network.pml: the requests in flight. A request is a bit in a set per (client, node, kind),
  * one bit per round: a node runs the ones in flight to it in any order (a connection given up
  * with its bytes still on the way and the next round sent on a new one: docs/safety.md "A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* node.pml: a Redis node running the lock's scripts, each command atomic as a script is.
  * The token of a round is (client, round); one_token (negative control) gives every round of a
  * client the same token, as acquires did before 2026-11-24 (docs/safety.md "A token per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* params.pml: the fixed shape of the model, and the knobs one run sets.
  *
  * The knobs are read by init from pan's environment (MODEL_<NAME>, see init_knobs below and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* redlock.pml: a model of redlock-asio's lock protocol (issue 22), checked by check_model.
  * N = 3 nodes, 2 clients, a network that loses and reorders, one node restart, a paused
  * holder, bounded drift, fences and their write-back, the restart quarantine.

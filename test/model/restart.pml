@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* restart.pml: node 0 crashes and restarts without persistence (the nodes are symmetric: one
  * node stands for any). Its keys are gone, its run_id is new, its uptime starts again. Its
  * connections close: every request in flight to it fails at its client. The fence counter

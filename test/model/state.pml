@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* state.pml: the global state: the nodes' keys and counters, the clients' leases, the protected
  * resource, and the ghost variables the properties read. Globals, not locals, so that the
  * assertions of one process can see another's lease. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* time.pml: one discrete clock for everyone. Clock *rates* differ by at most DRIFT ticks over a
  * ttl: a node expires a key up to DRIFT ticks before the client's clock says the ttl is over.
  * The model takes the worst case always (key_exp = set + TTL - DRIFT): for exclusion an early

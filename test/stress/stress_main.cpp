@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // stress: many clients and many waiters against real redis-servers for a bounded time, then a
 // check that nothing was left behind. What scripts/stress runs (1,000 connections, 10,000
 // waiters, 60 s), and ctest in small (stress_smoke).

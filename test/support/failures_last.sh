@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Runs a Boost.Test binary with its whole log on standard output, then, if it failed, repeats
 # each failure under the name of the test case it happened in. A CI log that keeps only its head
 # and tail would otherwise cut out a failure in the middle of a long run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "redis_cluster.hpp"
 
 #include "support/fixture_commands.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "redis_server.hpp"
 
 #include "resp/reply_parser.hpp"

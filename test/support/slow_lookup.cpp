@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "slow_lookup.hpp"
 
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The rounds of an acquisition without I/O (acquire_round, fence_settlement): votes in every
 // order, the decision and its cause, validity, the fence over a quorum with a node behind,
 // fenced re-entries, cleanups, tokens, and a fair waiter's ticket and hand-offs. Scripted node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The redlock command's I/O-free parts: durations, flags, the command line (its help and
 // usage errors, which run nothing), the deployment verdicts.
 #include "cli_args.hpp"

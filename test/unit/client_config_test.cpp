@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Redis Cluster's key slots (cluster_slot): CRC16 and the hash-tag rule as the cluster
 // specification gives them, and every key a resource's locks use in one slot, so that their
 // scripts can run on a cluster. The integration suite compares with CLUSTER KEYSLOT itself.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The pure pieces of following a cluster (cluster_topology): CLUSTER SLOTS read into a slot map,
 // MOVED and ASK replies read, and a pipeline rewritten with ASKING before each command.
 #include "redis/cluster_topology.hpp"

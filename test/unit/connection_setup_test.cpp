@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What a connection does before its first request, without a socket or a server: the
 // handshake's requests and what scripted answers mean (src/redis/handshake.hpp), the TLS set-up
 // (tls_setup.hpp), the reconnect delays (reconnect_delay.hpp) and a script's EVALSHA and its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // client_config::on_event's events as a person reads them (redlock/event.hpp).
 #include <redlock/error.hpp>
 #include <redlock/event.hpp>

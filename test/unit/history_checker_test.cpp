@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The chaos harness's history checker on histories written by hand: each rule reports the
 // smallest history that breaks it and stays quiet on one that keeps it.
 #include "fault/chaos/history_checker.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Reading inspect.lua's answers and agreeing on the holders a quorum lists; the JSON of
 // `redlock inspect --json`. No server: the answers are written out.
 #include "lock/resource_admin.hpp"

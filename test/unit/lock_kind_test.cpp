@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The lock kinds (plain, reentrant, fair, semaphore, read-write): the calls each builds for a round, a
 // cleanup and a release, and how each reads a node's answer into a vote. No server: the answers are the
 // replies the scripts and commands give, written out.

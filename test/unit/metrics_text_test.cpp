@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // metrics(): the histograms' buckets, and the snapshot as Prometheus' text format and as JSON.
 #include "lock/metrics_recorder.hpp"
 #include <redlock/metrics.hpp>

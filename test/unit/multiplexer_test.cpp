@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The sans-I/O request/reply matcher, driven step by step without sockets.
 #include "redis/multiplexer.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Restart quarantine (node_health) and the INFO server parser, without servers.
 #include "lock/node_health.hpp"
 

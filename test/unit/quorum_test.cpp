@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The I/O-free parts of the algorithm: quorum size, validity arithmetic, the vote tally's
 // decisions, retry delays, tokens and key names.
 #include "lock/quorum.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "resp/reply_parser.hpp"
 #include <redlock/resp/request.hpp>
 #include <redlock/resp/value.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The SHA-1 embedded at build time must be the SHA-1 of the embedded source, or EVALSHA misses.
 #include "scripts/scripts_gen.hpp"
 
@@ -34,8 +35,9 @@ BOOST_AUTO_TEST_CASE(embedded_sha1_matches_the_embedded_source) {
         BOOST_TEST_CONTEXT("script " << s.name) {
             BOOST_TEST(s.sha1 == sha1_hex(s.source));
             BOOST_TEST(s.source.find('\r') == std::string_view::npos);
-            // The contract block comes first and names the file.
-            BOOST_TEST(s.source.rfind("-- " + std::string(s.name) + ".lua", 0) == 0u);
+            // The licence's line, then the contract block, which names the file.
+            const std::string head = "-- SPDX-License-Identifier: BSL-1.0\n-- " + std::string(s.name) + ".lua";
+            BOOST_TEST(s.source.rfind(head, 0) == 0u);
             BOOST_TEST(names.insert(s.name).second);
         }
     }

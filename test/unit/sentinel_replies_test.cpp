@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The pure pieces of following Sentinel (sentinel_locator): the master named by
 // SENTINEL GET-MASTER-ADDR-BY-NAME, and the new master a +switch-master message announces.
 #include "redis/sentinel_locator.hpp"

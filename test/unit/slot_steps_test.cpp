@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // step_fold: how the replies of a lock over several resources, run slot by slot on a Redis
 // Cluster node, make the reply its script gives on a single server. No server: the steps'
 // replies are written out.

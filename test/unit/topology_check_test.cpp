@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // redlock check on cluster and Sentinel voters, without sockets: the replies of a seed and of a
 // sentinel read into reports, and the verdicts on hand-made reports.
 #include "deployment_check.hpp"

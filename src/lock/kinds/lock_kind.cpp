@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "lock/kinds/lock_kind.hpp"
 
 #include "scripts/scripts_gen.hpp"

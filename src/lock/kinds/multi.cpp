@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A plain lock over several resources at once: one token in every resource's lock key, taken
 // all or none by one script per node (multi_acquire.lua), extended, checked and released
 // together. Over independent masters every node holds all the keys, so no order among the

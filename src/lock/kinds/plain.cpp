@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A plain lock: the key holds one acquisition's token. Unfenced, a round is a pipeline
 // (SET NX PX GET, with PTTL and WAIT when asked); fenced, acquire_fenced.lua, which numbers
 // the grant in the same step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A read-write lock (lock_options::mode read or write): readers share the resource, a writer
 // holds it alone. The lock key is a sorted set of the holds' tokens scored by their expiry in
 // server time, as a semaphore's permits are (a dead reader holds writers off for its ttl at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A reentrant lock: a hash of the owner's acquisitions (acquire_reentrant.lua). The owner's
 // acquisitions enter while it holds the lock; fenced, a re-entry keeps the hold's fence.
 #include "lock/kinds/lock_kind.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A semaphore with expiring permits (lock_options::permits = K): at most K acquisitions hold
 // the resource at once, each a lease on one permit. The lock key is a sorted set of the
 // holders' tokens scored by their expiry in server time (semaphore_acquire.lua), so a dead

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "fault/chaos/chaos_deployment.hpp"
 
 namespace redlock::chaos {

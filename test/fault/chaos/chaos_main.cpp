@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The long-run chaos mode: randomized schedules (see chaos_run.hpp) one after another until the
 // time is up, then a JSON report: schedules run, faults injected by kind, operations, and every
 // violation with its seed and evidence. Exit status 0 with no violation, 1 with any, 2 on usage.

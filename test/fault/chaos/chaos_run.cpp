@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "fault/chaos/chaos_run.hpp"
 
 #include "fault/chaos/lock_kinds.hpp"

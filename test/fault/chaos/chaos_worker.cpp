@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // One client process of the chaos harness: `coroutines` coroutines take locks of every kind
 // (lock_kinds.hpp: plain, reentrant, fair, read-write and semaphore on one deployment, the fenced
 // variants on another) on a few resources, with the watchdog on, hold them for random

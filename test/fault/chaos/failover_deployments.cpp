@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The `cluster` and `sentinel` topologies (chaos_deployment.hpp): deployments that fail over by
 // themselves, one voter each, the workers connected straight to the servers (failover_faults.hpp
 // says why there is no proxy).

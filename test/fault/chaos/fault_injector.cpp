@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "fault/chaos/fault_injector.hpp"
 
 #include <algorithm>

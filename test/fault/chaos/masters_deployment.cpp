@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The `masters` topology: two Redlock deployments of five independent masters (chaos_deployment.hpp),
 // every worker reaching every server through a tcp_proxy of its own, so that the network faults
 // hit one client-node pair at a time.
