@@ -22,7 +22,7 @@ void failover_faults::inject() {
     ++injections_;
     // The faults the verdict rests on (essential_faults), each at least once in every schedule,
     // at set points (and again as soon as possible if their group was busy); the rest at random.
-    constexpr std::array<std::uint64_t, 3> essential_at = {5, 20, 40};
+    constexpr std::array<std::uint64_t, 4> essential_at = {5, 12, 20, 40};
     if (essentials_done_ < essential_at.size() && injections_ >= essential_at[essentials_done_]) {
         if (inject_essential(essentials_done_)) ++essentials_done_;
         return;
@@ -55,6 +55,8 @@ bool failover_faults::inject_essential(std::size_t which) {
             return g == groups_.end() || data_server_fault(*g, true, data_fault::restart_at_once);
         }
         case 1:
+            return worker_pause();
+        case 2:
             return data_server_fault(groups_[below(groups_.size())], true, data_fault::down_until_failover);
         default:
             return manual_failover(groups_[below(groups_.size())]);

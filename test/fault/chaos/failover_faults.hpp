@@ -42,8 +42,8 @@ struct failover_group {
 /// - a sentinel paused or killed and restarted;
 /// - SCRIPT FLUSH or CLIENT KILL on a data server.
 /// Every schedule has the faults essential_faults() names: the 5th fault restarts a master of
-/// the group without persistence at once, the 20th takes a master down until a failover, the
-/// 40th asks for one (each as soon after as its group allows).
+/// the group without persistence at once, the 12th pauses a worker, the 20th takes a master
+/// down until a failover, the 40th asks for one (each as soon after as its group allows).
 /// At most one data server and one sentinel of a group are out at a time: every fault leaves
 /// the group able to fail over. No network faults: a cluster's clients follow its MOVED
 /// replies, and a Sentinel's the addresses the sentinels name, past any proxy.

@@ -66,11 +66,11 @@ void fault_schedule::heal_all() {
         p.heal();
 }
 
-void fault_schedule::worker_pause() {
+bool fault_schedule::worker_pause() {
     std::vector<std::size_t> candidates;
     for (std::size_t w = 0; w < workers_.size(); ++w)
         if (!workers_paused_.contains(w)) candidates.push_back(w);
-    if (candidates.empty()) return;
+    if (candidates.empty()) return false;
     const auto w = candidates[below(candidates.size())];
     count("worker_pause", "worker " + std::to_string(w));
     ::kill(workers_[w], SIGSTOP);
@@ -80,6 +80,7 @@ void fault_schedule::worker_pause() {
         workers_paused_.erase(w);
         note("heal worker_pause", "worker " + std::to_string(w));
     });
+    return true;
 }
 
 }  // namespace redlock::chaos

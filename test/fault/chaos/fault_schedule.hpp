@@ -52,7 +52,7 @@ protected:
     void count(const std::string& kind, const std::string& target);
     void note(const std::string& event, const std::string& target);
     void restarted() { last_restart_ = clock::now(); }
-    void worker_pause();
+    bool worker_pause();  // false: every worker is paused already
 
     std::mt19937_64 rng_;
 
