@@ -55,7 +55,9 @@ public:
     /// Each resource held: resource() alone, or those of client::async_acquire_all, sorted.
     /// Empty for an empty lease.
     [[nodiscard]] std::vector<std::string> resources() const;
-    /// 128 random bits from the OS CSPRNG, hex-encoded: unique per acquisition.
+    /// 128 random bits from the OS CSPRNG, hex-encoded: unique per acquisition. A fair lock's is
+    /// its acquisition's place in the queue (such a token) and the number of the round that won
+    /// ("<place>.<n>"; "<place>:<place>.<n>" when a release handed it over).
     [[nodiscard]] const std::string& token() const noexcept;
     /// Monotonic per resource with fenced locks; 0 otherwise. Of several resources, the first's.
     [[nodiscard]] std::uint64_t fence() const noexcept;
