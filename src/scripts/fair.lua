@@ -162,18 +162,22 @@ local function keep_place(ticket)
 end
 
 -- The round n of a value of this acquisition, written by it ("<place>.<n>") or handed over to
--- the place it queued ("<place>:<place>.<n>"); nil for any other value.
+-- the place it queued ("<place>:<place>.<n>"); nil for any other value. Places are tokens
+-- (hex): one with a separator in it could name another place's values, and has no rounds.
 local function our_round(v)
-    if type(v) ~= 'string' then
+    if type(v) ~= 'string' or string.find(token, '[:.]') then
         return nil
     end
     local handed = token .. ':' .. token .. '.'
-    if string.sub(v, 1, #handed) == handed then
-        return tonumber(string.sub(v, #handed + 1))
-    end
     local written = token .. '.'
-    if string.sub(v, 1, #written) == written then
-        return tonumber(string.sub(v, #written + 1))
+    local rest
+    if string.sub(v, 1, #handed) == handed then
+        rest = string.sub(v, #handed + 1)
+    elseif string.sub(v, 1, #written) == written then
+        rest = string.sub(v, #written + 1)
+    end
+    if rest and string.match(rest, '^%d+$') then
+        return tonumber(rest)
     end
     return nil
 end

@@ -91,6 +91,7 @@ BOOST_AUTO_TEST_CASE(an_earlier_rounds_late_calls_leave_a_fair_hand_off_alone) {
     BOOST_TEST(!granted(fair_call(s, "acquire", "placeW", "placeW.2")));
     BOOST_TEST(!granted(fair_call(s, "acquire", "placeA:placeA", "placeA:placeA.9")));
     BOOST_TEST(get() == "placeA:placeA.2");
+    BOOST_TEST(fair_call(s, "dequeue", "placeA:placeA", "placeA:placeA.9").integer == 0);  // it queued
 
     // A later round takes it over (a hand-off not heard of).
     BOOST_TEST(granted(fair_call(s, "acquire", "placeA", "placeA.3")));
