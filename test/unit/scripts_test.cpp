@@ -36,7 +36,8 @@ BOOST_AUTO_TEST_CASE(embedded_sha1_matches_the_embedded_source) {
             BOOST_TEST(s.sha1 == sha1_hex(s.source));
             BOOST_TEST(s.source.find('\r') == std::string_view::npos);
             // The licence's line, then the contract block, which names the file.
-            const std::string head = "-- SPDX-License-Identifier: BSL-1.0\n-- " + std::string(s.name) + ".lua";
+            const std::string head =
+                "-- SPDX-License-Identifier: BSL-1.0\n-- " + std::string(s.name) + ".lua";
             BOOST_TEST(s.source.rfind(head, 0) == 0u);
             BOOST_TEST(names.insert(s.name).second);
         }
