@@ -360,7 +360,7 @@ void client_state::eval_on(std::size_t node, const redis::script& s, std::span<c
                                                                boost::system::error_code ec, resp::value v) {
                            if (!ec && v.is_error()) {
                                ec = error::server_error;
-                               // Redis names a script by its SHA-1 and line ("@user_script:13"), not by the
+                               // Redis names a script by its SHA-1 and line ("@user_script:14"), not by the
                                // command it refused: say which of our scripts it is.
                                if (v.str.find("@user_script") != std::string::npos)
                                    v.str += " [" + std::string(name) + ".lua]";
