@@ -91,11 +91,11 @@ bool acquire_op::new_token(std::string& out) {
 }
 
 void acquire_op::start_round() {
-    std::string token;
-    if (!new_token(token)) return;
+    std::string token = kind_->round_value(round_.number() + 1);
+    if (token.empty() && !new_token(token)) return;
     // t0 before the first send, so time the commands spend queued counts against the validity.
     round_suspended_ = suspended_so_far();
-    round_.begin(kind_->round_value(std::move(token), round_.number() + 1), clock::now());
+    round_.begin(std::move(token), clock::now());
     policy_->round_started();
     report_.reset();
     client_->metrics().attempts.fetch_add(1, std::memory_order_relaxed);

@@ -24,7 +24,7 @@ public:
 
     // Numbered, not drawn: the place is the acquisition's secret already, and fair.lua tells
     // an earlier round of ours from a later one by the number.
-    [[nodiscard]] std::string round_value(std::string, unsigned round) const override {
+    [[nodiscard]] std::string round_value(unsigned round) const override {
         return place_ + '.' + std::to_string(round);
     }
 

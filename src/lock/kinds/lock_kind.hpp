@@ -165,12 +165,12 @@ public:
         return keys_.released;
     }
 
-    /// The value round number `round` (1, 2, ...) of an acquisition writes to the lock: `fresh`,
+    /// The value round number `round` (1, 2, ...) of an acquisition writes to the lock; empty:
     /// a new token. A fair lock's is "<place>.<round>": its script takes a value of any earlier
     /// round of the acquisition, and never a later one's (fair.lua).
-    [[nodiscard]] virtual std::string round_value(std::string fresh, unsigned round) const {
+    [[nodiscard]] virtual std::string round_value(unsigned round) const {
         (void)round;
-        return fresh;
+        return {};
     }
     /// The acquire that round `r` sends to every node.
     virtual void acquire(const round_request& r, node_call& out) const = 0;
