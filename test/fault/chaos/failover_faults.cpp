@@ -19,14 +19,10 @@ failover_faults::failover_faults(std::uint64_t seed, std::vector<failover_group>
     : fault_schedule(seed, std::move(workers)), groups_(std::move(groups)) {}
 
 void failover_faults::inject() {
-    ++injections_;
-    // The faults the verdict rests on (essential_faults), each at least once in every schedule,
-    // at set points (and again as soon as possible if their group was busy); the rest at random.
+    // The essential faults at set points (again as soon as possible if their group was busy);
+    // the rest at random.
     constexpr std::array<std::uint64_t, 4> essential_at = {5, 12, 20, 40};
-    if (essentials_done_ < essential_at.size() && injections_ >= essential_at[essentials_done_]) {
-        if (inject_essential(essentials_done_)) ++essentials_done_;
-        return;
-    }
+    if (inject_essential_when_due(essential_at)) return;
     auto& g = groups_[below(groups_.size())];
     const int roll = uniform(0, 99);
     if (roll < 40) {

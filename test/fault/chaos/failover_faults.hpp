@@ -56,7 +56,7 @@ public:
 private:
     enum class data_fault { pause, restart_at_once, down_until_failover };
 
-    [[nodiscard]] bool inject_essential(std::size_t which);
+    [[nodiscard]] bool inject_essential(std::size_t which) override;
     // Each returns whether the fault happened (false: its group was busy).
     bool data_server_fault(failover_group& g, bool master, data_fault fault);
     void sentinel_fault(failover_group& g);  // a data server's for a cluster
@@ -73,8 +73,6 @@ private:
 
     std::vector<failover_group> groups_;
     std::set<test::redis_server*> out_;  // paused or down
-    std::uint64_t injections_ = 0;
-    std::size_t essentials_done_ = 0;
 };
 
 }  // namespace redlock::chaos

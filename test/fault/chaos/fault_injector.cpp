@@ -55,15 +55,10 @@ void fault_injector::heal_all() {
 }
 
 void fault_injector::inject() {
-    ++injections_;
-    // The faults the verdict rests on (essential_faults), each in every schedule at a set point
-    // (or at the next injection, if it could not be done then), so that no schedule lacks one
-    // by chance; the rest at random.
+    // A paused worker, then a server restarted empty, so that no schedule lacks one by chance;
+    // the rest at random.
     constexpr std::array<std::uint64_t, 2> essential_at = {3, 10};
-    if (essentials_done_ < essential_at.size() && injections_ >= essential_at[essentials_done_]) {
-        if (inject_essential(essentials_done_)) ++essentials_done_;
-        return;
-    }
+    if (inject_essential_when_due(essential_at)) return;
     const int roll = uniform(0, 99);
     if (roll < 45) {
         network_fault();

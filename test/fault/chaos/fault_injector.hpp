@@ -44,9 +44,8 @@ private:
     [[nodiscard]] std::chrono::milliseconds heal_after();
     [[nodiscard]] std::string node_name(std::size_t n) const;
 
-    // An essential fault (essential_faults(): a server restarted empty, a paused worker), which
-    // every schedule has at set points; false: it cannot be done now.
-    [[nodiscard]] bool inject_essential(std::size_t which);
+    // 0: a paused worker, 1: a server without AOF restarted empty.
+    [[nodiscard]] bool inject_essential(std::size_t which) override;
     void network_fault();
     void partition();
     void server_fault();
@@ -58,8 +57,6 @@ private:
     std::vector<bool> persistent_;
     std::vector<std::vector<std::unique_ptr<test::tcp_proxy>>>& proxies_;
     std::set<std::size_t> servers_out_;  // paused or down
-    std::uint64_t injections_ = 0;
-    std::size_t essentials_done_ = 0;
 };
 
 }  // namespace redlock::chaos

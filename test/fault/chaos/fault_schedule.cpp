@@ -66,6 +66,13 @@ void fault_schedule::heal_all() {
         p.heal();
 }
 
+bool fault_schedule::inject_essential_when_due(std::span<const std::uint64_t> at) {
+    ++injections_;
+    if (essentials_done_ >= at.size() || injections_ < at[essentials_done_]) return false;
+    if (inject_essential(essentials_done_)) ++essentials_done_;
+    return true;
+}
+
 bool fault_schedule::worker_pause() {
     std::vector<std::size_t> candidates;
     for (std::size_t w = 0; w < workers_.size(); ++w)

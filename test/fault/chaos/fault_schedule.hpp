@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,12 @@ protected:
     void note(const std::string& event, const std::string& target);
     void restarted() { last_restart_ = clock::now(); }
     bool worker_pause();  // false: every worker is paused already
+    // The faults the verdict rests on (essential_faults), each in every schedule at a set point:
+    // counts this injection, and when the next essential fault is due (the `at`-th injection
+    // or later, if it could not be done then) tries it. True: this injection was that try.
+    [[nodiscard]] bool inject_essential_when_due(std::span<const std::uint64_t> at);
+    // Essential fault number `which`; false: it cannot be done now.
+    [[nodiscard]] virtual bool inject_essential(std::size_t which) = 0;
 
     std::mt19937_64 rng_;
 
@@ -68,6 +75,8 @@ private:
     std::map<std::string, std::uint64_t> injected_;
     std::vector<std::string> log_;
     clock::time_point last_restart_{};
+    std::uint64_t injections_ = 0;
+    std::size_t essentials_done_ = 0;
 };
 
 }  // namespace redlock::chaos
