@@ -22,7 +22,7 @@ client_config validated(client_config cfg) {
 }  // namespace
 
 client::client(executor_type ex, client_config cfg)
-    : state_(std::make_shared<detail::client_state>(std::move(ex), validated(std::move(cfg)))) {}
+    : state_(detail::client_state::make(std::move(ex), validated(std::move(cfg)))) {}
 
 client::~client() = default;
 

@@ -124,6 +124,19 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
         n->start();
 }
 
+std::shared_ptr<client_state> client_state::make(boost::asio::any_io_executor ex, client_config cfg) {
+    auto state = std::make_shared<client_state>(ex, std::move(cfg));
+    redis::call_on_shutdown(boost::asio::query(ex, boost::asio::execution::context), state);
+    return state;
+}
+
+void client_state::on_context_shutdown() noexcept {
+    extends_.drop_all();
+    replicas_.drop_all();
+    auto close_waiters = std::move(work_.close_waiters);
+    work_.close_waiters.clear();
+}
+
 client_state::~client_state() {
     for (auto& n : nodes_)
         n->close();

@@ -12,6 +12,7 @@
 #include "lock/release_listener.hpp"
 #include "lock/replica_waits.hpp"
 #include "lock/resource_keys.hpp"
+#include "redis/context_shutdown.hpp"
 #include "redis/node_link.hpp"
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
@@ -40,11 +41,15 @@ namespace redlock::detail {
 /// What a client shares with its leases and operations: the node connections, the strand that
 /// serialises every lock operation's state, and the counters. Kept alive by the client, each
 /// lease and each pending operation, so a lease may outlive its client.
-class client_state : public std::enable_shared_from_this<client_state> {
+class client_state final : public std::enable_shared_from_this<client_state>,
+                           public redis::context_shutdown_listener {
 public:
     using clock = std::chrono::steady_clock;
     /// Called on the strand once per node a command was sent to: the node, and the failure or reply.
     using node_reply = std::function<void(std::size_t node, boost::system::error_code ec, resp::value reply)>;
+
+    /// A client state that drops the handlers it keeps when its executor's context shuts down.
+    static std::shared_ptr<client_state> make(boost::asio::any_io_executor ex, client_config cfg);
 
     client_state(boost::asio::any_io_executor ex, client_config cfg);
     ~client_state();
@@ -166,6 +171,11 @@ public:
     void eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
                  std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                  std::function<void(boost::system::error_code, resp::value)> on_reply);
+
+    /// The context shuts down, so no handler of ours runs again: the extends waiting for their
+    /// batch, the WAITs not sent yet and the async_close calls go, as asio drops the handlers it
+    /// queued. They own operations that own this state, which would otherwise never be freed.
+    void on_context_shutdown() noexcept override;
 
 private:
     /// Per node: the masters a cluster node connected to ("host:port") and their board entries.

@@ -26,6 +26,15 @@ void extend_batcher::add(std::size_t node, std::string key, std::string token, s
     timer_.async_wait([self = client_.shared_from_this(), this](error_code) { flush(); });
 }
 
+void extend_batcher::drop_all() noexcept {
+    armed_ = false;
+    for (auto& queue : queues_) {
+        // Taken out before they die: an entry's destructor may reach back into the client.
+        auto dropped = std::move(queue);
+        queue.clear();
+    }
+}
+
 void extend_batcher::flush() {
     armed_ = false;
     for (std::size_t node = 0; node < queues_.size(); ++node) {

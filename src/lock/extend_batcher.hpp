@@ -39,6 +39,9 @@ public:
     void add(std::size_t node, std::string key, std::string token, std::string ttl_text,
              std::chrono::milliseconds timeout, reply_fn on_reply);
 
+    /// Forgets the queued extends without a reply (their context shut down). Never throws.
+    void drop_all() noexcept;
+
 private:
     struct entry {
         std::string key;

@@ -63,6 +63,14 @@ void replica_waits::confirm(std::size_t node, std::string_view key, int replicas
          });
 }
 
+void replica_waits::drop_all() noexcept {
+    for (auto& groups : pending_) {
+        // Taken out before they die: a waiter's destructor may reach back into the client.
+        auto dropped = std::move(groups);
+        groups.clear();
+    }
+}
+
 void replica_waits::send(std::size_t node) {
     for (auto& g : std::exchange(pending_[node], {})) {
         resp::request req;

@@ -53,6 +53,9 @@ public:
                  std::chrono::milliseconds replica_timeout, std::chrono::milliseconds node_timeout,
                  std::string_view what, verdict_fn done);
 
+    /// Forgets the WAITs not sent yet without a reply (their context shut down). Never throws.
+    void drop_all() noexcept;
+
 private:
     struct group {
         std::uint16_t slot;  // a cluster: the slot of `key`; 0 for a single server

@@ -18,6 +18,8 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
+#include <thread>
 
 namespace asio = boost::asio;
 namespace data = boost::unit_test::data;
@@ -36,7 +38,84 @@ constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 const auto node_counts = data::make({1, 5});
 }  // namespace
 
+// The connections the server has open under the client name `name`.
+std::size_t connections_named(const redlock::test::redis_server& server, const std::string& name) {
+    const auto list = server.command({"CLIENT", "LIST"}).str;
+    std::size_t n = 0;
+    for (auto pos = list.find(" name=" + name + " "); pos != std::string::npos;
+         pos = list.find(" name=" + name + " ", pos + 1))
+        ++n;
+    return n;
+}
+
+// Polls `condition` until it holds or 10 s have passed.
+template <class Condition>
+bool within_10s(Condition condition) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!condition()) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(10ms);
+    }
+    return true;
+}
+
+// Waits for the close, keeping `held` in its frame: the close's handler then owns a lease that
+// owns the client.
+asio::awaitable<void> close_holding(redlock::client& c, [[maybe_unused]] redlock::lease held, bool& waiting) {
+    waiting = true;
+    co_await c.async_close(asio::use_awaitable);
+}
+
 BOOST_AUTO_TEST_SUITE(client_close_test)
+
+// The io_context is destroyed while the client keeps handlers outside asio's queues: an
+// async_close waiting for a hung server, an extend waiting for its batch to leave. Those
+// handlers own leases that own the client; the context's shutdown drops them as asio drops its
+// own, so the client is freed with its context and its connections close.
+BOOST_AUTO_TEST_CASE(a_context_destroyed_with_work_pending_frees_the_client) {
+    auto servers = start_redis_servers(1);
+    auto& server = *servers.front();
+
+    auto closing = lock_config(servers);
+    closing.client_name = "freed-with-a-close-pending";
+    {
+        asio::io_context ioc;
+        std::optional<redlock::client> client(std::in_place, ioc.get_executor(), closing);
+        run_coro(ioc, [&]() -> asio::awaitable<void> {
+            auto held = co_await client->async_acquire("freed:close", options(10s), asio::use_awaitable);
+            server.pause();  // the close's release gets no answer: its handler waits
+            bool waiting = false;
+            asio::co_spawn(ioc, close_holding(*client, std::move(held), waiting), asio::detached);
+            BOOST_TEST_REQUIRE(co_await eventually([&] { return waiting; }));
+            // Refused once the close has started (and keeps its handler): it started before this.
+            auto [after, none] = co_await client->async_acquire("freed:after", options(), tuple_awaitable);
+            BOOST_TEST((after == redlock::error::client_closed), after.message());
+        }());
+        client.reset();
+    }
+    server.resume();
+    BOOST_TEST(within_10s([&] { return connections_named(server, closing.client_name) == 0; }),
+               connections_named(server, closing.client_name) << " connections left open");
+
+    auto extending = lock_config(servers);
+    extending.client_name = "freed-with-an-extend-pending";
+    {
+        asio::io_context ioc;
+        std::optional<redlock::client> client(std::in_place, ioc.get_executor(), extending);
+        run_coro(ioc, [&]() -> asio::awaitable<void> {
+            auto held = co_await client->async_acquire("freed:extend", options(10s), asio::use_awaitable);
+            // Queued for its batch, which leaves 2 ms later: the context is gone by then (a
+            // slower moment sends it first, and the connection drops it). The extend starts on
+            // the client's strand within the two turns of the loop this coroutine waits.
+            held.async_extend(10s, [](error_code) {});
+            co_await asio::post(ioc, asio::use_awaitable);
+            co_await asio::post(ioc, asio::use_awaitable);
+        }());
+        client.reset();
+    }
+    BOOST_TEST(within_10s([&] { return connections_named(server, extending.client_name) == 0; }),
+               connections_named(server, extending.client_name) << " connections left open");
+}
 
 // A holds a lease kept by its watchdog and waits for a resource B holds. A's close releases
 // its lease (on every node, before it completes), ends the waiting acquire with

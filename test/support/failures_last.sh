@@ -17,6 +17,16 @@ if ((status != 0)); then
     awk '
         /Entering test case/ { test_case = $0; shown = 0; next }
         /Leaving test |Entering test suite/ { next }
+        # The largest leaks (LeakSanitizer lists them by size), each with the innermost of our
+        # frames that allocated it: the runtime'"'"'s and the standard library'"'"'s say nothing.
+        /leak of [0-9]+ byte/ { if (++leaks <= 5) { print "    " $0; ours = 1 } next }
+        /^ *#[0-9]+ / {
+            if (ours && $0 ~ /\/(src|test|examples|tools)\// && $0 !~ /libsanitizer|\/usr\//) {
+                print "        " $0
+                ours = 0
+            }
+            next
+        }
         /error: in |fatal error|critical error|exception|[Tt]imeout|aborted|[Ss]anitizer|Segmentation|signal/ {
             if (!shown && test_case != "") { print test_case; shown = 1 }
             print "    " $0
