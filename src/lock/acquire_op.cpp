@@ -104,6 +104,8 @@ void acquire_op::start_round() {
     if (kind_->queues()) policy_->queued_this_round(waits_ && (request.ticket != 0 || request.single_node));
     call_.clear();
     kind_->acquire(request, call_);
+    if (options_.replicas > 0 && call_.script)
+        call_.wait_for_replicas(options_.replicas, options_.replica_timeout);
     // A pipelined WAIT holds the node for up to replica_timeout.
     const auto timeout = call_.wait_reply != 0 ? node_timeout_ + options_.replica_timeout : node_timeout_;
     for (std::size_t i = 0; i < client_->node_count(); ++i) {
@@ -112,10 +114,22 @@ void acquire_op::start_round() {
                              error_code ec, std::span<const resp::value> replies) {
                              if (r != self->round_.number()) return;
                              auto answer = self->kind_->read_acquire(self->call_, ec, replies);
+                             self->judge_pinned_wait(self->call_, replies, answer.verdict,
+                                                     answer.replication);
                              self->client_->judge_answer(i, answer);
                              self->on_answer(i, std::move(answer));
                          });
     }
+}
+
+void acquire_op::judge_pinned_wait(const node_call& sent, std::span<const resp::value> replies, vote verdict,
+                                   std::optional<replication_verdict>& replication) const {
+    // A cluster's call split into steps comes back as one reply, without its WAIT: count_grant()
+    // waits for that grant.
+    if (verdict != vote::granted || replication || sent.wait_reply == 0 || replies.size() <= sent.wait_reply)
+        return;
+    replication =
+        judge_replication(replies[sent.wait_reply], options_.replicas, options_.replica_timeout, "");
 }
 
 bool acquire_op::counting(unsigned round) const {
@@ -184,16 +198,25 @@ void acquire_op::held_by_earlier_round(std::size_t node, const std::string& earl
         count(node, vote::denied, {}, {});
         return;
     }
+    if (options_.replicas > 0 && call.script)
+        call.wait_for_replicas(options_.replicas, options_.replica_timeout);
+    const auto wait_reply = call.wait_reply;
     client_->call_on(
-        node, call, node_timeout_,
-        [self = shared_from_this(), r = round_.number(), node](error_code ec,
-                                                               std::span<const resp::value> replies) {
+        node, call, wait_reply != 0 ? node_timeout_ + options_.replica_timeout : node_timeout_,
+        [self = shared_from_this(), r = round_.number(), node, wait_reply](
+            error_code ec, std::span<const resp::value> replies) {
             if (!self->counting(r)) return;
             if (ec) {
                 self->count(node, vote::failed, ec, replies.empty() ? "" : replies.front().str);
             } else if (replies.front().kind == resp::type::integer && replies.front().integer == 1) {
                 if (auto why = self->client_->why_answer_does_not_count(node); !why.empty()) {
                     self->count(node, vote::failed, error::node_quarantined, std::move(why));
+                    return;
+                }
+                if (wait_reply != 0 && replies.size() > wait_reply) {
+                    auto v = judge_replication(replies[wait_reply], self->options_.replicas,
+                                               self->options_.replica_timeout, "");
+                    self->count(node, v.ec ? vote::failed : vote::granted, v.ec, std::move(v.detail));
                     return;
                 }
                 self->count_grant(node);
@@ -258,14 +281,23 @@ void acquire_op::run(const step& s) {
 void acquire_op::write_back(std::size_t node) {
     node_call call;
     kind_->write_back_fence(round_.token(), round_.fences(), call);
-    client_->call_on(node, call, node_timeout_,
-                     [self = shared_from_this(), r = round_.number()](error_code ec,
-                                                                      std::span<const resp::value> replies) {
-                         if (self->done_ || r != self->round_.number()) return;
-                         const bool raised = !ec && replies.front().kind == resp::type::integer &&
-                                             replies.front().integer == 1;
-                         self->run(self->round_.on_writeback(raised));
-                     });
+    // With replicas, the raised counter counts once they have it, as the grant did: a failover
+    // to a replica that missed it would hand the next holder a smaller fence.
+    if (options_.replicas > 0 && call.script)
+        call.wait_for_replicas(options_.replicas, options_.replica_timeout);
+    client_->call_on(
+        node, call, call.wait_reply != 0 ? node_timeout_ + options_.replica_timeout : node_timeout_,
+        [self = shared_from_this(), r = round_.number(), wait_reply = call.wait_reply](
+            error_code ec, std::span<const resp::value> replies) {
+            if (self->done_ || r != self->round_.number()) return;
+            bool raised = !ec && replies.front().kind == resp::type::integer && replies.front().integer == 1;
+            if (raised && wait_reply != 0 && replies.size() > wait_reply) {
+                raised = !judge_replication(replies[wait_reply], self->options_.replicas,
+                                            self->options_.replica_timeout, "")
+                              .ec;
+            }
+            self->run(self->round_.on_writeback(raised));
+        });
 }
 
 void acquire_op::grant(clock::time_point now) {

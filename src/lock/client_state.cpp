@@ -329,7 +329,8 @@ void client_state::send_call(const node_call& call, const std::vector<bool>& nod
     auto shared = on_reply ? std::make_shared<node_reply>(std::move(on_reply)) : nullptr;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (i >= nodes.size() || !nodes[i]) continue;
-        if (call.script && (call.steps.empty() || !nodes_[i]->routes_by_slot())) {
+        if (call.script && call.after_script.empty() &&
+            (call.steps.empty() || !nodes_[i]->routes_by_slot())) {
             // Straight to eval_on: its handler is type-erased already.
             eval_on(i, *call.script, call.key_span(), call.arg_span(), timeout,
                     [shared, i](boost::system::error_code ec, resp::value v) {
@@ -364,6 +365,14 @@ void client_state::send_extend(const lock_kind& kind, const std::string& token, 
     }
 }
 
+void client_state::script_refused(std::string_view script_name, resp::value& v,
+                                  boost::system::error_code& ec) {
+    ec = error::server_error;
+    // Redis names a script by its SHA-1 and line ("@user_script:14"), not by the command it
+    // refused: say which of our scripts it is.
+    if (v.str.find("@user_script") != std::string::npos) v.str += " [" + std::string(script_name) + ".lua]";
+}
+
 void client_state::eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
                            std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                            std::function<void(boost::system::error_code, resp::value)> on_reply) {
@@ -371,13 +380,7 @@ void client_state::eval_on(std::size_t node, const redis::script& s, std::span<c
                        boost::asio::bind_executor(strand_, [self = shared_from_this(), node, name = s.name,
                                                             on_reply = std::move(on_reply)](
                                                                boost::system::error_code ec, resp::value v) {
-                           if (!ec && v.is_error()) {
-                               ec = error::server_error;
-                               // Redis names a script by its SHA-1 and line ("@user_script:14"), not by the
-                               // command it refused: say which of our scripts it is.
-                               if (v.str.find("@user_script") != std::string::npos)
-                                   v.str += " [" + std::string(name) + ".lua]";
-                           }
+                           if (!ec && v.is_error()) script_refused(name, v, ec);
                            if (ec) self->metrics_.node_failure(node, ec);
                            if (on_reply) on_reply(ec, std::move(v));
                        }));

@@ -102,6 +102,21 @@ public:
                       });
             return;
         }
+        if (call.script && !call.after_script.empty()) {
+            nodes_[node]->eval_then(
+                *call.script, call.key_span(), call.arg_span(), call.after_script, timeout,
+                boost::asio::bind_executor(
+                    strand_, [self = shared_from_this(), node, name = call.script->name,
+                              owed = call.replies(), on_reply = std::move(on_reply)](
+                                 boost::system::error_code ec, std::vector<resp::value> replies) mutable {
+                        if (!ec && replies.size() != owed) ec = error::unexpected_reply;
+                        if (!ec && replies.front().is_error())
+                            self->script_refused(name, replies.front(), ec);
+                        if (ec) self->metrics_.node_failure(node, ec);
+                        on_reply(ec, std::span<const resp::value>(replies));
+                    }));
+            return;
+        }
         if (call.script) {
             eval_on(node, *call.script, call.key_span(), call.arg_span(), timeout,
                     [on_reply = std::move(on_reply)](boost::system::error_code ec, resp::value v) mutable {
@@ -166,6 +181,9 @@ public:
     /// reply of the whole call.
     void run_steps(std::size_t node, const node_call& call, std::chrono::milliseconds timeout,
                    std::function<void(boost::system::error_code, resp::value)> on_reply);
+    /// A script's error reply `v`, as eval_on() hands it on: server_error in `ec`, and the
+    /// script's file named in `v` when Redis names only its SHA-1.
+    static void script_refused(std::string_view script_name, resp::value& v, boost::system::error_code& ec);
     /// Runs one script on node `node`; `on_reply` runs on the strand with the reply, or with the
     /// failure (a server error reply is error::server_error, with the reply). Counts node failures.
     void eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,

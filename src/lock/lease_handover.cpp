@@ -71,10 +71,23 @@ public:
         suspended_at_start_ = suspended_so_far();
         t0_ = clock::now();
         sent_ = true;
-        client_->send_call(call, all_nodes(), node_timeout_,
-                           [self = shared_from_this()](std::size_t node, error_code ec, resp::value v) {
-                               self->on_reply(node, ec, v);
-                           });
+        // With replicas, the WAIT right behind the hand-over's write, on its connection.
+        if (options_.replicas > 0 && call.script)
+            call.wait_for_replicas(options_.replicas, options_.replica_timeout);
+        replication_.assign(client_->node_count(), std::nullopt);
+        for (std::size_t i = 0; i < client_->node_count(); ++i) {
+            client_->call_on(i, call,
+                             call.wait_reply != 0 ? node_timeout_ + options_.replica_timeout : node_timeout_,
+                             [self = shared_from_this(), i, wait_reply = call.wait_reply](
+                                 error_code ec, std::span<const resp::value> replies) {
+                                 if (!ec && wait_reply != 0 && replies.size() > wait_reply) {
+                                     self->replication_[i] =
+                                         judge_replication(replies[wait_reply], self->options_.replicas,
+                                                           self->options_.replica_timeout, "the adoption");
+                                 }
+                                 self->on_reply(i, ec, replies.empty() ? resp::value{} : replies.front());
+                             });
+        }
     }
 
 private:
@@ -86,9 +99,16 @@ private:
         } else if (!ec) {
             ec = v.is_error() ? error_code(error::server_error) : error_code(error::unexpected_reply);
         }
+        if (verdict == vote::granted && options_.replicas > 0 && replication_[node]) {
+            auto r = std::move(*replication_[node]);
+            if (r.ec && r.ec != error::not_replicated) client_->metrics().node_failure(node, r.ec);
+            count(node, r.ec ? vote::failed : vote::granted, r.ec, std::move(r.detail));
+            return;
+        }
         if (verdict == vote::granted && options_.replicas > 0) {
             // As an acquire's grant: the new token counts on a node once enough of its replicas
             // have it, or a failover to one that missed it would bring the first token back.
+            // Here for a cluster's call split into steps, which comes back without its WAIT.
             client_->replicas().confirm(
                 node, kind_->keys().lock, options_.replicas, options_.replica_timeout, node_timeout_,
                 "the adoption", [self = shared_from_this(), node](replication_verdict r) {
@@ -190,6 +210,7 @@ private:
     std::chrono::nanoseconds suspended_at_start_{0};
     std::string token_;  // the adopter's: the first lease's token holds nothing once adopted
     bool sent_ = false;
+    std::vector<std::optional<replication_verdict>> replication_;  // per node: its pinned WAIT's verdict
     bool replication_short_ = false;  // a node failed for want of replicas: say so, as an acquire does
     bool done_ = false;
 };

@@ -137,11 +137,37 @@ public:
             lose(lease_event::extend_too_late, error::lock_lost, "the validity had already run out");
             return;
         }
+        if (state_->replicas > 0) {
+            send_waited();
+            return;
+        }
         client_->send_extend(*state_->kind, state_->token, ttl_, all_nodes(), state_->node_timeout,
                              reply_handler());
     }
 
 private:
+    // With lock_options::replicas: each node's extend with its WAIT behind it, never batched
+    // (a batch's WAIT would answer for every lease in it).
+    void send_waited() {
+        node_call call;
+        state_->kind->extend(state_->token, ttl_, call);
+        call.wait_for_replicas(state_->replicas, state_->replica_timeout);
+        replication_.assign(client_->node_count(), std::nullopt);
+        for (std::size_t i = 0; i < client_->node_count(); ++i) {
+            client_->call_on(
+                i, call, state_->node_timeout + state_->replica_timeout,
+                [self = std::static_pointer_cast<extend_op>(shared_from_this()), i,
+                 wait_reply = call.wait_reply](error_code ec, std::span<const resp::value> replies) {
+                    if (!ec && replies.size() > wait_reply) {
+                        self->replication_[i] =
+                            judge_replication(replies[wait_reply], self->state_->replicas,
+                                              self->state_->replica_timeout, "the extend");
+                    }
+                    self->on_reply(i, ec, replies.empty() ? resp::value{} : replies.front());
+                });
+        }
+    }
+
     // With lock_options::replicas, an extend counts on a node once enough of its replicas have
     // it: a failover to a replica that missed it would bring back the older expiry.
     void on_done_by(std::size_t node) override {
@@ -149,6 +175,14 @@ private:
             count(node, vote::granted, {}, {});
             return;
         }
+        if (node < replication_.size() && replication_[node]) {
+            auto verdict = std::move(*replication_[node]);
+            if (verdict.ec && verdict.ec != error::not_replicated)
+                client_->metrics().node_failure(node, verdict.ec);
+            count(node, verdict.ec ? vote::failed : vote::granted, verdict.ec, std::move(verdict.detail));
+            return;
+        }
+        // A cluster's extend split into steps came back without its WAIT.
         client_->replicas().confirm(node, state_->kind->keys().lock, state_->replicas,
                                     state_->replica_timeout, state_->node_timeout, "the extend",
                                     [self = std::static_pointer_cast<extend_op>(shared_from_this()),
@@ -218,6 +252,7 @@ private:
     }
 
     milliseconds ttl_;
+    std::vector<std::optional<replication_verdict>> replication_;  // per node: its pinned WAIT's verdict
     std::chrono::nanoseconds suspended_at_start_{0};
     clock::time_point t0_;
     clock::time_point old_valid_until_;

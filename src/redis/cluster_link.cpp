@@ -47,6 +47,9 @@ struct cluster_link::request {
     std::optional<script> lua;  // set: an EVALSHA in `payload`; else `commands` commands
     std::string payload;
     std::size_t commands = 1;
+    std::string trailer;  // a script's: commands sent right behind it (eval_then)
+    std::size_t trailer_commands = 0;
+    bool as_eval = false;  // a script's EVALSHA met NOSCRIPT: it goes as EVAL from now on
     std::optional<clock::time_point> deadline;
     int redirects = 0;
     int tryagains = 0;
@@ -133,6 +136,20 @@ void cluster_link::eval(std::uint16_t slot, const script& s, std::string evalsha
     route(r);
 }
 
+void cluster_link::eval_then(std::uint16_t slot, const script& s, std::string evalsha, std::string trailer,
+                             std::size_t trailer_commands, std::chrono::milliseconds timeout,
+                             exec_handler handler) {
+    auto r = std::make_shared<request>(std::move(handler));
+    r->slot = slot;
+    r->lua = s;
+    r->payload = std::move(evalsha);
+    r->trailer = std::move(trailer);
+    r->trailer_commands = trailer_commands;
+    r->commands = 1 + trailer_commands;
+    if (timeout > timeout.zero()) r->deadline = clock::now() + timeout;
+    route(r);
+}
+
 std::chrono::milliseconds cluster_link::time_left(const request& r) const {
     if (!r.deadline) return std::chrono::milliseconds::zero();
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(*r.deadline - clock::now());
@@ -150,7 +167,9 @@ void cluster_link::route(const std::shared_ptr<request>& r) {
         // node's reply, one per command.
         const auto text = "CLUSTERDOWN Hash slot " + std::to_string(r->slot) +
                           " is not served by any master in the cluster's slot map";
-        return finish(r, {}, std::vector<resp::value>(r->lua ? 1 : r->commands, error_value(text)));
+        return finish(
+            r, {},
+            std::vector<resp::value>(r->lua && r->trailer.empty() ? 1 : r->commands, error_value(text)));
     }
     auto& c = master_connection(*master);
     // A master that is not connected may be dead and failed over: the map is read again first,
@@ -162,7 +181,38 @@ void cluster_link::route(const std::shared_ptr<request>& r) {
     send(r, c, false);
 }
 
+void cluster_link::send_with_trailer(const std::shared_ptr<request>& r, connection& c, bool asking) {
+    auto on_replies = boost::asio::bind_executor(
+        strand_,
+        [weak = weak_from_this(), r, from = &c, asking](error_code ec, std::vector<resp::value> replies) {
+            const auto self = weak.lock();
+            if (!self) return abandon(r);
+            if (asking && !ec && !replies.empty()) replies.erase(replies.begin());  // ASKING's OK
+            if (!ec && !replies.empty() && !r->as_eval && lacks_script(replies.front())) {
+                // The trailer ran too, but for a write that did not happen: both go again.
+                r->as_eval = true;
+                return self->send_with_trailer(r, *from, asking);
+            }
+            self->on_replies(r, *from, ec, std::move(replies));
+        });
+    // ASKING holds for the next command only, the script: the trailer has no keys. After an
+    // ASK the script goes as EVAL, since EVALSHA's NOSCRIPT would need an ASKING of its own.
+    std::string payload;
+    std::size_t commands = r->commands;
+    if (asking) {
+        resp::request asking_one;
+        asking_one.push("ASKING");
+        payload = asking_one.payload() + eval_payload(*r->lua, r->payload);
+        ++commands;
+    } else {
+        payload = r->as_eval ? eval_payload(*r->lua, r->payload) : r->payload;
+    }
+    payload += r->trailer;
+    c.async_exec_encoded(std::move(payload), commands, time_left(*r), std::move(on_replies));
+}
+
 void cluster_link::send(const std::shared_ptr<request>& r, connection& c, bool asking) {
+    if (r->lua && !r->trailer.empty()) return send_with_trailer(r, c, asking);
     auto on_replies = boost::asio::bind_executor(
         strand_,
         [weak = weak_from_this(), r, from = &c, asking](error_code ec, std::vector<resp::value> replies) {
@@ -264,7 +314,7 @@ bool cluster_link::settle(request& r) {
 }
 
 void cluster_link::call_handler(request& r, error_code ec, std::vector<resp::value> replies) {
-    if (r.lua) {
+    if (r.lua && r.trailer.empty()) {
         std::move(r.on_eval)(ec, replies.empty() ? resp::value{} : std::move(replies.front()));
     } else {
         std::move(r.on_exec)(ec, std::move(replies));

@@ -91,6 +91,12 @@ public:
     /// Runs `s` (its EVALSHA encoded in `evalsha`) on the master of `slot`.
     void eval(std::uint16_t slot, const script& s, std::string evalsha, std::chrono::milliseconds timeout,
               eval_handler handler);
+    /// eval() with `trailer` (`trailer_commands` encoded commands without keys, such as WAIT)
+    /// in the same write right behind the script, on whatever connection the script goes to: a
+    /// MOVED, an ASK or a NOSCRIPT sends both again. The handler gets the script's reply, then
+    /// the trailer's.
+    void eval_then(std::uint16_t slot, const script& s, std::string evalsha, std::string trailer,
+                   std::size_t trailer_commands, std::chrono::milliseconds timeout, exec_handler handler);
 
     /// Completes once each open connection has answered a PING sent now, or failed: a server
     /// answers in order, so everything sent to it before has had its reply. For a close that
@@ -124,6 +130,8 @@ private:
 
     void route(const std::shared_ptr<request>& r);
     void send(const std::shared_ptr<request>& r, connection& c, bool asking);
+    /// send() of a script with a trailer (eval_then).
+    void send_with_trailer(const std::shared_ptr<request>& r, connection& c, bool asking);
     void on_replies(const std::shared_ptr<request>& r, connection& from, error_code ec,
                     std::vector<resp::value> replies);
     void finish(const std::shared_ptr<request>& r, error_code ec, std::vector<resp::value> replies);

@@ -108,4 +108,55 @@ void node_link::eval_routed(std::uint16_t slot, const script& s, std::span<const
     });
 }
 
+void node_link::eval_then(const script& s, std::span<const std::string_view> keys,
+                          std::span<const std::string_view> args, const resp::request& trailer,
+                          std::chrono::milliseconds timeout, cluster_link::exec_handler h) {
+    auto evalsha = evalsha_payload(s, keys, args);
+    if (!server_) {
+        boost::asio::dispatch(
+            strand_, [cluster = cluster_, slot = keys.empty() ? std::uint16_t{0} : key_slot(keys.front()), s,
+                      evalsha = std::move(evalsha), trailer = trailer.payload(), commands = trailer.size(),
+                      timeout, h = std::move(h)]() mutable {
+                cluster->eval_then(slot, s, std::move(evalsha), std::move(trailer), commands, timeout,
+                                   std::move(h));
+            });
+        return;
+    }
+    // After a NOSCRIPT the script goes again as EVAL, with the trailer behind it again: the
+    // first trailer answered for a write that did not happen.
+    struct step {
+        std::shared_ptr<connection> server;
+        script s;
+        std::string evalsha;  // kept for the NOSCRIPT fallback; empty once it was used
+        std::string trailer;
+        std::size_t commands;
+        std::chrono::milliseconds timeout;
+        cluster_link::exec_handler handler;
+
+        using cancellation_slot_type = boost::asio::cancellation_slot;
+        cancellation_slot_type get_cancellation_slot() const noexcept {
+            return handler.get_cancellation_slot();
+        }
+        using executor_type = boost::asio::any_completion_executor;
+        executor_type get_executor() const noexcept {
+            return boost::asio::get_associated_executor(handler, server->get_executor());
+        }
+
+        void operator()(error_code ec, std::vector<resp::value> replies) {
+            if (!ec && !evalsha.empty() && !replies.empty() && lacks_script(replies.front())) {
+                auto again = eval_payload(s, evalsha) + trailer;
+                evalsha.clear();
+                auto target = server;
+                target->async_exec_encoded(std::move(again), commands, timeout, std::move(*this));
+                return;
+            }
+            std::move(handler)(ec, std::move(replies));
+        }
+    };
+    auto first = evalsha + trailer.payload();
+    server_->async_exec_encoded(
+        std::move(first), 1 + trailer.size(), timeout,
+        step{server_, s, std::move(evalsha), trailer.payload(), 1 + trailer.size(), timeout, std::move(h)});
+}
+
 }  // namespace redlock::redis::detail

@@ -83,6 +83,14 @@ public:
                     std::forward<Handler>(h));
     }
 
+    /// eval() with `trailer` (commands without keys, such as WAIT) in the same write right
+    /// behind the script, on the connection the script goes to, again with it after a NOSCRIPT
+    /// (and on a cluster, a MOVED or an ASK): cluster_link::eval_then(). `h(error_code,
+    /// std::vector<resp::value>)` gets the script's reply, then the trailer's.
+    void eval_then(const script& s, std::span<const std::string_view> keys,
+                   std::span<const std::string_view> args, const resp::request& trailer,
+                   std::chrono::milliseconds timeout, cluster_link::exec_handler h);
+
     /// Calls `on_drained` on the strand once every connection of this voter has answered what
     /// was sent to it before, or failed (cluster_link::drain; a server: one PING).
     void drain(std::chrono::milliseconds timeout, cluster_link::drained_fn on_drained);

@@ -105,6 +105,19 @@ redlock::test::redis_server* another_master(redis_cluster& cluster, const redloc
     return nullptr;
 }
 
+// The running replica of `master`; null if it has none.
+redlock::test::redis_server* replica_of(redis_cluster& cluster, const redlock::test::redis_server& master) {
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+        auto& s = cluster.server(i);
+        if (!s.running()) continue;
+        const auto info = s.command({"INFO", "replication"}).str;
+        if (info.find("role:slave") != std::string::npos &&
+            info.find("master_port:" + std::to_string(master.port()) + "\r\n") != std::string::npos)
+            return &s;
+    }
+    return nullptr;
+}
+
 // The metrics of the client's one node.
 redlock::node_metrics node_stats(const redlock::client& c, std::size_t i = 0) {
     return c.metrics().nodes.at(i);
@@ -362,6 +375,52 @@ BOOST_AUTO_TEST_CASE(every_kind_of_lock_and_waiting_work_on_a_cluster) {
             BOOST_TEST(writer.lease->fence() > 0u);
             co_await writer.lease->async_release(asio::use_awaitable);
         }
+    }());
+}
+
+// A grant's WAIT goes where the grant was made: after an ASK, to the importing master, right
+// behind the script. Sent on its own after the grant's reply and routed by the slot map, it went
+// to the migrating master, whose replica has whatever that connection wrote: it answered at once
+// that the write was replicated, though the importing master's replica was paused and never got
+// it. A reentrant lock: a script on one key (an importing master answers TRYAGAIN to a script on
+// several keys it does not all have yet, so the fenced, fair, read-write and semaphore kinds get
+// no grant there to wait for); the plain lock's pipeline carried its WAIT already.
+BOOST_AUTO_TEST_CASE(a_grant_after_an_ask_waits_for_the_replicas_of_the_master_that_made_it) {
+    redis_cluster cluster;
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cluster_config({cluster.uri()}));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        const std::string resource = "asked";
+        const auto slot = slot_of(resource);
+        auto& from = cluster.master_of_slot(slot);
+        auto* to = another_master(cluster, from);
+        BOOST_TEST_REQUIRE(to != nullptr);
+        auto* to_replica = replica_of(cluster, *to);
+        BOOST_TEST_REQUIRE(to_replica != nullptr);
+        // The client knows the slot map and is connected to the masters.
+        auto warm = co_await client.async_acquire(resource, options(10s), asio::use_awaitable);
+        co_await warm.async_release(asio::use_awaitable);
+
+        auto o = options(10s);
+        o.replicas = 1;
+        o.replica_timeout = 300ms;
+        o.reentrant = true;
+        o.owner = redlock::owner_id("me");
+        cluster.begin_slot_migration(slot, *to);
+        to_replica->pause();
+        redlock::diagnostics diag;
+        auto [ec, l] = co_await client.async_acquire(resource, o, diag, tuple_awaitable);
+        to_replica->resume();
+        BOOST_TEST((ec == redlock::error::not_replicated), ec.message() << ": " << diag.message);
+        BOOST_TEST(diag.message.find("WAIT: 0 of 1 replicas") != std::string::npos, diag.message);
+        BOOST_TEST(!l.held());
+        BOOST_TEST(node_stats(client).cluster_asked >= 1u);
+
+        // With its replica back, the same grant counts.
+        auto [ok, held] = co_await client.async_acquire(resource, o, diag, tuple_awaitable);
+        BOOST_TEST(!ok, diag.message);
+        BOOST_TEST(has_lock_key(*to, resource));
+        BOOST_TEST(held.held());
     }());
 }
 

@@ -192,6 +192,35 @@ BOOST_AUTO_TEST_CASE(a_fenced_plain_round_runs_acquire_fenced_and_reads_its_fenc
     BOOST_TEST(a.detail == "NOPERM this user has no permissions");
 }
 
+// A script cannot call WAIT: it goes right behind the script in the same request, and its
+// reply follows the script's. A pipeline gets it as its last command.
+BOOST_AUTO_TEST_CASE(a_wait_for_replicas_rides_behind_the_write_it_answers_for) {
+    auto kind = make_lock_kind(keys, reentrant_options(false), {});
+    node_call call;
+    kind->acquire({"tok-2", {}, false, false}, call);
+    BOOST_TEST_REQUIRE(call.script != nullptr);
+    BOOST_TEST(call.replies() == 1u);
+    call.wait_for_replicas(2, 70ms);
+    BOOST_TEST(call.replies() == 2u);
+    BOOST_TEST(call.wait_reply == 1u);
+    resp::request wait;
+    wait.push("WAIT", 2, 70);
+    BOOST_TEST(call.after_script.payload() == wait.payload());
+    BOOST_TEST(call.pipeline.empty());
+    call.clear();
+    BOOST_TEST(call.after_script.empty());
+    BOOST_TEST(call.wait_reply == 0u);
+
+    lock_options o;
+    o.ttl = 1500ms;
+    node_call pipeline;
+    make_lock_kind(keys, o, {})->acquire({"tok-2", {}, true, true}, pipeline);
+    pipeline.wait_for_replicas(1, 50ms);
+    BOOST_TEST(pipeline.replies() == 3u);
+    BOOST_TEST(pipeline.wait_reply == 2u);
+    BOOST_TEST(pipeline.after_script.empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_reentrant_reentry_is_a_grant_and_another_owner_a_denial_with_its_pttl) {
     auto kind = make_lock_kind(keys, reentrant_options(false), {});
     BOOST_TEST(kind->owner() == "worker-7");

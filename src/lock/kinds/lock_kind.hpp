@@ -46,7 +46,9 @@ struct node_call {
 
     resp::request pipeline;
     std::size_t pttl_reply = 0;  ///< in the pipeline's replies: the holder's PTTL; 0: not asked
-    std::size_t wait_reply = 0;  ///< in the pipeline's replies: WAIT's; 0: not asked
+    std::size_t wait_reply = 0;  ///< in the replies: WAIT's; 0: not asked
+    /// A script's: commands without keys sent right behind it on the same connection (its WAIT)
+    resp::request after_script;
 
     /// A lock over several resources, for a Redis Cluster node, where they lie on several
     /// slots: the call as one script call per slot, run one after another (slot_steps.hpp);
@@ -67,6 +69,7 @@ struct node_call {
         pipeline.clear();
         pttl_reply = 0;
         wait_reply = 0;
+        after_script.clear();
         steps.clear();
         undo.clear();
         step_members.clear();
@@ -86,8 +89,18 @@ struct node_call {
         return all.empty() ? std::string_view() : all.front();
     }
     [[nodiscard]] std::span<const std::string_view> arg_span() const { return {args.data(), arg_count}; }
-    /// How many replies the node owes: one per pipelined command, one for a script.
-    [[nodiscard]] std::size_t replies() const { return script ? 1 : pipeline.size(); }
+    /// How many replies the node owes: one per pipelined command; a script's, then one per
+    /// command after it.
+    [[nodiscard]] std::size_t replies() const { return script ? 1 + after_script.size() : pipeline.size(); }
+    /// The call's write counts once `replicas` replicas have it: a WAIT right behind it, on the
+    /// connection that carries it (WAIT covers what its own connection wrote before it; sent
+    /// alone it could reach another connection, or another master after a redirect, and answer
+    /// for writes that were not ours). A cluster's call split into steps runs without it.
+    void wait_for_replicas(int replicas, std::chrono::milliseconds timeout) {
+        auto& trailer = script ? after_script : pipeline;
+        trailer.push("WAIT", replicas, timeout.count());
+        wait_reply = replies() - 1;
+    }
 };
 
 /// What one round asks of every node, beside what the kind knows for the whole acquisition.
