@@ -60,6 +60,8 @@ int redlock_main(int argc, const char* const* argv, std::ostream& out, std::ostr
     // A flag given twice: the last one counts, as it did before CLI11 (whose default refuses).
     redlock.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     redlock.footer(redlock_footer);
+    redlock.set_version_flag("--version", std::string("redlock ") + REDLOCK_VERSION,
+                             "print the version and exit");
     const std::vector<subcommand> commands = {add_run_command(redlock),     add_check_command(redlock),
                                               add_demo_command(redlock),    add_bench_command(redlock),
                                               add_inspect_command(redlock), add_unlock_command(redlock)};
@@ -74,6 +76,8 @@ int redlock_main(int argc, const char* const* argv, std::ostream& out, std::ostr
         redlock.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
         return redlock.exit(e, out, err);  // the help of the command it names, if any
+    } catch (const CLI::CallForVersion& e) {
+        return redlock.exit(e, out, err);
     } catch (const CLI::ParseError& e) {
         const auto named = redlock.get_subcommands();
         if (named.empty() || named.front() == help) {

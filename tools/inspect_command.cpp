@@ -58,6 +58,11 @@ std::shared_ptr<resource_settings> add_flags(CLI::App& command) {
 }
 
 void check_resource(resource_settings& s) {
+    for (std::size_t i = 1; i < s.positional.size(); ++i) {
+        if (s.positional[i].starts_with('-'))
+            throw usage_error("\"" + s.positional[i] +
+                              "\" after RESOURCE looks like a flag: flags go before RESOURCE");
+    }
     if (s.positional.size() != 1) throw usage_error("expected exactly one RESOURCE (see --help)");
     s.resource = s.positional.front();
 }

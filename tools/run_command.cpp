@@ -119,6 +119,11 @@ void check_flags(run_settings& s) {
     if (dashes == rest.begin()) throw usage_error("no RESOURCE given (see redlock run --help)");
     if (dashes == rest.end()) throw usage_error("expected -- and a command after RESOURCE");
     s.resources.assign(rest.begin(), dashes);
+    for (const auto& r : s.resources) {
+        // `run job --ttl 5s -- cmd` would lock "job", "--ttl" and "5s" and run with the defaults.
+        if (r.starts_with('-'))
+            throw usage_error("\"" + r + "\" after RESOURCE looks like a flag: flags go before RESOURCE");
+    }
     std::sort(s.resources.begin(), s.resources.end());
     s.resources.erase(std::unique(s.resources.begin(), s.resources.end()), s.resources.end());
     for (const auto& r : s.resources) {

@@ -105,11 +105,12 @@ public:
     /// the resource that refused it), cancellation and the lease's extend, check, watchdog and
     /// release are those of async_acquire; a release frees every resource and wakes each one's
     /// waiters. `resources` may come in any order; repeats are merged, and one name is
-    /// async_acquire's. A plain lock only: `options` must not ask for reentrant, fair, fenced,
-    /// permits or a read-write mode (error::invalid_config), and the nodes must each hold every
-    /// key: single masters or Sentinel, not a Redis Cluster (error::invalid_config). At most 100
-    /// resources (error::invalid_resource). Each resource is also excluded by and excludes an
-    /// async_acquire of it alone.
+    /// async_acquire's. A plain lock, fenced or not (a fenced one numbers each resource:
+    /// lease::fences()): `options` must not ask for reentrant, fair, permits or a read-write
+    /// mode (error::invalid_config). On a Redis Cluster, whose slots the resources may spread
+    /// over, the call runs as one script per slot on each master in turn; there `replicas` is
+    /// refused (error::invalid_config). At most 100 resources (error::invalid_resource). Each
+    /// resource is also excluded by and excludes an async_acquire of it alone.
     ///
     /// Handler signature: `void(error_code, lease)`; lease::resource() names them all, joined
     /// by ", " in sorted order, and lease::resources() lists them. Errors: those of

@@ -327,6 +327,10 @@ BOOST_AUTO_TEST_CASE(every_command_has_a_help_and_bad_flags_are_named) {
     BOOST_TEST(read_file(out).find("\n  inspect ") != std::string::npos, read_file(out));
     BOOST_TEST(run_redlock("help", out) == 0);
     BOOST_TEST(read_file(out).find("\n  unlock ") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock("--version", out) == 0);
+    BOOST_TEST(read_file(out) == "redlock " REDLOCK_PROJECT_VERSION "\n");
+    BOOST_TEST(run_redlock("--help", out) == 0);
+    BOOST_TEST(read_file(out).find("--version") != std::string::npos, read_file(out));
 
     struct usage_case {
         std::string args;
@@ -340,6 +344,11 @@ BOOST_AUTO_TEST_CASE(every_command_has_a_help_and_bad_flags_are_named) {
              {"run --nodes redis://127.0.0.1:1 --permits 0 r -- true", "--permits: "},
              {"bench --seconds 99999", "--seconds: "},
              {"demo --workers=0", "--workers: "},
+             // A flag after RESOURCE would have been a resource: "job", "--ttl" and "5s" locked.
+             {"run --nodes redis://127.0.0.1:1 job --ttl 5s -- true",
+              "redlock run: \"--ttl\" after RESOURCE looks like a flag: flags go before RESOURCE"},
+             {"inspect --nodes redis://127.0.0.1:1 job --json",
+              "redlock inspect: \"--json\" after RESOURCE looks like a flag: flags go before RESOURCE"},
          }) {
         BOOST_TEST(run_redlock(c.args, out) == 2, c.args);
         BOOST_TEST(read_file(out).find(c.message) != std::string::npos, c.args << " -> " << read_file(out));
