@@ -232,7 +232,8 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_name_the_flag) {
              {{"bench", "--nodes", "http://x"}, "--nodes: "},
              {{"bench", "--nodes", ","}, "--nodes: no node URI given"},
              {{"inspect", nodes, "a", "b"}, "exactly one RESOURCE"},
-             {{"inspect", nodes, "a", "--json"}, "exactly one RESOURCE"},  // flags come before RESOURCE
+             {{"inspect", nodes, "a", "--json"}, "\"--json\" after RESOURCE looks like a flag"},
+             {{"run", nodes, "r", "--ttl", "5s", "--", "true"}, "\"--ttl\" after RESOURCE looks like a flag"},
              {{"unlock", nodes, "a"}, "--force is required"},
              {{"frobnicate"}, "unknown command \"frobnicate\""},
              {{"--bogus"}, "unknown option --bogus"},
