@@ -5,6 +5,7 @@
 #include "support/printing.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
+#include "support/wait_until.hpp"
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -19,7 +20,6 @@
 #include <chrono>
 #include <optional>
 #include <string>
-#include <thread>
 
 namespace asio = boost::asio;
 namespace data = boost::unit_test::data;
@@ -32,6 +32,7 @@ using redlock::test::no_key_anywhere;
 using redlock::test::options;
 using redlock::test::run_coro;
 using redlock::test::start_redis_servers;
+using redlock::test::wait_until;
 
 namespace {
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
@@ -46,17 +47,6 @@ std::size_t connections_named(const redlock::test::redis_server& server, const s
          pos = list.find(" name=" + name + " ", pos + 1))
         ++n;
     return n;
-}
-
-// Polls `condition` until it holds or 10 s have passed.
-template <class Condition>
-bool within_10s(Condition condition) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!condition()) {
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(10ms);
-    }
-    return true;
 }
 
 // Waits for the close, keeping `held` in its frame: the close's handler then owns a lease that
@@ -94,7 +84,7 @@ BOOST_AUTO_TEST_CASE(a_context_destroyed_with_work_pending_frees_the_client) {
         client.reset();
     }
     server.resume();
-    BOOST_TEST(within_10s([&] { return connections_named(server, closing.client_name) == 0; }),
+    BOOST_TEST(wait_until([&] { return connections_named(server, closing.client_name) == 0; }),
                connections_named(server, closing.client_name) << " connections left open");
 
     auto extending = lock_config(servers);
@@ -113,7 +103,7 @@ BOOST_AUTO_TEST_CASE(a_context_destroyed_with_work_pending_frees_the_client) {
         }());
         client.reset();
     }
-    BOOST_TEST(within_10s([&] { return connections_named(server, extending.client_name) == 0; }),
+    BOOST_TEST(wait_until([&] { return connections_named(server, extending.client_name) == 0; }),
                connections_named(server, extending.client_name) << " connections left open");
 }
 

@@ -10,6 +10,7 @@
 #include "support/redis_server.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/tcp_proxy.hpp"
+#include "support/wait_until.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -35,6 +36,7 @@ using redlock::test::server_list;
 using redlock::test::spawn_shell;
 using redlock::test::start_redis_servers;
 using redlock::test::wait_child;
+using redlock::test::wait_until;
 using redlock::test::write_config_file;
 
 namespace {
@@ -62,15 +64,6 @@ bool accepts_connections(unsigned short port) {
     boost::system::error_code ec;
     socket.connect({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
     return !ec;
-}
-
-bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (condition()) return true;
-        std::this_thread::sleep_for(20ms);
-    }
-    return condition();
 }
 
 // `redlock RUN --ttl 10s RESOURCE -- sleep HOLD` and, once `held()` sees its key, a waiter for

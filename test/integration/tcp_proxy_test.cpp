@@ -7,6 +7,7 @@
 #include "support/lock_helpers.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
+#include "support/wait_until.hpp"
 #include <redlock/error.hpp>
 #include <redlock/redis/connection.hpp>
 #include <redlock/resp/request.hpp>
@@ -40,6 +41,7 @@ using namespace std::chrono_literals;
 using boost::system::error_code;
 using redlock::test::redis_server;
 using redlock::test::tcp_proxy;
+using redlock::test::wait_until;
 using tcp = asio::ip::tcp;
 using clock_type = std::chrono::steady_clock;
 
@@ -115,15 +117,6 @@ private:
     asio::io_context ioc_;
     tcp::socket socket_;
 };
-
-bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit = patience) {
-    const auto deadline = clock_type::now() + limit;
-    while (!condition()) {
-        if (clock_type::now() >= deadline) return false;
-        std::this_thread::sleep_for(5ms);
-    }
-    return true;
-}
 
 // Connections the server has open, the fixture's own command() connection included.
 std::size_t server_clients(const redis_server& server) {
