@@ -104,32 +104,24 @@ void acquire_op::start_round() {
     if (kind_->queues()) policy_->queued_this_round(waits_ && (request.ticket != 0 || request.single_node));
     call_.clear();
     kind_->acquire(request, call_);
-    if (options_.replicas > 0 && call_.script)
-        call_.wait_for_replicas(options_.replicas, options_.replica_timeout);
+    call_.wait_for_replicas(options_.replicas, options_.replica_timeout);
     // A pipelined WAIT holds the node for up to replica_timeout.
-    const auto timeout = call_.wait_reply != 0 ? node_timeout_ + options_.replica_timeout : node_timeout_;
+    const auto timeout = call_.timeout(node_timeout_, options_.replica_timeout);
     for (std::size_t i = 0; i < client_->node_count(); ++i) {
         client_->call_on(i, call_, timeout,
                          [self = shared_from_this(), r = round_.number(), i](
                              error_code ec, std::span<const resp::value> replies) {
                              if (r != self->round_.number()) return;
                              auto answer = self->kind_->read_acquire(self->call_, ec, replies);
-                             self->judge_pinned_wait(self->call_, replies, answer.verdict,
-                                                     answer.replication);
+                             if (answer.verdict == vote::granted && !answer.replication) {
+                                 answer.replication = judge_pinned_wait(self->call_.wait_reply, replies,
+                                                                        self->options_.replicas,
+                                                                        self->options_.replica_timeout, "");
+                             }
                              self->client_->judge_answer(i, answer);
                              self->on_answer(i, std::move(answer));
                          });
     }
-}
-
-void acquire_op::judge_pinned_wait(const node_call& sent, std::span<const resp::value> replies, vote verdict,
-                                   std::optional<replication_verdict>& replication) const {
-    // A cluster's call split into steps comes back as one reply, without its WAIT: count_grant()
-    // waits for that grant.
-    if (verdict != vote::granted || replication || sent.wait_reply == 0 || replies.size() <= sent.wait_reply)
-        return;
-    replication =
-        judge_replication(replies[sent.wait_reply], options_.replicas, options_.replica_timeout, "");
 }
 
 bool acquire_op::counting(unsigned round) const {
@@ -198,12 +190,10 @@ void acquire_op::held_by_earlier_round(std::size_t node, const std::string& earl
         count(node, vote::denied, {}, {});
         return;
     }
-    if (options_.replicas > 0 && call.script)
-        call.wait_for_replicas(options_.replicas, options_.replica_timeout);
-    const auto wait_reply = call.wait_reply;
+    call.wait_for_replicas(options_.replicas, options_.replica_timeout);
     client_->call_on(
-        node, call, wait_reply != 0 ? node_timeout_ + options_.replica_timeout : node_timeout_,
-        [self = shared_from_this(), r = round_.number(), node, wait_reply](
+        node, call, call.timeout(node_timeout_, options_.replica_timeout),
+        [self = shared_from_this(), r = round_.number(), node, wait_reply = call.wait_reply](
             error_code ec, std::span<const resp::value> replies) {
             if (!self->counting(r)) return;
             if (ec) {
@@ -213,13 +203,8 @@ void acquire_op::held_by_earlier_round(std::size_t node, const std::string& earl
                     self->count(node, vote::failed, error::node_quarantined, std::move(why));
                     return;
                 }
-                if (wait_reply != 0 && replies.size() > wait_reply) {
-                    auto v = judge_replication(replies[wait_reply], self->options_.replicas,
-                                               self->options_.replica_timeout, "");
-                    self->count(node, v.ec ? vote::failed : vote::granted, v.ec, std::move(v.detail));
-                    return;
-                }
-                self->count_grant(node);
+                self->count_grant(node, judge_pinned_wait(wait_reply, replies, self->options_.replicas,
+                                                          self->options_.replica_timeout, ""));
             } else {
                 self->round_.contended();
                 self->count(node, vote::denied, {}, {});
@@ -227,9 +212,13 @@ void acquire_op::held_by_earlier_round(std::size_t node, const std::string& earl
         });
 }
 
-void acquire_op::count_grant(std::size_t node) {
+void acquire_op::count_grant(std::size_t node, std::optional<replication_verdict> pinned) {
     if (options_.replicas == 0) {
         count(node, vote::granted, {}, {});
+        return;
+    }
+    if (pinned) {
+        count(node, pinned->ec ? vote::failed : vote::granted, pinned->ec, std::move(pinned->detail));
         return;
     }
     client_->replicas().confirm(
@@ -283,18 +272,17 @@ void acquire_op::write_back(std::size_t node) {
     kind_->write_back_fence(round_.token(), round_.fences(), call);
     // With replicas, the raised counter counts once they have it, as the grant did: a failover
     // to a replica that missed it would hand the next holder a smaller fence.
-    if (options_.replicas > 0 && call.script)
-        call.wait_for_replicas(options_.replicas, options_.replica_timeout);
+    call.wait_for_replicas(options_.replicas, options_.replica_timeout);
     client_->call_on(
-        node, call, call.wait_reply != 0 ? node_timeout_ + options_.replica_timeout : node_timeout_,
+        node, call, call.timeout(node_timeout_, options_.replica_timeout),
         [self = shared_from_this(), r = round_.number(), wait_reply = call.wait_reply](
             error_code ec, std::span<const resp::value> replies) {
             if (self->done_ || r != self->round_.number()) return;
             bool raised = !ec && replies.front().kind == resp::type::integer && replies.front().integer == 1;
-            if (raised && wait_reply != 0 && replies.size() > wait_reply) {
-                raised = !judge_replication(replies[wait_reply], self->options_.replicas,
-                                            self->options_.replica_timeout, "")
-                              .ec;
+            if (raised) {
+                const auto replicated = judge_pinned_wait(wait_reply, replies, self->options_.replicas,
+                                                          self->options_.replica_timeout, "");
+                raised = !replicated || !replicated->ec;
             }
             self->run(self->round_.on_writeback(raised));
         });

@@ -95,14 +95,10 @@ private:
     // The key holds the token of an earlier round of ours whose reply was lost: take it over
     // (lock_kind::take_over), or free it once our final release went out.
     void held_by_earlier_round(std::size_t node, const std::string& earlier);
-    // A granting node's vote; with lock_options::replicas, once a WAIT sent now says enough
-    // replicas have the grant: for a grant whose WAIT did not come back behind it (a cluster's
-    // call split into steps).
-    void count_grant(std::size_t node);
-    /// A grant's `replication` read from the WAIT that `sent` carried behind its write
-    /// (node_call::wait_for_replicas), if it came back with it; else left as it is.
-    void judge_pinned_wait(const node_call& sent, std::span<const resp::value> replies, vote verdict,
-                           std::optional<replication_verdict>& replication) const;
+    // A granting node's vote; with lock_options::replicas, once enough replicas have the grant:
+    // by `pinned`, the verdict of the WAIT that came back right behind it (judge_pinned_wait), or
+    // else by a WAIT sent now (a cluster's call split into steps came back without one).
+    void count_grant(std::size_t node, std::optional<replication_verdict> pinned = std::nullopt);
     void count(std::size_t node, vote v, error_code ec, std::string detail);
     // Executes what the round asks.
     void run(const step& s);

@@ -72,19 +72,15 @@ public:
         t0_ = clock::now();
         sent_ = true;
         // With replicas, the WAIT right behind the hand-over's write, on its connection.
-        if (options_.replicas > 0 && call.script)
-            call.wait_for_replicas(options_.replicas, options_.replica_timeout);
+        call.wait_for_replicas(options_.replicas, options_.replica_timeout);
         replication_.assign(client_->node_count(), std::nullopt);
         for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->call_on(i, call,
-                             call.wait_reply != 0 ? node_timeout_ + options_.replica_timeout : node_timeout_,
+            client_->call_on(i, call, call.timeout(node_timeout_, options_.replica_timeout),
                              [self = shared_from_this(), i, wait_reply = call.wait_reply](
                                  error_code ec, std::span<const resp::value> replies) {
-                                 if (!ec && wait_reply != 0 && replies.size() > wait_reply) {
-                                     self->replication_[i] =
-                                         judge_replication(replies[wait_reply], self->options_.replicas,
-                                                           self->options_.replica_timeout, "the adoption");
-                                 }
+                                 self->replication_[i] =
+                                     judge_pinned_wait(wait_reply, replies, self->options_.replicas,
+                                                       self->options_.replica_timeout, "the adoption");
                                  self->on_reply(i, ec, replies.empty() ? resp::value{} : replies.front());
                              });
         }

@@ -155,14 +155,11 @@ private:
         replication_.assign(client_->node_count(), std::nullopt);
         for (std::size_t i = 0; i < client_->node_count(); ++i) {
             client_->call_on(
-                i, call, state_->node_timeout + state_->replica_timeout,
+                i, call, call.timeout(state_->node_timeout, state_->replica_timeout),
                 [self = std::static_pointer_cast<extend_op>(shared_from_this()), i,
                  wait_reply = call.wait_reply](error_code ec, std::span<const resp::value> replies) {
-                    if (!ec && replies.size() > wait_reply) {
-                        self->replication_[i] =
-                            judge_replication(replies[wait_reply], self->state_->replicas,
-                                              self->state_->replica_timeout, "the extend");
-                    }
+                    self->replication_[i] = judge_pinned_wait(wait_reply, replies, self->state_->replicas,
+                                                              self->state_->replica_timeout, "the extend");
                     self->on_reply(i, ec, replies.empty() ? resp::value{} : replies.front());
                 });
         }

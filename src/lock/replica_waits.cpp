@@ -26,6 +26,14 @@ replication_verdict judge_replication(const resp::value& acks, int replicas,
                                        std::to_string(replica_timeout.count()) + " ms"};
 }
 
+std::optional<replication_verdict> judge_pinned_wait(std::size_t wait_reply,
+                                                     std::span<const resp::value> replies, int replicas,
+                                                     std::chrono::milliseconds replica_timeout,
+                                                     std::string_view what) {
+    if (wait_reply == 0 || replies.size() <= wait_reply) return std::nullopt;
+    return judge_replication(replies[wait_reply], replicas, replica_timeout, what);
+}
+
 replica_waits::replica_waits(client_state& client, std::size_t nodes) : client_(client), pending_(nodes) {}
 
 void replica_waits::wait(std::size_t node, std::string_view key, int replicas,

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,15 @@ struct replication_verdict {
 [[nodiscard]] replication_verdict judge_replication(const resp::value& acks, int replicas,
                                                     std::chrono::milliseconds replica_timeout,
                                                     std::string_view what);
+/// judge_replication() of the WAIT a call carried right behind its write, reply `wait_reply` of
+/// `replies` (node_call::wait_for_replicas); nothing when it asked none (0), or when the replies
+/// came back without it (a cluster's call split into steps), whose write a WAIT of its own
+/// (replica_waits) must confirm.
+[[nodiscard]] std::optional<replication_verdict> judge_pinned_wait(std::size_t wait_reply,
+                                                                   std::span<const resp::value> replies,
+                                                                   int replicas,
+                                                                   std::chrono::milliseconds replica_timeout,
+                                                                   std::string_view what);
 
 /// WAIT after a node confirmed a write of ours (a grant, an extend): the write counts once
 /// `replicas` replicas acknowledged it, so that a failover to a replica does not lose it

@@ -79,24 +79,19 @@ BOOST_AUTO_TEST_CASE(a_grant_counts_once_the_replica_has_it_and_fails_clearly_wi
         BOOST_TEST(!ec, diag.message);
         BOOST_TEST(replica->command({"GET", lock_key("r")}).str == l.token());  // the replica has it
         co_await l.async_release(asio::use_awaitable);
-        // Reentrant, fair and fenced locks send WAIT right behind their script.
-        for (const auto& [kind, ko] : script_kinds(o)) {
-            redlock::diagnostics d;
-            auto [e, k] = co_await client.async_acquire("s", ko, d, tuple_awaitable);
-            BOOST_TEST(!e, kind << ": " << d.message);
-            BOOST_TEST(replica->command({"EXISTS", lock_key("s")}).integer == 1, kind);
-            co_await k.async_release(asio::use_awaitable);
-        }
-        // A server that lost its scripts answers NOSCRIPT: the script goes again as EVAL, and
+        // Reentrant, fair and fenced locks send WAIT right behind their script. A server that
+        // lost its scripts (SCRIPT FLUSH) answers NOSCRIPT: the script goes again as EVAL, and
         // its WAIT with it.
-        master.command({"SCRIPT", "FLUSH"});
-        for (const auto& [kind, ko] : script_kinds(o)) {
-            redlock::diagnostics d;
-            auto [e, k] = co_await client.async_acquire("f", ko, d, tuple_awaitable);
-            BOOST_TEST(!e, kind << " after SCRIPT FLUSH: " << d.message);
-            BOOST_TEST(replica->command({"EXISTS", lock_key("f")}).integer == 1, kind);
-            co_await k.async_release(asio::use_awaitable);
-            master.command({"SCRIPT", "FLUSH"});
+        for (const bool flushed : {false, true}) {
+            const std::string resource = flushed ? "f" : "s";
+            for (const auto& [kind, ko] : script_kinds(o)) {
+                if (flushed) master.command({"SCRIPT", "FLUSH"});
+                redlock::diagnostics d;
+                auto [e, k] = co_await client.async_acquire(resource, ko, d, tuple_awaitable);
+                BOOST_TEST(!e, kind << (flushed ? " after SCRIPT FLUSH: " : ": ") << d.message);
+                BOOST_TEST(replica->command({"EXISTS", lock_key(resource)}).integer == 1, kind);
+                co_await k.async_release(asio::use_awaitable);
+            }
         }
 
         replica->stop();

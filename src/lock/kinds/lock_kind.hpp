@@ -96,10 +96,17 @@ struct node_call {
     /// connection that carries it (WAIT covers what its own connection wrote before it; sent
     /// alone it could reach another connection, or another master after a redirect, and answer
     /// for writes that were not ours). A cluster's call split into steps runs without it.
+    /// Nothing when `replicas` is 0 or the call has its WAIT already (a plain lock's pipeline).
     void wait_for_replicas(int replicas, std::chrono::milliseconds timeout) {
+        if (replicas <= 0 || wait_reply != 0) return;
         auto& trailer = script ? after_script : pipeline;
         trailer.push("WAIT", replicas, timeout.count());
         wait_reply = replies() - 1;
+    }
+    /// The call's timeout: its WAIT may hold the node `replica_timeout` longer.
+    [[nodiscard]] std::chrono::milliseconds timeout(std::chrono::milliseconds node_timeout,
+                                                    std::chrono::milliseconds replica_timeout) const {
+        return wait_reply != 0 ? node_timeout + replica_timeout : node_timeout;
     }
 };
 

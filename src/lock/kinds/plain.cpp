@@ -36,7 +36,7 @@ public:
         }
         // Redisson's answer to a master with replicas: the grant counts once enough
         // replicas have it, so that a failover does not lose it.
-        if (replicas_ > 0) out.wait_for_replicas(replicas_, replica_timeout_);
+        out.wait_for_replicas(replicas_, replica_timeout_);
     }
 
     acquire_answer read_acquire(const node_call& sent, boost::system::error_code ec,
