@@ -243,6 +243,15 @@ BOOST_AUTO_TEST_CASE(a_running_watchdog_or_a_missing_worker_is_reported) {
                (std::vector<std::string>{"watchdog_stopped", "scopes_ended"}));
 }
 
+// A worker the harness killed on purpose (a restart as a fresh client) leaves no summary; the
+// others must all leave one.
+BOOST_AUTO_TEST_CASE(a_worker_killed_on_purpose_owes_no_summary) {
+    chaos::history h;
+    h.summaries = {clean_summary(0), clean_summary(2)};
+    BOOST_TEST(chaos::check_history(h, {}, 3, {1}).empty());
+    BOOST_TEST(rules(chaos::check_history(h, {}, 3, {2})) == (std::vector<std::string>{"scopes_ended"}));
+}
+
 BOOST_AUTO_TEST_CASE(a_history_file_reads_back_and_skips_a_torn_line) {
     const std::string path = (std::filesystem::temp_directory_path() /
                               ("history_checker_test-" + std::to_string(::getpid()) + ".jsonl"))

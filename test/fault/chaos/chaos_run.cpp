@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -38,10 +39,11 @@ namespace {
 
 constexpr auto max_ttl = 2000ms;  // the workers' client_config.max_ttl
 
-// The worker processes, killed (by PID) and reaped on every exit path.
+// The worker processes, killed (by PID) and reaped on every exit path. Worker k is pids[k].
 struct worker_processes {
     std::vector<pid_t> pids;
     std::vector<bool> reaped;
+    std::set<int> killed;  // by kill_now(): no summary expected of them
     ~worker_processes() {
         for (std::size_t i = 0; i < pids.size(); ++i) {
             if (reaped[i]) continue;
@@ -68,10 +70,19 @@ struct worker_processes {
         pids.push_back(pid);
         reaped.push_back(false);
     }
+    // kill -9 of worker k (on purpose: a crash, or a restart), reaped at once.
+    void kill_now(std::size_t k) {
+        ::kill(pids[k], SIGKILL);
+        int status = 0;
+        ::waitpid(pids[k], &status, 0);
+        reaped[k] = true;
+        killed.insert(static_cast<int>(k));
+    }
     // Waits for every worker until `deadline`, then kills the rest. Returns how many overran.
     int wait_all(clock::time_point deadline) {
         int overran = 0;
         for (std::size_t i = 0; i < pids.size(); ++i) {
+            if (reaped[i]) continue;
             int status = 0;
             while (::waitpid(pids[i], &status, WNOHANG) == 0) {
                 if (clock::now() >= deadline) {
@@ -154,22 +165,14 @@ void check_acquirable_again(const chaos_deployment& deployment, const std::vecto
     }
 }
 
-// Keys of ours other than the fence counters (which are kept for good, so fences never go
-// back), the clients' recorded max_ttl (kept for good, for the restart quarantine) and the
-// failover quarantine's mark and recorded length (kept for good, failover_mark.lua). Every
-// lock was released or has expired by now, and fair queues empty themselves.
+// Keys of ours but the bookkeeping kept for good (lock_kinds.hpp). Every lock was released or
+// has expired by now, and fair queues empty themselves.
 std::vector<std::string> keys_left(const std::vector<const redis_server*>& servers) {
     std::vector<std::string> out;
     for (std::size_t n = 0; n < servers.size(); ++n) {
         const auto reply = servers[n]->command({"KEYS", "{chaos:*"});
-        for (const auto& key : reply.elements) {
-            const auto& k = key.str;
-            if (k.size() >= 6 && k.compare(k.size() - 6, 6, ":fence") == 0) continue;
-            if (k == "{chaos:}:max_ttl") continue;
-            if (k.starts_with("{chaos:failover:") && (k.ends_with("}:mark") || k.ends_with("}:length")))
-                continue;
-            out.push_back("node " + std::to_string(n) + ": " + k);
-        }
+        for (const auto& key : reply.elements)
+            if (!bookkeeping_key(key.str)) out.push_back("node " + std::to_string(n) + ": " + key.str);
     }
     return out;
 }
@@ -207,33 +210,61 @@ schedule_result run_schedule(const schedule_options& options) {
 
     worker_processes workers;
     std::vector<std::string> histories;
-    for (int w = 0; w < options.workers; ++w) {
-        const auto uris = deployment->worker_nodes(static_cast<std::size_t>(w), false);
-        const auto fenced_uris = deployment->worker_nodes(static_cast<std::size_t>(w), true);
+    // Worker k (its history and log) works in `slot` (its proxies on the masters topology) for
+    // `seconds`. The negative control: a quorum of 1 among independent masters, the failover
+    // quarantine off on the failover topologies.
+    const bool quorum_of_one = options.broken && options.topology == topology::masters;
+    const bool no_failover_quarantine = options.broken && options.topology != topology::masters;
+    // Leases of 1.8 s outlive a cluster's failover (its handshake takes 0.1-0.5 s here), which
+    // the failover quarantine is for; its negative control holds long leases only, the ones
+    // that show what the quarantine is for.
+    const std::string ttls = options.topology != topology::cluster ? "300,500,800"
+                             : no_failover_quarantine              ? "800,1800"
+                                                                   : "300,500,800,1800";
+    auto spawn_worker = [&](std::size_t slot, int seconds) {
+        const auto w = histories.size();
         histories.push_back((dir.path / ("history-" + std::to_string(w) + ".jsonl")).string());
         // clang-format off
-        workers.spawn(options.worker_path, {"--worker",          std::to_string(w),
-                                            "--nodes",           join(uris),
-                                            "--fenced-nodes",    join(fenced_uris),
-                                            "--store",           store.uri(),
-                                            "--history",         histories.back(),
-                                            "--seconds",         std::to_string(options.seconds),
-                                            "--seed",            std::to_string(options.seed),
-                                            "--coroutines",      std::to_string(options.coroutines),
-                                            "--resources",       std::to_string(options.resources),
-                                            "--fenced-replicas", std::to_string(deployment->fenced_replicas()),
-                                            "--broken",          options.broken ? "1" : "0"},
+        workers.spawn(options.worker_path, {"--worker",              std::to_string(w),
+                                            "--nodes",               join(deployment->worker_nodes(slot, false)),
+                                            "--fenced-nodes",        join(deployment->worker_nodes(slot, true)),
+                                            "--store",               store.uri(),
+                                            "--history",             histories.back(),
+                                            "--seconds",             std::to_string(seconds),
+                                            "--seed",                std::to_string(options.seed),
+                                            "--coroutines",          std::to_string(options.coroutines),
+                                            "--resources",           std::to_string(options.resources),
+                                            "--fenced-replicas",     std::to_string(deployment->fenced_replicas()),
+                                            "--broken",              quorum_of_one ? "1" : "0",
+                                            "--failover-quarantine", no_failover_quarantine ? "0" : "1",
+                                            "--ttls",                ttls},
                       (dir.path / ("worker-" + std::to_string(w) + ".log")).string());
         // clang-format on
-    }
+        return workers.pids.back();
+    };
+    for (int w = 0; w < options.workers; ++w)
+        (void)spawn_worker(static_cast<std::size_t>(w), options.seconds);
+    // The worker process of each slot now.
+    std::vector<std::size_t> in_slot(static_cast<std::size_t>(options.workers));
+    for (std::size_t w = 0; w < in_slot.size(); ++w)
+        in_slot[w] = w;
 
     const auto faults = deployment->faults(options.seed, workers.pids);
     const auto faults_end = clock::now() + std::chrono::seconds(options.seconds);
+    faults->set_respawn([&](std::size_t slot) {
+        workers.kill_now(in_slot[slot]);
+        const auto left = std::chrono::ceil<std::chrono::seconds>(faults_end - clock::now());
+        const auto pid =
+            spawn_worker(slot, static_cast<int>(std::max<std::chrono::seconds::rep>(1, left.count())));
+        in_slot[slot] = workers.pids.size() - 1;
+        return pid;
+    });
     if (options.faults) {
         auto next = clock::now() + faults->next_gap();
         while (clock::now() < faults_end) {
             std::this_thread::sleep_for(std::min<clock::duration>(10ms, faults_end - clock::now()));
             faults->heal_due();
+            faults->observe();
             if (clock::now() >= next) {
                 faults->inject();
                 next = clock::now() + faults->next_gap();
@@ -267,7 +298,8 @@ schedule_result run_schedule(const schedule_options& options) {
         read_history_file(path, h, bad_lines);
     result.bad_lines = bad_lines;
     const auto resources = all_resources(options.resources);
-    result.violations = check_history(h, store_contents(store, resources), options.workers);
+    result.violations = check_history(h, store_contents(store, resources),
+                                      static_cast<int>(workers.pids.size()), workers.killed);
     if (overran > 0) {
         result.violations.push_back(
             {"scopes_ended",
@@ -277,6 +309,7 @@ schedule_result run_schedule(const schedule_options& options) {
 
     if (!options.broken) {
         // Restarted servers vote again once the quarantine is over; then max_ttl is the bound.
+        // (The negative controls leave what they broke behind them.)
         deployment->settle();
         std::this_thread::sleep_until(std::max(clock::now(), faults->last_restart() + max_ttl + 100ms));
         check_acquirable_again(*deployment, resources, result.violations);

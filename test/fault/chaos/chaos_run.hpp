@@ -16,12 +16,14 @@ namespace redlock::chaos {
 struct schedule_options {
     std::uint64_t seed = 1;
     chaos::topology topology = chaos::topology::masters;
-    int seconds = 20;         ///< how long the workers work and the faults come
-    int workers = 3;          ///< client processes
-    int coroutines = 6;       ///< per worker
-    int resources = 2;        ///< per kind of lock (lock_kinds.hpp)
-    bool faults = true;       ///< false: the workload alone
-    bool broken = false;      ///< the negative control (masters only): workers hold on any one node's grant
+    int seconds = 20;    ///< how long the workers work and the faults come
+    int workers = 3;     ///< client processes
+    int coroutines = 6;  ///< per worker
+    int resources = 2;   ///< per kind of lock (lock_kinds.hpp)
+    bool faults = true;  ///< false: the workload alone
+    /// The negative control: on independent masters, workers hold on any one node's grant;
+    /// on a cluster or Sentinel, their failover quarantine is off.
+    bool broken = false;
     std::string worker_path;  ///< the chaos_worker executable
 };
 
@@ -49,7 +51,9 @@ struct schedule_result {
 /// fsync always; a TCP proxy for every worker-node pair) and a store server, `workers`
 /// chaos_worker processes, and faults drawn from the seed until the time is up; then everything
 /// heals, the workers finish, every resource must be acquirable again within max_ttl and no
-/// key of ours may be left, and the history is checked. Every process it started is stopped,
+/// key of ours may be left, and the history is checked. A worker the faults restart
+/// (fault_schedule::worker_restart) is killed and a fresh one, with a history of its own,
+/// works in its place for the rest of the schedule. Every process it started is stopped,
 /// by PID, before it returns. Throws std::runtime_error if the set-up itself fails.
 /// With REDLOCK_CHAOS_KEEP=DIR set, the histories and worker logs are copied to DIR/seed-<seed>.
 [[nodiscard]] schedule_result run_schedule(const schedule_options& options);

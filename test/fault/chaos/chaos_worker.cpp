@@ -9,11 +9,14 @@
 //
 //   chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI
 //                --history FILE --seconds S --seed X [--coroutines C] [--resources R]
-//                [--fenced-replicas K] [--broken 1]
+//                [--fenced-replicas K] [--broken 1] [--failover-quarantine 0] [--ttls MS,MS,...]
 // A node may be a cluster or a Sentinel URI. --fenced-replicas K: the fenced kinds' grants and
 // renewals wait for K replicas (lock_options::replicas), where a failover can promote one.
 // --broken 1: the negative control: one single-node client per node, and a hold as soon as any
 // one node grants (a quorum of 1): its holds overlap, which the checker must report.
+// --failover-quarantine 0: the failover topologies' negative control (client_config's
+// failover_quarantine off): a failover that loses grants lets a second holder in.
+// --ttls: the ttls a scope draws from (300,500,800 ms by default), each below max_ttl (2 s).
 #include "fault/chaos/history.hpp"
 #include "fault/chaos/lock_kinds.hpp"
 #include "support/comma_list.hpp"
@@ -74,6 +77,8 @@ struct args {
     int resources = 2;
     int fenced_replicas = 0;  ///< lock_options::replicas of the fenced kinds
     bool broken = false;
+    bool failover_quarantine = true;
+    std::vector<milliseconds> ttls = {300ms, 500ms, 800ms};
 };
 
 bool parse(int argc, char** argv, args& a) {
@@ -94,19 +99,28 @@ bool parse(int argc, char** argv, args& a) {
     if (kv.count("--resources")) a.resources = std::stoi(kv["--resources"]);
     if (kv.count("--fenced-replicas")) a.fenced_replicas = std::stoi(kv["--fenced-replicas"]);
     if (kv.count("--broken")) a.broken = kv["--broken"] == "1";
+    if (kv.count("--failover-quarantine")) a.failover_quarantine = kv["--failover-quarantine"] != "0";
+    if (kv.count("--ttls")) {
+        a.ttls.clear();
+        for (const auto& t : redlock::test::split_commas(kv["--ttls"]))
+            a.ttls.push_back(milliseconds(std::stoi(t)));
+    }
+    for (const auto t : a.ttls)
+        if (t <= 0ms || t >= 2000ms) return false;
     return !a.nodes.empty() && !a.fenced_nodes.empty() && a.coroutines > 0 && a.resources > 0 &&
            a.seconds > 0;
 }
 
-redlock::client_config node_config(std::vector<std::string> nodes) {
+redlock::client_config node_config(std::vector<std::string> nodes, bool failover_quarantine) {
     redlock::client_config cfg;
     cfg.nodes = std::move(nodes);
     cfg.key_prefix = "chaos:";
-    // Our ttls are at most 800 ms; a short max_ttl keeps the restart quarantine short too.
+    // Our ttls are below 2 s; a short max_ttl keeps the quarantines short too.
     cfg.max_ttl = 2000ms;
     cfg.node_timeout = 50ms;
     cfg.connect_timeout = 200ms;
     cfg.restart_quarantine = true;
+    cfg.failover_quarantine = failover_quarantine;
     cfg.retry = {5ms, 50ms};
     return cfg;
 }
@@ -147,9 +161,11 @@ public:
                      const std::vector<std::string>& nodes) {
         if (args_.broken) {
             for (const auto& node : nodes)
-                into.push_back(std::make_unique<redlock::client>(ioc_.get_executor(), node_config({node})));
+                into.push_back(std::make_unique<redlock::client>(
+                    ioc_.get_executor(), node_config({node}, args_.failover_quarantine)));
         } else {
-            into.push_back(std::make_unique<redlock::client>(ioc_.get_executor(), node_config(nodes)));
+            into.push_back(std::make_unique<redlock::client>(ioc_.get_executor(),
+                                                             node_config(nodes, args_.failover_quarantine)));
         }
     }
 
@@ -276,6 +292,15 @@ private:
         return out;
     }
 
+    // " via host:port": the master the sentinels named last, for a Sentinel node (which server
+    // of the group granted, when a violation is read).
+    static std::string named_masters(const redlock::client& client) {
+        std::string out;
+        for (const auto& n : client.metrics().nodes)
+            if (!n.sentinel_master.empty()) out += " via " + n.sentinel_master;
+        return out;
+    }
+
     asio::awaitable<void> run_coroutine(int index) {
         std::mt19937_64 rng(args_.seed * 1000003 + static_cast<std::uint64_t>(args_.worker) * 1009 +
                             static_cast<std::uint64_t>(index));
@@ -285,7 +310,7 @@ private:
             const std::string resource =
                 chaos::resource_name(kind, pick(static_cast<std::size_t>(args_.resources)));
             redlock::lock_options o;
-            o.ttl = std::array{300ms, 500ms, 800ms}[static_cast<std::size_t>(pick(3))];
+            o.ttl = args_.ttls[static_cast<std::size_t>(pick(args_.ttls.size()))];
             o.wait = std::array{0ms, 300ms, 1000ms}[static_cast<std::size_t>(pick(3))];
             o.fenced = kind.fenced;
             if (o.fenced) o.replicas = args_.fenced_replicas;
@@ -333,13 +358,15 @@ private:
                     co_await redlock::async_with_lock(
                         client, resource, o, diag,
                         [&](redlock::lease& l) {
-                            h.granted = granted_nodes(diag, clients.size() == 1 ? 0 : i);
+                            h.granted =
+                                granted_nodes(diag, clients.size() == 1 ? 0 : i) + named_masters(client);
                             return body(l, h, o, client, hold);
                         },
                         asio::use_awaitable);
                 } catch (const boost::system::system_error& e) {
                     if (h.acquired == 0) {
-                        acquire_error = e.code().message();
+                        acquire_error =
+                            e.code().message() + (diag.message.empty() ? "" : ": " + diag.message);
                         continue;  // not acquired here
                     }
                     outcome = e.code() == redlock::error::lock_lost ? "lost" : e.code().message();
@@ -389,7 +416,7 @@ int main(int argc, char** argv) {
                 stderr,
                 "usage: chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI "
                 "--history FILE --seconds S --seed X [--coroutines C] [--resources R] [--fenced-replicas K] "
-                "[--broken 1]\n");
+                "[--broken 1] [--failover-quarantine 0] [--ttls MS,MS,...]\n");
             return 2;
         }
         asio::io_context ioc;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "fault/chaos/failover_faults.hpp"
 
+#include "fault/chaos/lock_kinds.hpp"
+
 #include <algorithm>
 #include <array>
 
@@ -15,22 +17,34 @@ constexpr auto probe_timeout = 500ms;
 }  // namespace
 
 failover_faults::failover_faults(std::uint64_t seed, std::vector<failover_group> groups,
-                                 std::vector<pid_t> workers)
-    : fault_schedule(seed, std::move(workers)), groups_(std::move(groups)) {}
+                                 std::vector<pid_t> workers, bool lose_grants, bool fresh_clients)
+    : fault_schedule(seed, std::move(workers)),
+      groups_(std::move(groups)),
+      lose_grants_(lose_grants),
+      fresh_clients_(fresh_clients),
+      last_named_master_(groups_.size(), 0) {}
 
 void failover_faults::inject() {
     // The essential faults at set points (again as soon as possible if their group was busy);
-    // the rest at random.
+    // the rest at random. With lose_grants a failover that loses grants comes first, early,
+    // while the first holders hold (a master restarted empty first would leave it nothing to
+    // lose).
+    constexpr std::array<std::uint64_t, 5> losing_at = {4, 16, 20, 28, 40};
     constexpr std::array<std::uint64_t, 4> essential_at = {5, 12, 20, 40};
-    if (inject_essential_when_due(essential_at)) return;
+    if (lose_grants_ ? inject_essential_when_due(losing_at) : inject_essential_when_due(essential_at)) return;
     auto& g = groups_[below(groups_.size())];
     const int roll = uniform(0, 99);
     if (roll < 40) {
         const bool master = uniform(0, 1) == 0;
         const auto fault = static_cast<data_fault>(uniform(0, 2));
         (void)data_server_fault(g, master, fault);
-    } else if (roll < 45) {
-        (void)manual_failover(g);
+    } else if (roll < 45 || (lose_grants_ && roll < 50)) {
+        // The group whose locks wait for no replica loses the grants its replicas lack.
+        if (lose_grants_ && !g.persistent) {
+            (void)unreplicated_failover(g);
+        } else {
+            (void)manual_failover(g);
+        }
     } else if (roll < 55) {
         sentinel_fault(g);
     } else if (roll < 70) {
@@ -43,16 +57,24 @@ void failover_faults::inject() {
 }
 
 bool failover_faults::inject_essential(std::size_t which) {
+    // Without lose_grants, the list starts at the restart.
+    if (!lose_grants_) ++which;
     switch (which) {
         case 0: {
-            // A master back empty before anyone noticed: the first group without persistence.
+            // The first group without persistence.
+            const auto g =
+                std::find_if(groups_.begin(), groups_.end(), [](auto& x) { return !x.persistent; });
+            return g == groups_.end() || unreplicated_failover(*g);
+        }
+        case 1: {
+            // A master back empty before anyone noticed.
             const auto g =
                 std::find_if(groups_.begin(), groups_.end(), [](auto& x) { return !x.persistent; });
             return g == groups_.end() || data_server_fault(*g, true, data_fault::restart_at_once);
         }
-        case 1:
-            return worker_pause();
         case 2:
+            return worker_pause();
+        case 3:
             return data_server_fault(groups_[below(groups_.size())], true, data_fault::down_until_failover);
         default:
             return manual_failover(groups_[below(groups_.size())]);
@@ -179,11 +201,11 @@ void failover_faults::sentinel_fault(failover_group& g) {
              g.name + " sentinel port " + std::to_string(s->port()));
 }
 
-bool failover_faults::manual_failover(failover_group& g) {
+bool failover_faults::manual_failover(failover_group& g, const test::redis_server* master) {
     // Only from a settled group: a failover asked while a server is out may not find a replica.
     if (any_out(g.data) || any_out(g.sentinels)) return false;
     try {
-        const auto what = g.manual_failover(rng_);
+        const auto what = g.manual_failover(rng_, master);
         count("manual_failover", g.name + ": " + what);
         restarted();
         return true;
@@ -191,6 +213,103 @@ bool failover_faults::manual_failover(failover_group& g) {
         note("manual_failover refused", g.name + ": " + e.what());
         return false;
     }
+}
+
+std::vector<test::redis_server*> failover_faults::masters_of(failover_group& g) {
+    const auto named = g.sentinels.empty() ? 0 : named_master(g);
+    std::vector<test::redis_server*> out;
+    for (auto* s : g.data)
+        if (g.sentinels.empty() ? role_of(*s) == "master" : s->port() == named) out.push_back(s);
+    return out;
+}
+
+std::vector<std::string> failover_faults::unreplicate_locks(const test::redis_server& master) {
+    // The key is deleted (which replicates) and written back on the master alone, with what is
+    // left of its ttl: later writes replicate as usual (a renewal of it does nothing on a
+    // replica that lacks it).
+    static constexpr const char* script =
+        "local t = redis.call('PTTL', KEYS[1]) "
+        "if t == -2 then return -2 end "
+        "if t < 0 then t = 0 end "
+        "local d = redis.call('DUMP', KEYS[1]) "
+        "redis.call('DEL', KEYS[1]) "
+        "redis.set_repl(redis.REPL_NONE) "
+        "redis.call('RESTORE', KEYS[1], t, d) "
+        "return t";
+    std::vector<std::string> lost;
+    try {
+        for (const auto& key : master.command({"KEYS", "{chaos:*"}, probe_timeout).elements) {
+            if (bookkeeping_key(key.str)) continue;
+            const auto reply = master.command({"EVAL", script, "1", key.str}, probe_timeout);
+            if (!reply.is_error() && reply.integer >= 0) lost.push_back(key.str);
+        }
+    } catch (const std::exception&) {
+        // Stopped answering: the keys done so far are the ones lost.
+    }
+    return lost;
+}
+
+bool failover_faults::unreplicated_failover(failover_group& g) {
+    if (g.persistent || any_out(g.data) || any_out(g.sentinels)) return false;
+    const auto masters = masters_of(g);
+    if (masters.empty()) return false;  // in the middle of a failover
+    // Holders paused through the failover (a GC pause) still count on their leases when they
+    // wake, whatever the promoted masters granted meanwhile: the quarantine must outlast them.
+    // One worker goes on, to ask the promoted masters for what they hold.
+    pause_all_workers_but_one();
+    bool any = false;
+    for (auto* master : masters) {
+        std::string lost;
+        for (const auto& key : unreplicate_locks(*master))
+            lost += (lost.empty() ? "" : " ") + key;
+        try {
+            const auto what = g.manual_failover(rng_, master);
+            count("master_unreplicated_failover",
+                  server_name(g, *master) + ": " + what + "; its replicas lack " + lost);
+            any = true;
+        } catch (const std::exception& e) {
+            // Its keys stay unreplicated: as a partition that healed before any failover.
+            note("master_unreplicated_failover refused", server_name(g, *master) + ": " + e.what());
+        }
+    }
+    if (any) restarted();
+    return any;
+}
+
+void failover_faults::observe() {
+    const auto now = clock::now();
+    if (now < next_look_) return;
+    next_look_ = now + 250ms;
+    bool any = false;
+    for (std::size_t i = 0; i < groups_.size(); ++i) {
+        auto& g = groups_[i];
+        if (!g.sentinels.empty()) {
+            // A replica restarted without its config file says "master" of itself: what the
+            // sentinels name is the master.
+            const auto port = named_master(g);
+            if (port == 0) continue;
+            if (last_named_master_[i] != 0 && port != last_named_master_[i]) {
+                count("promotion", g.name + " port " + std::to_string(port));
+                any = true;
+            }
+            last_named_master_[i] = port;
+            continue;
+        }
+        for (auto* s : g.data) {
+            if (out_.contains(s)) continue;
+            const auto role = role_of(*s);
+            if (role.empty()) continue;
+            auto& last = last_role_[s];
+            if (last == "slave" && role == "master") {
+                count("promotion", server_name(g, *s));
+                any = true;
+            }
+            last = role;
+        }
+    }
+    // A client that starts now never saw the masters before the switch (one per look: the
+    // masters of a group often switch together).
+    if (any && fresh_clients_) (void)worker_restart();
 }
 
 void failover_faults::server_command(failover_group& g, const std::vector<std::string>& command,

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,8 +26,9 @@ struct failover_group {
     /// unnoticed; one down for longer is failed over.
     std::chrono::milliseconds failure_detection{2000};
     /// Starts a coordinated failover of the group (CLUSTER FAILOVER on a replica, SENTINEL
-    /// FAILOVER) without waiting for it; returns what it asked, or throws.
-    std::function<std::string(std::mt19937_64&)> manual_failover;
+    /// FAILOVER) without waiting for it: of `master` if given (a cluster's replica of it), else
+    /// of any master; returns what it asked, or throws.
+    std::function<std::string(std::mt19937_64&, const test::redis_server* master)> manual_failover;
 };
 
 /// ROLE of a server: "master", "slave", or "" if it does not answer within half a second.
@@ -39,19 +41,35 @@ struct failover_group {
 ///   promoted meanwhile: the failover quarantine's case); a replica of Sentinel comes back as a
 ///   replica, as the config file the sentinels rewrite would make it;
 /// - a coordinated failover (manual_failover);
+/// - with lose_grants, failovers that lose the grants of every master of the group without
+///   persistence (whose locks wait for no replica): their lock keys are made ones their
+///   replicas never got, as a partition from their replicas would leave them, then a replica
+///   of each is promoted at once, while every worker but one is paused
+///   (the failover quarantine's case: the old grants are lost while their holders count on
+///   them; without the quarantine the promoted master grants them again at once);
 /// - a sentinel paused or killed and restarted;
 /// - SCRIPT FLUSH or CLIENT KILL on a data server.
-/// Every schedule has the faults essential_faults() names: the 5th fault restarts a master of
-/// the group without persistence at once, the 12th pauses a worker, the 20th takes a master
-/// down until a failover, the 40th asks for one (each as soon after as its group allows).
+/// Between faults, observe() counts a promotion ("promotion") when it sees one, not when a
+/// fault asked for it, and (with fresh_clients) restarts a worker as a fresh client right
+/// after it ("worker_fresh_restart"): a process that never saw the master before the switch.
+/// Every schedule has the faults essential_faults() names (each as soon after its set point as
+/// its group allows). With lose_grants: the 4th fault loses the grants of the masters of the
+/// group without persistence, the 16th restarts a master of that group
+/// at once (late enough not to hide what the 4th did), the 20th pauses a worker, the 28th takes
+/// a master down until a failover, the 40th asks for one. Without: the 5th restarts, the 12th
+/// pauses a worker, the 20th takes a master down, the 40th asks for a failover.
 /// At most one data server and one sentinel of a group are out at a time: every fault leaves
 /// the group able to fail over. No network faults: a cluster's clients follow its MOVED
 /// replies, and a Sentinel's the addresses the sentinels name, past any proxy.
 class failover_faults final : public fault_schedule {
 public:
-    failover_faults(std::uint64_t seed, std::vector<failover_group> groups, std::vector<pid_t> workers);
+    /// lose_grants: whether failovers that lose grants are among the faults; fresh_clients:
+    /// whether a worker restarts as a fresh client after each promotion.
+    failover_faults(std::uint64_t seed, std::vector<failover_group> groups, std::vector<pid_t> workers,
+                    bool lose_grants, bool fresh_clients);
 
     void inject() override;
+    void observe() override;
 
 private:
     enum class data_fault { pause, restart_at_once, down_until_failover };
@@ -60,7 +78,13 @@ private:
     // Each returns whether the fault happened (false: its group was busy).
     bool data_server_fault(failover_group& g, bool master, data_fault fault);
     void sentinel_fault(failover_group& g);  // a data server's for a cluster
-    bool manual_failover(failover_group& g);
+    bool manual_failover(failover_group& g, const test::redis_server* master = nullptr);
+    bool unreplicated_failover(failover_group& g);
+    // Makes every lock key of `master` one that its replicas never got; returns them.
+    [[nodiscard]] std::vector<std::string> unreplicate_locks(const test::redis_server& master);
+    // The group's masters: the one its sentinels name, or a cluster's (none in the middle of a
+    // failover).
+    [[nodiscard]] std::vector<test::redis_server*> masters_of(failover_group& g);
     void server_command(failover_group& g, const std::vector<std::string>& command, const std::string& kind);
     // Pauses or kills `s`, and resumes or restarts it (then calls after_restart) back_after later.
     void take_out(test::redis_server* s, bool kill, std::chrono::milliseconds back_after,
@@ -72,7 +96,14 @@ private:
     [[nodiscard]] std::string server_name(const failover_group& g, const test::redis_server& s) const;
 
     std::vector<failover_group> groups_;
+    bool lose_grants_;
+    bool fresh_clients_;
     std::set<test::redis_server*> out_;  // paused or down
+    // What observe() saw last: each data server's role ("master", "slave"), each group's
+    // master as its sentinels name it (0: not known yet).
+    std::map<const test::redis_server*, std::string> last_role_;
+    std::vector<unsigned short> last_named_master_;
+    clock::time_point next_look_{};
 };
 
 }  // namespace redlock::chaos

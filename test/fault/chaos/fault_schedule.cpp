@@ -90,4 +90,22 @@ bool fault_schedule::worker_pause() {
     return true;
 }
 
+void fault_schedule::pause_all_workers_but_one() {
+    do {
+        if (!worker_pause()) return;
+    } while (workers_.size() - workers_paused_.size() > 1);
+}
+
+bool fault_schedule::worker_restart() {
+    if (!respawn_) return false;
+    std::vector<std::size_t> candidates;
+    for (std::size_t w = 0; w < workers_.size(); ++w)
+        if (!workers_paused_.contains(w)) candidates.push_back(w);
+    if (candidates.empty()) return false;
+    const auto w = candidates[below(candidates.size())];
+    workers_[w] = respawn_(w);
+    count("worker_fresh_restart", "worker slot " + std::to_string(w));
+    return true;
+}
+
 }  // namespace redlock::chaos

@@ -23,6 +23,9 @@ namespace redlock::chaos {
 class fault_schedule {
 public:
     using clock = std::chrono::steady_clock;
+    /// Replaces the worker process in `slot` by a fresh one (a new client process, as a worker
+    /// restarted by its supervisor or an autoscaler starts) and returns its PID.
+    using respawn_function = std::function<pid_t(std::size_t slot)>;
 
     fault_schedule(std::uint64_t seed, std::vector<pid_t> workers);
     virtual ~fault_schedule() = default;
@@ -37,6 +40,11 @@ public:
     virtual void heal_all();
     /// How long to wait before the next fault (a draw from the seed).
     [[nodiscard]] std::chrono::milliseconds next_gap();
+    /// Looks at the deployment between faults (called every few milliseconds): what the
+    /// servers did by themselves, such as a promotion.
+    virtual void observe() {}
+    /// How worker_restart() starts a fresh worker; without one, workers are never restarted.
+    void set_respawn(respawn_function respawn) { respawn_ = std::move(respawn); }
 
     [[nodiscard]] const std::map<std::string, std::uint64_t>& injected() const noexcept { return injected_; }
     /// Every fault and heal as a JSON line {"at": steady ns, "fault": kind, "target": ...}.
@@ -54,6 +62,11 @@ protected:
     void note(const std::string& event, const std::string& target);
     void restarted() { last_restart_ = clock::now(); }
     bool worker_pause();  // false: every worker is paused already
+    // Pauses workers until one is left running (at least one pause, if any worker runs).
+    void pause_all_workers_but_one();
+    // Kills a worker that is not paused (kill -9: it ends no scope and releases nothing) and
+    // starts a fresh client process in its place. False: no respawn function, or none to kill.
+    bool worker_restart();
     // The faults the verdict rests on (essential_faults), each in every schedule at a set point:
     // counts this injection, and when the next essential fault is due (the `at`-th injection
     // or later, if it could not be done then) tries it. True: this injection was that try.
@@ -70,6 +83,7 @@ private:
     };
 
     std::vector<pid_t> workers_;
+    respawn_function respawn_;
     std::vector<pending_heal> pending_;
     std::set<std::size_t> workers_paused_;
     std::map<std::string, std::uint64_t> injected_;

@@ -33,7 +33,9 @@ struct hold_record {
     nanos granted_until = 0;   ///< the lease's validity when the body began (at `acquired`)
     std::uint64_t ttl_ms = 0;  ///< the acquire's ttl: a validity never lies further ahead
     std::string outcome;       ///< "released", "lost", or the release's error
-    std::string granted;       ///< the nodes (indices) that granted the acquire, "0,2,3"
+    /// The nodes (indices) that granted the acquire, "0,2,3"; for a Sentinel node, then the
+    /// master its sentinels named last, "0 via 127.0.0.1:6379".
+    std::string granted;
     /// A semaphore's: how many of its holds may overlap (floor(K N / quorum), docs/safety.md).
     std::uint64_t holders_allowed = 1;
 };

@@ -5,6 +5,7 @@
 #include "fault/chaos/history.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,11 @@ struct violation {
 ///   shrink holds until none can overlap: chaos_run's coverage rule sees that);
 /// - fence_missing: every hold of a fenced kind has a fence;
 /// - watchdog_stopped / scopes_ended: every worker ended every scope and stopped every watchdog.
-/// `workers`: how many summaries there must be (a worker that left none died uncleanly).
+/// `workers`: how many summaries there must be (a worker that left none died uncleanly), but
+/// from the workers in `killed` (the harness killed them on purpose).
 [[nodiscard]] std::vector<violation> check_history(
-    const history& h, const std::map<std::string, std::vector<accepted_write>>& store, int workers);
+    const history& h, const std::map<std::string, std::vector<accepted_write>>& store, int workers,
+    const std::set<int>& killed = {});
 
 /// Holds whose interval [acquired, min(ended, valid_until)] is not empty: the ones the rules can
 /// judge (a client paused between its acquire and its body may have held nothing usable).
