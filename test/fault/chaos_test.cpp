@@ -36,8 +36,8 @@ void run_and_expect_no_violation(std::uint64_t seed, chaos::topology topology = 
                        << " seed " << seed << ": " << injected << " faults, " << r.holds << " holds ("
                        << r.holds_lost << " lost), " << r.acquire_failures << " failed acquires, " << r.writes
                        << " writes (" << r.writes_refused << " stale refused), " << r.reentries
-                       << " re-entries, " << r.watchdog_renewals << " renewals, " << r.violations.size()
-                       << " violations");
+                       << " re-entries, " << r.watchdog_renewals << " renewals, " << r.extends << " extends, "
+                       << r.violations.size() << " violations");
     for (const auto& [kind, n] : r.faults)
         BOOST_TEST_MESSAGE("  " << kind << ": " << n);
     BOOST_TEST(r.violations.empty(), "seed " << seed << ": " << r.violations.size() << " violations");

@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
                                      std::chrono::duration<double, std::ratio<60>>(a.minutes));
     json faults = json::object();
     json operations = {{"holds", 0},  {"holds_lost", 0},     {"holds_judged", 0}, {"acquire_failures", 0},
-                       {"writes", 0}, {"writes_refused", 0}, {"reentries", 0},    {"watchdog_renewals", 0}};
+                       {"writes", 0}, {"writes_refused", 0}, {"reentries", 0},    {"watchdog_renewals", 0},
+                       {"extends", 0}};
     json schedules = json::array();
     json violations = json::array();
     std::uint64_t next_seed = a.seed;
@@ -127,6 +128,7 @@ int main(int argc, char** argv) {
         operations["reentries"] = operations["reentries"].get<std::uint64_t>() + r.reentries;
         operations["watchdog_renewals"] =
             operations["watchdog_renewals"].get<std::uint64_t>() + r.watchdog_renewals;
+        operations["extends"] = operations["extends"].get<std::uint64_t>() + r.extends;
         std::uint64_t injected = 0;
         for (const auto& [kind, n] : r.faults)
             injected += n;

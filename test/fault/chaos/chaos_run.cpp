@@ -338,8 +338,10 @@ schedule_result run_schedule(const schedule_options& options) {
     for (const auto& w : h.writes)
         result.writes_refused += w.accepted ? 0 : 1;
     result.reentries = h.reentries.size();
-    for (const auto& s : h.summaries)
+    for (const auto& s : h.summaries) {
         result.watchdog_renewals += s.watchdog_renewals;
+        result.extends += s.extends;
+    }
     result.seconds = std::chrono::duration<double>(clock::now() - started).count();
     return result;
 }

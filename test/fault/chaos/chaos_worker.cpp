@@ -2,10 +2,10 @@
 // One client process of the chaos harness: `coroutines` coroutines take locks of every kind
 // (lock_kinds.hpp: plain, reentrant, fair, read-write and semaphore on one deployment, the fenced
 // variants on another) on a few resources, with the watchdog on, hold them for random
-// times (some longer than the ttl), write to a fenced store with their fence, and record every
-// operation with its invoke and completion times (CLOCK_MONOTONIC, shared by every process on
-// the machine) as JSON lines in the history file. The harness injects the faults; this process
-// only works and records.
+// times (some longer than the ttl), extend some with ttls of their own, write to a fenced store
+// with their fence, and record every operation with its invoke and completion times
+// (CLOCK_MONOTONIC, shared by every process on the machine) as JSON lines in the history file.
+// The harness injects the faults; this process only works and records.
 //
 //   chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI
 //                --history FILE --seconds S --seed X [--coroutines C] [--resources R]
@@ -179,6 +179,7 @@ public:
                 const auto m = c->metrics();
                 s.watchdogs_running += m.watchdogs_running;
                 s.watchdog_renewals += m.watchdog_renewals;
+                s.extends += m.extended - m.watchdog_renewals;
                 s.leases_lost += m.leases_lost;
             }
         }
@@ -227,9 +228,12 @@ private:
     }
 
     // The body of a scope: holds for `hold`, writing its fence to the store every 50 ms or so,
-    // and re-enters a reentrant lock once. Records its end whether it returns or is cancelled.
+    // re-enters a reentrant lock once, and now and then extends the lease with a ttl of its own
+    // (longer or shorter than the last: beside the watchdog's renewals, and under the network
+    // faults, delivered late after a later one). Records its end whether it returns, is
+    // cancelled, or an extend says the lease is gone.
     asio::awaitable<void> body(redlock::lease& l, chaos::hold_record& h, const redlock::lock_options& o,
-                               redlock::client& client, milliseconds hold) {
+                               redlock::client& client, milliseconds hold, std::mt19937_64& rng) {
         h.acquired = chaos::now_ns();
         h.granted_until = chaos::to_ns(l.valid_until());
         h.token = l.token();
@@ -246,6 +250,13 @@ private:
                 if (o.reentrant && !reentered) {
                     reentered = true;
                     co_await reenter(client, h, l, o);
+                }
+                if (rng() % 10 == 0) {
+                    const auto ttl = args_.ttls[rng() % args_.ttls.size()];
+                    // A validity never lies further ahead than the longest ttl asked for.
+                    h.ttl_ms = std::max(h.ttl_ms, static_cast<std::uint64_t>(ttl.count()));
+                    auto [ec] = co_await l.async_extend(ttl, tuple_awaitable);
+                    if (ec) break;  // not held any more: the scope's work stops here
                 }
                 const auto left =
                     std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
@@ -360,7 +371,7 @@ private:
                         [&](redlock::lease& l) {
                             h.granted =
                                 granted_nodes(diag, clients.size() == 1 ? 0 : i) + named_masters(client);
-                            return body(l, h, o, client, hold);
+                            return body(l, h, o, client, hold, rng);
                         },
                         asio::use_awaitable);
                 } catch (const boost::system::system_error& e) {

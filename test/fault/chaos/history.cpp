@@ -29,7 +29,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(write_record, worker, resource, token, fence,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(reentry_record, worker, resource, token, outer_fence, inner_fence,
                                    completed, outer_valid_until, error)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(worker_summary, worker, scopes_started, scopes_ended, watchdogs_running,
-                                   watchdog_renewals, leases_lost)
+                                   watchdog_renewals, extends, leases_lost)
 
 namespace {
 

@@ -82,6 +82,7 @@ struct worker_summary {
     std::uint64_t scopes_ended = 0;
     std::uint64_t watchdogs_running = 0;  ///< must be 0: every ended scope stopped its watchdog
     std::uint64_t watchdog_renewals = 0;
+    std::uint64_t extends = 0;  ///< the scopes' own that succeeded (lease::async_extend), not the watchdog's
     std::uint64_t leases_lost = 0;
 };
 
