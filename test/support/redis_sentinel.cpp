@@ -5,6 +5,7 @@
 #include <redlock/resp/value.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -112,6 +113,20 @@ std::string to_text(const std::map<std::string, std::string>& entry) {
     return entry.contains("name")
                ? entry.at("name") + " " + entry.at("ip") + ":" + entry.at("port") + " " + entry.at("flags")
                : "?";
+}
+
+// The last `n` lines of a server's log, indented: why the sentinels did what they did.
+std::string log_tail(const redis_server& s, std::size_t n) {
+    std::ifstream in(s.dir() + "/redis.log");
+    std::vector<std::string> last;
+    for (std::string line; std::getline(in, line);) {
+        last.push_back(std::move(line));
+        if (last.size() > n) last.erase(last.begin());
+    }
+    std::string out;
+    for (const auto& l : last)
+        out += "\n    " + l;
+    return out;
 }
 
 }  // namespace
@@ -381,8 +396,11 @@ redis_server& redis_sentinel_group::wait_for_failover(const redis_server& old, b
         }
         if (pending.empty()) return *promoted;
         if (steady::now() >= deadline) {
+            std::string logs;
+            for (const auto& s : sentinels_)
+                logs += "\n  sentinel " + address(*s) + ":" + log_tail(*s, 15);
             throw std::runtime_error("redis_sentinel_group: no failover from " + address(old) + " within " +
-                                     std::to_string(limit.count()) + " ms: " + pending);
+                                     std::to_string(limit.count()) + " ms: " + pending + logs);
         }
         std::this_thread::sleep_for(poll_interval);
     }
