@@ -397,8 +397,19 @@ redis_server& redis_sentinel_group::wait_for_failover(const redis_server& old, b
         if (pending.empty()) return *promoted;
         if (steady::now() >= deadline) {
             std::string logs;
-            for (const auto& s : sentinels_)
+            for (const auto& s : sentinels_) {
                 logs += "\n  sentinel " + address(*s) + ":" + log_tail(*s, 15);
+                try {
+                    // What it knows of the replicas it would choose from.
+                    for (const auto& r : entries_of(*s, {"SENTINEL", "REPLICAS", name})) {
+                        logs += "\n    replica";
+                        for (const auto& [field, value] : r)
+                            logs += " " + field + "=" + value;
+                    }
+                } catch (const std::exception& e) {
+                    logs += std::string("\n    SENTINEL REPLICAS: ") + e.what();
+                }
+            }
             throw std::runtime_error("redis_sentinel_group: no failover from " + address(old) + " within " +
                                      std::to_string(limit.count()) + " ms: " + pending + logs);
         }
