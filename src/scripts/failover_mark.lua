@@ -8,6 +8,12 @@
 -- may lack grants that its old master made, so the script starts the quarantine in a key that
 -- expires when it ends, for every client to read, and marks the master with its ID. A master
 -- that was never a replica is not marked (a restart is the restart quarantine's to judge).
+-- REPLICAOF NO ONE sent to a server that is a master already keeps its replication ID: a
+-- failover that picks a master restarted during the one before, before the sentinels made it
+-- a replica, leaves no trace there. The calls of REPLICAOF and SLAVEOF the server answered
+-- (INFO commandstats) do: `:replicaof` keeps "<run_id>:<calls>" as a client last found the
+-- master, and a master told REPLICAOF since then, or whose calls no client recorded, is
+-- quarantined as a promoted one.
 -- The length of a quarantine is the longest max_ttl + drift that any client recorded on the
 -- master (kept beside the mark, so a promoted replica has what its old master recorded), or
 -- the caller's if longer.
@@ -18,15 +24,18 @@
 -- returns  {left ms (0: none), the length it was started with (ms)}; {-1, 0} from a replica
 --          (a connection made as a failover goes on: whatever it grants later comes after its
 --          promotion, which the client quarantines from now); or an error reply
-local repl = redis.call('INFO', 'replication')
-if repl:match('role:(%a+)') ~= 'master' then
+local info = redis.call('INFO', 'server', 'replication', 'commandstats')
+if info:match('role:(%a+)') ~= 'master' then
     return {-1, 0}
 end
-local replid = repl:match('master_replid:(%x+)')
-local replid2 = repl:match('master_replid2:(%x+)')
-if not replid or not replid2 then
-    return redis.error_reply('ERR failover mark: INFO replication has no master_replid')
+local replid = info:match('master_replid:(%x+)')
+local replid2 = info:match('master_replid2:(%x+)')
+local run_id = info:match('run_id:(%x+)')
+if not replid or not replid2 or not run_id then
+    return redis.error_reply('ERR failover mark: INFO has no master_replid or run_id')
 end
+local told = tonumber(info:match('cmdstat_replicaof:calls=(%d+)') or '0') +
+             tonumber(info:match('cmdstat_slaveof:calls=(%d+)') or '0')
 local base
 for n = 0, 999 do
     local candidate = '{' .. ARGV[1] .. 'failover:' .. n .. '}'
@@ -40,6 +49,7 @@ if not base then
     return redis.error_reply('ERR failover mark: no key of a slot this server serves may be written')
 end
 local mark, quarantine, longest = base .. ':mark', base .. ':quarantine', base .. ':length'
+local replicaof, stamp = base .. ':replicaof', run_id .. ':' .. told
 local length = tonumber(ARGV[2])
 local recorded = tonumber(redis.call('GET', longest) or '0') or 0
 if length > recorded then
@@ -47,12 +57,15 @@ if length > recorded then
 else
     length = recorded
 end
-if replid2 ~= string.rep('0', #replid2) and redis.call('GET', mark) ~= replid then
+local new_id = replid2 ~= string.rep('0', #replid2) and redis.call('GET', mark) ~= replid
+local new_told = told > 0 and redis.call('GET', replicaof) ~= stamp
+if new_id or new_told then
     -- A quarantine still running (another promotion's) is kept if it ends later.
     if redis.call('PTTL', quarantine) < length then
         redis.call('SET', quarantine, length, 'PX', length)
     end
-    redis.call('SET', mark, replid)
+    if new_id then redis.call('SET', mark, replid) end
+    if new_told then redis.call('SET', replicaof, stamp) end
 end
 local left = redis.call('PTTL', quarantine)
 if left <= 0 then return {0, 0} end

@@ -355,4 +355,84 @@ BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_for_the_failov
     }
 }
 
+// A master SIGKILLed during a failover and restarted at once, empty, comes back a master of
+// its own; the sentinels make it a replica only 8 s later, and a failover before that picks it
+// as it is: REPLICAOF NO ONE on a master keeps its replication ID, so it looks like a master
+// that never was a replica, and it lacks the grants made on the master in between. A client
+// started after that promotion must still be refused for the failover quarantine. With the
+// restart quarantine on (the master old enough that it has nothing to say) and off.
+// Negative control: with the failover quarantine off the same client is granted the lock
+// while the holder still counts it valid.
+BOOST_AUTO_TEST_CASE(a_master_restarted_empty_and_promoted_as_it_was_is_refused_for_the_failover_quarantine) {
+    for (const bool restart_quarantine : {true, false}) {
+        BOOST_TEST_CONTEXT("restart_quarantine " << restart_quarantine) {
+            redis_sentinel_options so;
+            so.replicas = 1;
+            redis_sentinel_group group(so);
+            asio::io_context ioc;
+            auto cfg = sentinel_config(group.uri());
+            cfg.restart_quarantine = restart_quarantine;
+            // With the restart quarantine, short: the restarted master must outlive it before the
+            // sentinels convert it.
+            cfg.max_ttl = restart_quarantine ? 2000ms : 10000ms;
+            const auto ttl = cfg.max_ttl;
+            redlock::client holder(ioc.get_executor(), cfg);
+            run_coro(
+                ioc,
+                [&]() -> asio::awaitable<void> {
+                    auto& restarted = group.master();
+                    auto& second = group.kill_master_and_wait_for_failover(false);
+                    auto o = options(ttl, 30s);  // waits out the promotion's own quarantine
+                    o.watchdog = true;
+                    auto lease = co_await holder.async_acquire("orders", o, asio::use_awaitable);
+                    BOOST_TEST(holder_on(second, "orders") == lease.token());
+
+                    restarted.restart();
+                    if (restart_quarantine) {
+                        BOOST_TEST(co_await eventually(
+                            [&] { return redlock::test::uptime(restarted) > cfg.max_ttl + 1s; }, 10s));
+                    }
+                    BOOST_TEST(restarted.command({"ROLE"}).elements.at(0).str == "master");
+                    auto& promoted = group.failover(false);
+                    BOOST_TEST_REQUIRE((&promoted == &restarted));
+                    // Promoted as it was: nothing in its replication says it became a master.
+                    const auto replication = restarted.command({"INFO", "replication"}).str;
+                    BOOST_TEST(
+                        replication.find("master_replid2:" + std::string(40, '0')) != std::string::npos,
+                        replication);
+                    BOOST_TEST(holder_on(restarted, "orders").empty());
+
+                    // Started now: it has seen no master before this one.
+                    redlock::client fresh(ioc.get_executor(), cfg);
+                    redlock::diagnostics diag;
+                    auto [refused, none] =
+                        co_await fresh.async_acquire("orders", options(ttl, 0ms), diag, tuple_awaitable);
+                    BOOST_TEST((refused == redlock::error::quorum_unreachable), refused.message());
+                    BOOST_TEST(diag.message.find("failover quarantine: it became a master less than max_ttl "
+                                                 "ago; it votes in") != std::string::npos,
+                               diag.message);
+                    if (!refused) co_await none.async_release(asio::use_awaitable);
+                    if (!restart_quarantine) {
+                        auto unguarded_cfg = cfg;
+                        unguarded_cfg.failover_quarantine = false;
+                        redlock::client unguarded(ioc.get_executor(), unguarded_cfg);
+                        auto [ec, second_holder] =
+                            co_await unguarded.async_acquire("orders", options(ttl, 0ms), tuple_awaitable);
+                        BOOST_TEST(!ec, ec.message());
+                        BOOST_TEST((std::chrono::steady_clock::now() < lease.valid_until()),
+                                   "the holder's lease was no longer valid at the second grant");
+                        if (!ec) co_await second_holder.async_release(asio::use_awaitable);
+                    }
+
+                    const auto after = co_await redlock::test::rival_granted_after_holder(
+                        fresh, "orders", options(ttl, 0ms), lease);
+                    BOOST_TEST(!lease.held());
+                    BOOST_TEST((after >= 0ms),
+                               "granted " << -after.count() << " ms before the holder's lease ran out");
+                }(),
+                120s);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

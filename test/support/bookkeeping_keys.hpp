@@ -10,7 +10,7 @@ namespace redlock::test {
 
 /// Keys on one server other than the clients' own bookkeeping, which they keep for good (with the
 /// default prefix): the max_ttl recorded for the restart quarantine, and the failover
-/// quarantine's mark and recorded length (failover_mark.lua). What a test that checks for keys
+/// quarantine's marks and recorded length (failover_mark.lua). What a test that checks for keys
 /// left behind counts.
 inline std::int64_t keys_but_bookkeeping(const redis_server& s) {
     auto keys = s.command({"DBSIZE"}).integer;

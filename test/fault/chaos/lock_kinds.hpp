@@ -50,10 +50,11 @@ inline const lock_kind& kind_of(std::string_view resource) {
 
 /// Keys of the workers' clients (prefix "chaos:") that are not locks: the fence counters
 /// (kept for good, so that fences never go back), the recorded max_ttl (kept for good, for the
-/// restart quarantine) and the failover quarantine's mark and recorded length (failover_mark.lua).
+/// restart quarantine) and the failover quarantine's marks and recorded length (failover_mark.lua).
 inline bool bookkeeping_key(std::string_view k) {
     return k.ends_with(":fence") || k == "{chaos:}:max_ttl" ||
-           (k.starts_with("{chaos:failover:") && (k.ends_with("}:mark") || k.ends_with("}:length")));
+           (k.starts_with("{chaos:failover:") &&
+            (k.ends_with("}:mark") || k.ends_with("}:replicaof") || k.ends_with("}:length")));
 }
 
 inline std::vector<std::string> all_resources(int per_kind) {
