@@ -32,9 +32,6 @@ test::redis_server_options data_server_options(bool persistent) {
 
 std::vector<std::string> essential_faults(topology t) {
     if (t == topology::masters) return {"server_restart_empty", "worker_pause"};
-    if (t == topology::sentinel)
-        return {"master_restart_empty", "master_down_failover", "manual_failover", "promotion",
-                "worker_pause"};
     return {"master_restart_empty",
             "master_unreplicated_failover",
             "master_down_failover",

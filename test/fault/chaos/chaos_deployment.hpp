@@ -25,9 +25,9 @@ enum class topology { masters, cluster, sentinel };
 [[nodiscard]] std::string_view to_string(topology t) noexcept;
 [[nodiscard]] std::optional<topology> parse_topology(std::string_view name) noexcept;
 /// The faults (fault_schedule::injected() kinds) a topology's safety claims rest on: masters
-/// restarted empty (the restart quarantine), failovers asked for and promotions seen (on a
-/// cluster, failovers that lose grants and workers started fresh after them too: the failover
-/// quarantine, and WAIT for fences), paused workers (validity and fences). A run without them
+/// restarted empty (the restart quarantine), failovers asked for and promotions seen,
+/// failovers that lose grants and workers started fresh after them (the failover quarantine,
+/// and WAIT for fences), paused workers (validity and fences). A run without them
 /// passes nothing.
 [[nodiscard]] std::vector<std::string> essential_faults(topology t);
 

@@ -58,9 +58,6 @@ bool parse(int argc, char** argv, args& a) {
             return false;
         }
     }
-    // The negative controls: a quorum of 1 among several masters, the failover quarantine off
-    // under failovers that lose grants (which the Sentinel schedules do not inject yet).
-    if (a.broken && a.topology == chaos::topology::sentinel) return false;
     return !a.worker.empty() && a.minutes > 0 && a.schedule_seconds > 0;
 }
 
@@ -71,11 +68,9 @@ int main(int argc, char** argv) {
     args a;
     try {
         if (!parse(argc, argv, a)) {
-            std::fprintf(
-                stderr,
-                "usage: chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] "
-                "[--broken] [--topology masters|cluster|sentinel] --worker PATH\n(--broken: masters or "
-                "cluster)\n");
+            std::fprintf(stderr,
+                         "usage: chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] "
+                         "[--broken] [--topology masters|cluster|sentinel] --worker PATH\n");
             return 2;
         }
     } catch (const std::exception&) {

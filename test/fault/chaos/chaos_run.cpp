@@ -37,7 +37,14 @@ using test::redis_server;
 
 namespace {
 
-constexpr auto max_ttl = 2000ms;  // the workers' client_config.max_ttl
+// The workers' client_config.max_ttl. Sentinel's negative control takes leases of 4 s: its
+// switch to a new master takes about a second here (two INFO periods of the sentinels), longer
+// than most of what a lease of 1.8 s has left when its holder is paused. (Leases that long in
+// every schedule would keep its masters in quarantine for 5 s after each failover, and the
+// fenced holds too few to meet a stale write.)
+std::chrono::milliseconds max_ttl_of(const schedule_options& o) {
+    return o.broken && o.topology == topology::sentinel ? 5000ms : 2000ms;
+}
 
 // The worker processes, killed (by PID) and reaped on every exit path. Worker k is pids[k].
 struct worker_processes {
@@ -112,7 +119,7 @@ std::string join(const std::vector<std::string>& parts) {
 // client that finds a master in a later read of the slot map than its first quarantines it
 // from then (seen: 900 ms into the check).
 void check_acquirable_again(const chaos_deployment& deployment, const std::vector<std::string>& resources,
-                            std::vector<violation>& out) {
+                            std::chrono::milliseconds max_ttl, std::vector<violation>& out) {
     asio::io_context ioc;
     auto client_for = [&](bool fenced) {
         client_config cfg;
@@ -203,6 +210,7 @@ schedule_result run_schedule(const schedule_options& options) {
 
     const auto deployment = make_deployment(options.topology, options.workers);
     redis_server store;
+    const auto max_ttl = max_ttl_of(options);
 
     // The workers' restart quarantine counts a server up for less than max_ttl as restarted
     // (its uptime is in whole seconds): let the fresh servers age first.
@@ -215,11 +223,12 @@ schedule_result run_schedule(const schedule_options& options) {
     // quarantine off on the failover topologies.
     const bool quorum_of_one = options.broken && options.topology == topology::masters;
     const bool no_failover_quarantine = options.broken && options.topology != topology::masters;
-    // Leases of 1.8 s outlive a cluster's failover (its handshake takes 0.1-0.5 s here), which
-    // the failover quarantine is for; its negative control holds long leases only, the ones
-    // that show what the quarantine is for.
-    const std::string ttls = options.topology != topology::cluster ? "300,500,800"
-                             : no_failover_quarantine              ? "800,1800"
+    // Leases of 1.8 s outlive a failover (a cluster's handshake takes 0.1-0.5 s here, Sentinel's
+    // switch about a second), which the failover quarantine is for; its negative control holds
+    // long leases only, the ones that show what the quarantine is for.
+    const std::string broken_ttls = options.topology == topology::sentinel ? "4000" : "800,1800";
+    const std::string ttls = options.topology == topology::masters ? "300,500,800"
+                             : no_failover_quarantine              ? broken_ttls
                                                                    : "300,500,800,1800";
     auto spawn_worker = [&](std::size_t slot, int seconds) {
         const auto w = histories.size();
@@ -237,7 +246,8 @@ schedule_result run_schedule(const schedule_options& options) {
                                             "--fenced-replicas",     std::to_string(deployment->fenced_replicas()),
                                             "--broken",              quorum_of_one ? "1" : "0",
                                             "--failover-quarantine", no_failover_quarantine ? "0" : "1",
-                                            "--ttls",                ttls},
+                                            "--ttls",                ttls,
+                                            "--max-ttl",             std::to_string(max_ttl.count())},
                       (dir.path / ("worker-" + std::to_string(w) + ".log")).string());
         // clang-format on
         return workers.pids.back();
@@ -312,7 +322,7 @@ schedule_result run_schedule(const schedule_options& options) {
         // (The negative controls leave what they broke behind them.)
         deployment->settle();
         std::this_thread::sleep_until(std::max(clock::now(), faults->last_restart() + max_ttl + 100ms));
-        check_acquirable_again(*deployment, resources, result.violations);
+        check_acquirable_again(*deployment, resources, max_ttl, result.violations);
         std::vector<std::string> left;
         const auto keys_deadline = clock::now() + max_ttl;
         while (!(left = keys_left(deployment->key_servers())).empty() && clock::now() < keys_deadline)
@@ -355,7 +365,7 @@ void print_violations(const schedule_result& r, std::FILE* out) {
                      v.rule.c_str(), v.detail.c_str());
         for (const auto& e : v.evidence)
             std::fprintf(out, "    %s\n", e.c_str());
-        // The faults of the max_ttl before the first record until the last one.
+        // The faults of the longest max_ttl before the first record until the last one.
         nanos first = std::numeric_limits<nanos>::max();
         nanos last = 0;
         for (const auto& e : v.evidence) {
@@ -367,8 +377,11 @@ void print_violations(const schedule_result& r, std::FILE* out) {
             }
         }
         if (last == 0) continue;
+        schedule_options longest;
+        longest.topology = r.topology;
+        longest.broken = true;
         const auto window_start =
-            first - std::chrono::duration_cast<std::chrono::nanoseconds>(max_ttl).count();
+            first - std::chrono::duration_cast<std::chrono::nanoseconds>(max_ttl_of(longest)).count();
         for (const auto& f : r.fault_log) {
             const auto j = nlohmann::json::parse(f, nullptr, false);
             const auto at = j.value("at", nanos{0});

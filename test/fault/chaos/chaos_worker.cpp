@@ -10,13 +10,15 @@
 //   chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI
 //                --history FILE --seconds S --seed X [--coroutines C] [--resources R]
 //                [--fenced-replicas K] [--broken 1] [--failover-quarantine 0] [--ttls MS,MS,...]
+//                [--max-ttl MS]
 // A node may be a cluster or a Sentinel URI. --fenced-replicas K: the fenced kinds' grants and
 // renewals wait for K replicas (lock_options::replicas), where a failover can promote one.
 // --broken 1: the negative control: one single-node client per node, and a hold as soon as any
 // one node grants (a quorum of 1): its holds overlap, which the checker must report.
 // --failover-quarantine 0: the failover topologies' negative control (client_config's
 // failover_quarantine off): a failover that loses grants lets a second holder in.
-// --ttls: the ttls a scope draws from (300,500,800 ms by default), each below max_ttl (2 s).
+// --ttls: the ttls a scope draws from (300,500,800 ms by default), each below --max-ttl, the
+// clients' max_ttl (2000 ms by default).
 #include "fault/chaos/history.hpp"
 #include "fault/chaos/lock_kinds.hpp"
 #include "support/comma_list.hpp"
@@ -79,6 +81,7 @@ struct args {
     bool broken = false;
     bool failover_quarantine = true;
     std::vector<milliseconds> ttls = {300ms, 500ms, 800ms};
+    milliseconds max_ttl{2000};
 };
 
 bool parse(int argc, char** argv, args& a) {
@@ -105,18 +108,20 @@ bool parse(int argc, char** argv, args& a) {
         for (const auto& t : redlock::test::split_commas(kv["--ttls"]))
             a.ttls.push_back(milliseconds(std::stoi(t)));
     }
+    if (kv.count("--max-ttl")) a.max_ttl = milliseconds(std::stoi(kv["--max-ttl"]));
     for (const auto t : a.ttls)
-        if (t <= 0ms || t >= 2000ms) return false;
+        if (t <= 0ms || t >= a.max_ttl) return false;
     return !a.nodes.empty() && !a.fenced_nodes.empty() && a.coroutines > 0 && a.resources > 0 &&
            a.seconds > 0;
 }
 
-redlock::client_config node_config(std::vector<std::string> nodes, bool failover_quarantine) {
+redlock::client_config node_config(std::vector<std::string> nodes, milliseconds max_ttl,
+                                   bool failover_quarantine) {
     redlock::client_config cfg;
     cfg.nodes = std::move(nodes);
     cfg.key_prefix = "chaos:";
-    // Our ttls are below 2 s; a short max_ttl keeps the quarantines short too.
-    cfg.max_ttl = 2000ms;
+    // Just above our ttls: a short max_ttl keeps the quarantines short too.
+    cfg.max_ttl = max_ttl;
     cfg.node_timeout = 50ms;
     cfg.connect_timeout = 200ms;
     cfg.restart_quarantine = true;
@@ -162,10 +167,10 @@ public:
         if (args_.broken) {
             for (const auto& node : nodes)
                 into.push_back(std::make_unique<redlock::client>(
-                    ioc_.get_executor(), node_config({node}, args_.failover_quarantine)));
+                    ioc_.get_executor(), node_config({node}, args_.max_ttl, args_.failover_quarantine)));
         } else {
-            into.push_back(std::make_unique<redlock::client>(ioc_.get_executor(),
-                                                             node_config(nodes, args_.failover_quarantine)));
+            into.push_back(std::make_unique<redlock::client>(
+                ioc_.get_executor(), node_config(nodes, args_.max_ttl, args_.failover_quarantine)));
         }
     }
 
@@ -427,7 +432,7 @@ int main(int argc, char** argv) {
                 stderr,
                 "usage: chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI "
                 "--history FILE --seconds S --seed X [--coroutines C] [--resources R] [--fenced-replicas K] "
-                "[--broken 1] [--failover-quarantine 0] [--ttls MS,MS,...]\n");
+                "[--broken 1] [--failover-quarantine 0] [--ttls MS,MS,...] [--max-ttl MS]\n");
             return 2;
         }
         asio::io_context ioc;

@@ -133,11 +133,7 @@ public:
             };
             out.push_back(std::move(g));
         }
-        // Neither failovers that lose grants nor fresh clients yet: a fresh client is granted
-        // at once by a master that restarted (empty) while the sentinels failed it over and
-        // that a later failover "promoted" as it was, a master of its own since its restart
-        // (deployments.md, Broken by).
-        return std::make_unique<failover_faults>(seed, std::move(out), std::move(workers), false, false);
+        return std::make_unique<failover_faults>(seed, std::move(out), std::move(workers), true, true);
     }
 
     void settle() override {

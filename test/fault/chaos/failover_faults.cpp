@@ -255,8 +255,10 @@ bool failover_faults::unreplicated_failover(failover_group& g) {
     if (masters.empty()) return false;  // in the middle of a failover
     // Holders paused through the failover (a GC pause) still count on their leases when they
     // wake, whatever the promoted masters granted meanwhile: the quarantine must outlast them.
-    // One worker goes on, to ask the promoted masters for what they hold.
-    pause_all_workers_but_one();
+    // One worker goes on, to ask the promoted masters for what they hold. Sentinel's switch
+    // takes about a second here: its holders sleep past it (a holder that wakes before it
+    // renews on the old master, and learns of the loss as soon as it follows the switch).
+    pause_all_workers_but_one(g.sentinels.empty() ? 0ms : 2000ms);
     bool any = false;
     for (auto* master : masters) {
         std::string lost;

@@ -73,16 +73,20 @@ bool fault_schedule::inject_essential_when_due(std::span<const std::uint64_t> at
     return true;
 }
 
-bool fault_schedule::worker_pause() {
+bool fault_schedule::worker_pause(milliseconds at_least) {
     std::vector<std::size_t> candidates;
     for (std::size_t w = 0; w < workers_.size(); ++w)
         if (!workers_paused_.contains(w)) candidates.push_back(w);
-    if (candidates.empty()) return false;
+    // One worker always runs: the one that meets what a failover left while the others sleep.
+    if (candidates.size() < 2) return false;
     const auto w = candidates[below(candidates.size())];
     count("worker_pause", "worker " + std::to_string(w));
     ::kill(workers_[w], SIGSTOP);
     workers_paused_.insert(w);
-    later(milliseconds(uniform(worker_pause_min_ms, worker_pause_max_ms)), [this, w] {
+    const auto pause = at_least > at_least.zero()
+                           ? at_least + milliseconds(uniform(0, 1000))
+                           : milliseconds(uniform(worker_pause_min_ms, worker_pause_max_ms));
+    later(pause, [this, w] {
         ::kill(workers_[w], SIGCONT);
         workers_paused_.erase(w);
         note("heal worker_pause", "worker " + std::to_string(w));
@@ -90,10 +94,9 @@ bool fault_schedule::worker_pause() {
     return true;
 }
 
-void fault_schedule::pause_all_workers_but_one() {
-    do {
-        if (!worker_pause()) return;
-    } while (workers_.size() - workers_paused_.size() > 1);
+void fault_schedule::pause_all_workers_but_one(milliseconds at_least) {
+    while (worker_pause(at_least)) {
+    }
 }
 
 bool fault_schedule::worker_restart() {

@@ -61,9 +61,11 @@ protected:
     void count(const std::string& kind, const std::string& target);
     void note(const std::string& event, const std::string& target);
     void restarted() { last_restart_ = clock::now(); }
-    bool worker_pause();  // false: every worker is paused already
-    // Pauses workers until one is left running (at least one pause, if any worker runs).
-    void pause_all_workers_but_one();
+    // Pauses a worker for 0.9 to 1.8 s, or for `at_least` to `at_least` + 1 s when given.
+    // False: every worker but one is paused already (one always runs).
+    bool worker_pause(std::chrono::milliseconds at_least = {});
+    // Pauses workers until one is left running.
+    void pause_all_workers_but_one(std::chrono::milliseconds at_least = {});
     // Kills a worker that is not paused (kill -9: it ends no scope and releases nothing) and
     // starts a fresh client process in its place. False: no respawn function, or none to kill.
     bool worker_restart();
