@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Restart quarantine (client_config::restart_quarantine) on real servers without persistence:
 // a node that restarted has lost the locks it granted, and must not vote until they expired.
+// And the failover quarantine of a master "promoted" as it was (REPLICAOF NO ONE to a master).
 #include "support/lock_helpers.hpp"
 #include "support/printing.hpp"
 #include "support/redis_server.hpp"
@@ -293,6 +294,64 @@ BOOST_AUTO_TEST_CASE(two_addresses_of_one_server_never_vote_twice_with_the_quara
         BOOST_TEST(diag.message.find("localhost:" + std::to_string(servers[0]->port())) != std::string::npos,
                    diag.message);
     }());
+}
+
+// REPLICAOF NO ONE sent to a server that is a master already (a failover that picks a master
+// the sentinels have not made a replica yet) leaves its replication ID as it was: only the
+// calls it answered tell that it may have become the master just now, and lack what the master
+// before it granted. Every client that meets it then, also one started afterwards, is refused
+// until max_ttl + drift after the first met it; once that is over, nobody is refused again
+// for the same call. A restart (a new process, no call) is the restart quarantine's, not this.
+BOOST_AUTO_TEST_CASE(a_master_told_replicaof_no_one_is_quarantined_once) {
+    auto servers = start_redis_servers(1);
+    auto& server = *servers[0];
+    auto cfg = lock_config(servers);  // the restart quarantine off: only the failover one speaks
+    cfg.max_ttl = 1000ms;
+    asio::io_context ioc;
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            {
+                redlock::client before(ioc.get_executor(), cfg);
+                auto [ec, l] = co_await before.async_acquire("told", options(500ms, 0ms), tuple_awaitable);
+                BOOST_TEST(!ec, ec.message());
+            }
+            BOOST_TEST(server.command({"REPLICAOF", "NO", "ONE"}).str == "OK");
+            const auto replication = server.command({"INFO", "replication"}).str;
+            BOOST_TEST(replication.find("master_replid2:" + std::string(40, '0')) != std::string::npos,
+                       replication);
+
+            const auto met = clock_type::now();
+            redlock::client fresh(ioc.get_executor(), cfg);
+            redlock::diagnostics diag;
+            auto [refused, none] =
+                co_await fresh.async_acquire("told", options(500ms, 0ms), diag, tuple_awaitable);
+            BOOST_TEST((refused == redlock::error::quorum_unreachable), refused.message());
+            BOOST_TEST(diag.message.find("failover quarantine: it became a master less than max_ttl ago; "
+                                         "it votes in") != std::string::npos,
+                       diag.message);
+            // Not before max_ttl after the first client met it (which was after `met`).
+            auto [ec, granted] = co_await fresh.async_acquire("told", options(500ms, 5s), tuple_awaitable);
+            BOOST_TEST(!ec, ec.message());
+            BOOST_TEST((clock_type::now() - met >= cfg.max_ttl));
+            const auto stamp = server.command({"GET", "{redlock:failover:0}:replicaof"}).str;
+            BOOST_TEST(stamp.ends_with(":1"), stamp);
+
+            // The call is recorded: a client started now votes at once.
+            redlock::client later(ioc.get_executor(), cfg);
+            auto [later_ec, other] =
+                co_await later.async_acquire("other", options(500ms, 0ms), tuple_awaitable);
+            BOOST_TEST(!later_ec, later_ec.message());
+
+            // A restarted master was told nothing: not this quarantine's to judge.
+            server.kill9();
+            server.restart();
+            redlock::client after_restart(ioc.get_executor(), cfg);
+            auto [restart_ec, fresh_lease] =
+                co_await after_restart.async_acquire("told", options(500ms, 0ms), tuple_awaitable);
+            BOOST_TEST(!restart_ec, restart_ec.message());
+        }(),
+        30s);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
