@@ -87,9 +87,9 @@ int main(int argc, char** argv) {
     const auto until = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                      std::chrono::duration<double, std::ratio<60>>(a.minutes));
     json faults = json::object();
-    json operations = {{"holds", 0},  {"holds_lost", 0},     {"holds_judged", 0}, {"acquire_failures", 0},
-                       {"writes", 0}, {"writes_refused", 0}, {"reentries", 0},    {"watchdog_renewals", 0},
-                       {"extends", 0}};
+    json operations = {{"holds", 0},   {"holds_lost", 0},     {"holds_judged", 0}, {"acquire_failures", 0},
+                       {"writes", 0},  {"writes_refused", 0}, {"reentries", 0},    {"watchdog_renewals", 0},
+                       {"extends", 0}, {"handovers", 0},      {"adoptions", 0}};
     json schedules = json::array();
     json violations = json::array();
     std::uint64_t next_seed = a.seed;
@@ -124,6 +124,8 @@ int main(int argc, char** argv) {
         operations["watchdog_renewals"] =
             operations["watchdog_renewals"].get<std::uint64_t>() + r.watchdog_renewals;
         operations["extends"] = operations["extends"].get<std::uint64_t>() + r.extends;
+        operations["handovers"] = operations["handovers"].get<std::uint64_t>() + r.handovers;
+        operations["adoptions"] = operations["adoptions"].get<std::uint64_t>() + r.adoptions;
         std::uint64_t injected = 0;
         for (const auto& [kind, n] : r.faults)
             injected += n;
@@ -158,6 +160,8 @@ int main(int argc, char** argv) {
     }
     if (!a.broken && operations["writes_refused"].get<std::uint64_t>() == 0)
         missing.push_back("stale writes refused by the store: 0");
+    if (!a.broken && operations["adoptions"].get<std::uint64_t>() == 0)
+        missing.push_back("hand-overs adopted: 0");
     for (const auto& m : missing)
         std::printf("chaos: the run did not exercise what its verdict rests on: %s\n", m.c_str());
     if (!missing.empty()) exit_status = 1;

@@ -351,6 +351,8 @@ schedule_result run_schedule(const schedule_options& options) {
     for (const auto& s : h.summaries) {
         result.watchdog_renewals += s.watchdog_renewals;
         result.extends += s.extends;
+        result.handovers += s.handovers;
+        result.adoptions += s.adoptions;
     }
     result.seconds = std::chrono::duration<double>(clock::now() - started).count();
     return result;

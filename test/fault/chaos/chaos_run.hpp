@@ -40,7 +40,9 @@ struct schedule_result {
     std::uint64_t writes_refused = 0;  ///< stale fences the store turned away
     std::uint64_t reentries = 0;
     std::uint64_t watchdog_renewals = 0;
-    std::uint64_t extends = 0;  ///< the scopes' own
+    std::uint64_t extends = 0;    ///< the scopes' own
+    std::uint64_t handovers = 0;  ///< leases written out for another worker
+    std::uint64_t adoptions = 0;  ///< of them, adopted by another worker
     std::uint64_t bad_lines = 0;
     std::vector<std::string> fault_log;  ///< every fault and heal, a JSON line each (with its time)
     std::vector<violation> violations;

@@ -3,7 +3,8 @@
 // (lock_kinds.hpp: plain, reentrant, fair, read-write and semaphore on one deployment, the fenced
 // variants on another) on a few resources, with the watchdog on, hold them for random
 // times (some longer than the ttl), extend some with ttls of their own, write to a fenced store
-// with their fence, and record every operation with its invoke and completion times
+// with their fence, hand some over to other workers (a list in the store) and adopt theirs,
+// and record every operation with its invoke and completion times
 // (CLOCK_MONOTONIC, shared by every process on the machine) as JSON lines in the history file.
 // The harness injects the faults; this process only works and records.
 //
@@ -33,6 +34,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -55,6 +58,10 @@ using std::chrono::milliseconds;
 namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// The store's list of leases written out for another worker: JSON objects with the resource,
+// the hold's kind, holders_allowed, its token and the hand-over text.
+constexpr std::string_view handovers_key = "handovers";
 
 // Accepts a write unless the store already accepted a larger fence; keeps the accepted ones in
 // order. KEYS[1] the largest fence so far, KEYS[2] the list of accepted "fence token".
@@ -188,6 +195,8 @@ public:
                 s.leases_lost += m.leases_lost;
             }
         }
+        s.handovers = handovers_;
+        s.adoptions = adoptions_;
         record(chaos::to_json_line(s));
     }
 
@@ -236,14 +245,17 @@ private:
     // re-enters a reentrant lock once, and now and then extends the lease with a ttl of its own
     // (longer or shorter than the last: beside the watchdog's renewals, and under the network
     // faults, delivered late after a later one). Records its end whether it returns, is
-    // cancelled, or an extend says the lease is gone.
+    // cancelled, or an extend says the lease is gone. With `hand_over`, its critical section
+    // then ends by writing the lease out for another worker (hand_over_lease).
     asio::awaitable<void> body(redlock::lease& l, chaos::hold_record& h, const redlock::lock_options& o,
-                               redlock::client& client, milliseconds hold, std::mt19937_64& rng) {
+                               redlock::client& client, milliseconds hold, std::mt19937_64& rng,
+                               bool hand_over = false) {
         h.acquired = chaos::now_ns();
         h.granted_until = chaos::to_ns(l.valid_until());
         h.token = l.token();
         h.fence = l.fence();
         auto note_end = [&] {
+            if (h.ended != 0) return;  // ended as it was handed over
             h.ended = chaos::now_ns();
             h.valid_until = chaos::to_ns(l.valid_until());
         };
@@ -270,11 +282,84 @@ private:
                 // a lease that may have run out meanwhile (what the store's fence check is for).
                 if (o.fenced) co_await write_to_store(h.resource, l);
             }
+            if (hand_over) {
+                note_end();
+                co_await hand_over_lease(l, h, o, rng);
+            }
         } catch (...) {
             note_end();
             throw;
         }
         note_end();
+    }
+
+    // The lease written out (lease::handover) to the store's list of hand-overs, which any
+    // worker's coroutine may adopt (adopt_one). This hold's critical section is over; the lease
+    // is kept, as the API asks, until the adoption cancels the scope, or for up to twice its
+    // ttl (then the scope releases it: an adoption after that fails, one before it must be
+    // untouched by the release, the watchdog's renewals and the drop).
+    asio::awaitable<void> hand_over_lease(redlock::lease& l, const chaos::hold_record& h,
+                                          const redlock::lock_options& o, std::mt19937_64& rng) {
+        const nlohmann::json entry = {{"resource", h.resource},
+                                      {"kind", h.kind},
+                                      {"holders_allowed", h.holders_allowed},
+                                      {"token", h.token},
+                                      {"text", l.handover()}};
+        redlock::resp::request req;
+        req.push("RPUSH", std::string(handovers_key), entry.dump());
+        auto [ec, replies] = co_await store_.async_exec(
+            req, 2000ms, asio::bind_cancellation_slot(asio::cancellation_slot(), tuple_awaitable));
+        if (ec) co_return;
+        ++handovers_;
+        co_await sleep_for(milliseconds(rng() % static_cast<std::uint64_t>(2 * o.ttl.count() + 1)));
+    }
+
+    // Takes the oldest hand-over from the store, if any, and adopts it as a scope of its own:
+    // holds, then releases. False if there was none.
+    asio::awaitable<bool> adopt_one(int index, std::mt19937_64& rng) {
+        redlock::resp::request req;
+        req.push("LPOP", std::string(handovers_key));
+        auto [ec, replies] = co_await store_.async_exec(req, 2000ms, tuple_awaitable);
+        if (ec || replies.size() != 1 || replies[0].is_null() || replies[0].is_error()) co_return false;
+        const auto entry = nlohmann::json::parse(replies[0].str, nullptr, false);
+        if (!entry.is_object()) co_return false;
+        redlock::lock_options o;
+        o.ttl = args_.ttls[rng() % args_.ttls.size()];
+        o.watchdog = true;
+        chaos::hold_record h;
+        h.worker = args_.worker;
+        h.coroutine = index;
+        h.resource = entry.value("resource", "");
+        h.kind = entry.value("kind", "");
+        h.holders_allowed = entry.value("holders_allowed", std::uint64_t{1});
+        h.handed_from = entry.value("token", "");
+        h.ttl_ms = static_cast<std::uint64_t>(o.ttl.count());
+        h.invoked = chaos::now_ns();
+        ++scopes_started_;
+        auto& client = *clients_.front();
+        redlock::diagnostics diag;
+        auto [adopt_ec, l] = co_await client.async_adopt(entry.value("text", ""), o, diag, tuple_awaitable);
+        if (adopt_ec) {
+            ++scopes_ended_;
+            chaos::failure_record f;
+            f.worker = args_.worker;
+            f.resource = h.resource;
+            f.kind = h.kind;
+            f.invoked = h.invoked;
+            f.completed = chaos::now_ns();
+            f.error = "adopt: " + adopt_ec.message() + (diag.message.empty() ? "" : ": " + diag.message);
+            record(chaos::to_json_line(f));
+            co_return true;
+        }
+        ++adoptions_;
+        h.granted = granted_nodes(diag, 0) + named_masters(client);
+        const auto hold = milliseconds(rng() % static_cast<std::uint64_t>(o.ttl.count() * 3 / 2 + 1));
+        co_await body(l, h, o, client, hold, rng);
+        auto [release_ec] = co_await l.async_release(tuple_awaitable);
+        h.outcome = release_ec ? release_ec.message() : "released";
+        ++scopes_ended_;
+        record(chaos::to_json_line(h));
+        co_return true;
     }
 
     asio::awaitable<void> reenter(redlock::client& client, const chaos::hold_record& h, redlock::lease& outer,
@@ -322,6 +407,9 @@ private:
                             static_cast<std::uint64_t>(index));
         auto pick = [&](std::size_t n) { return static_cast<int>(rng() % n); };
         while (std::chrono::steady_clock::now() < deadline_) {
+            // Now and then a hand-over another worker wrote out (the broken variant's clients
+            // are one node each: no hand-overs there).
+            if (!args_.broken && pick(4) == 0 && co_await adopt_one(index, rng)) continue;
             const auto& kind = chaos::lock_kinds[static_cast<std::size_t>(pick(chaos::lock_kinds.size()))];
             const std::string resource =
                 chaos::resource_name(kind, pick(static_cast<std::size_t>(args_.resources)));
@@ -344,6 +432,9 @@ private:
             }
             o.permits = kind.permits;
             const auto hold = milliseconds(pick(static_cast<std::size_t>(o.ttl.count() * 3 / 2)));
+            // One hold in eight of the kinds a hand-over keeps whole (an adopter neither re-enters
+            // as the owner nor writes the same fence) ends by writing its lease out.
+            const bool hand_over = !args_.broken && !kind.fenced && !kind.reentrant && pick(8) == 0;
 
             chaos::hold_record h;
             h.worker = args_.worker;
@@ -376,7 +467,7 @@ private:
                         [&](redlock::lease& l) {
                             h.granted =
                                 granted_nodes(diag, clients.size() == 1 ? 0 : i) + named_masters(client);
-                            return body(l, h, o, client, hold, rng);
+                            return body(l, h, o, client, hold, rng, hand_over);
                         },
                         asio::use_awaitable);
                 } catch (const boost::system::system_error& e) {
@@ -385,7 +476,9 @@ private:
                             e.code().message() + (diag.message.empty() ? "" : ": " + diag.message);
                         continue;  // not acquired here
                     }
-                    outcome = e.code() == redlock::error::lock_lost ? "lost" : e.code().message();
+                    outcome = e.code() == redlock::error::lock_lost     ? "lost"
+                              : e.code() == redlock::error::handed_over ? "handed_over"
+                                                                        : e.code().message();
                 }
                 break;
             }
@@ -417,6 +510,8 @@ private:
     int finished_ = 0;
     std::uint64_t scopes_started_ = 0;
     std::uint64_t scopes_ended_ = 0;
+    std::uint64_t handovers_ = 0;
+    std::uint64_t adoptions_ = 0;
 };
 
 }  // namespace

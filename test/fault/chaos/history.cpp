@@ -22,14 +22,14 @@ nanos now_ns() noexcept {
 // The JSON members are the fields' names.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(hold_record, worker, coroutine, resource, kind, token, fence, invoked,
                                    acquired, ended, valid_until, granted_until, ttl_ms, outcome, granted,
-                                   holders_allowed)
+                                   holders_allowed, handed_from)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(failure_record, worker, resource, kind, invoked, completed, error)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(write_record, worker, resource, token, fence, invoked, completed,
                                    valid_until, accepted)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(reentry_record, worker, resource, token, outer_fence, inner_fence,
                                    completed, outer_valid_until, error)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(worker_summary, worker, scopes_started, scopes_ended, watchdogs_running,
-                                   watchdog_renewals, extends, leases_lost)
+                                   watchdog_renewals, extends, leases_lost, handovers, adoptions)
 
 namespace {
 

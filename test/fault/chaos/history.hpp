@@ -38,6 +38,9 @@ struct hold_record {
     std::string granted;
     /// A semaphore's: how many of its holds may overlap (floor(K N / quorum), docs/safety.md).
     std::uint64_t holders_allowed = 1;
+    /// An adopted hold (client::async_adopt): the token of the hold that handed it over, whose
+    /// critical section ended as it wrote the hand-over out (its `ended`).
+    std::string handed_from;
 };
 
 /// An acquire that completed without a lease (a fail in Jepsen's terms: it holds nothing).
@@ -84,6 +87,8 @@ struct worker_summary {
     std::uint64_t watchdog_renewals = 0;
     std::uint64_t extends = 0;  ///< the scopes' own that succeeded (lease::async_extend), not the watchdog's
     std::uint64_t leases_lost = 0;
+    std::uint64_t handovers = 0;  ///< leases written out for another worker (lease::handover)
+    std::uint64_t adoptions = 0;  ///< hand-overs this worker adopted
 };
 
 struct history {
