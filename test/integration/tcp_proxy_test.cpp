@@ -259,6 +259,38 @@ BOOST_AUTO_TEST_CASE(drop_replies_runs_the_command_but_loses_its_reply) {
     BOOST_TEST(again.read_exactly(pong) == pong);
 }
 
+// A partition may set another mode on a link that lost replies, with no pass between: the
+// replies after the hole must not reach the client, which would match them to the wrong requests.
+BOOST_AUTO_TEST_CASE(a_direction_that_lost_bytes_forwards_nothing_more_whatever_the_mode) {
+    redis_server server;
+    tcp_proxy proxy(server.port());
+    blocking_client client(proxy.port());
+    client.send(command({"PING"}));
+    client.read_exactly(pong);
+
+    proxy.set_mode(tcp_proxy::mode::drop_replies);
+    auto before = proxy.bytes_from_server();
+    client.send(command({"SET", "k", "1"}));
+    BOOST_TEST_REQUIRE(wait_until([&] { return proxy.bytes_from_server() >= before + ok.size(); }));
+    // A command the server answers only later, once the link forwards replies again.
+    const auto pop = command({"BLPOP", "q", "0"});
+    before = proxy.bytes_from_clients();
+    client.send(pop);
+    BOOST_TEST_REQUIRE(wait_until([&] { return proxy.bytes_from_clients() >= before + pop.size(); }));
+    proxy.set_mode(tcp_proxy::mode::drop_requests);
+    before = proxy.bytes_from_server();
+    server.command({"RPUSH", "q", "x"});
+    BOOST_TEST_REQUIRE(wait_until([&] { return proxy.bytes_from_server() > before; }));
+    const auto nothing = client.read(1, 300ms);
+    BOOST_TEST(nothing.timed_out);
+    BOOST_TEST(nothing.data.empty());
+
+    proxy.set_mode(tcp_proxy::mode::pass);
+    const auto reset = client.read(1, patience);
+    BOOST_TEST(reset.data.empty());
+    BOOST_TEST((reset.ec == asio::error::connection_reset), reset.ec.message());
+}
+
 BOOST_AUTO_TEST_CASE(blackhole_discards_both_ways) {
     redis_server server;
     tcp_proxy proxy(server.port());

@@ -59,10 +59,12 @@ struct tcp_proxy_session {
     tcp_proxy_queue to_server;
     tcp_proxy_queue to_client;
     bool closed = false;
-    bool lost_bytes = false;   // a mode discarded some of what it read (see tcp_proxy::set_mode)
-    bool holding = false;      // requests read now are held (tcp_proxy::hold_requests)
-    bool was_held = false;     // outlives its client until the held requests reached the server
-    bool client_gone = false;  // the client closed its side
+    bool lost_bytes = false;     // a mode discarded some of what it read (see tcp_proxy::set_mode)
+    bool lost_requests = false;  // ... of the requests: none after the hole reach the server
+    bool lost_replies = false;   // ... of the replies: none after the hole reach the client
+    bool holding = false;        // requests read now are held (tcp_proxy::hold_requests)
+    bool was_held = false;       // outlives its client until the held requests reached the server
+    bool client_gone = false;    // the client closed its side
     std::chrono::milliseconds::rep own_request_delay_ms = 0;  // new_request_delay_ms when accepted
 };
 
@@ -191,10 +193,15 @@ asio::awaitable<void> read_side(tcp_proxy_state* st, session_ptr s, direction di
         if (n > 0) {
             counter.fetch_add(n);
             const auto m = st->mode.load();
-            const bool discard = m == tcp_proxy::mode::blackhole ||
+            // A direction with a hole forwards nothing more, whatever the mode is now (a
+            // partition may follow a drop without a pass between): it stalls until
+            // set_mode(pass) resets the session.
+            bool& lost = is_request ? s->lost_requests : s->lost_replies;
+            const bool discard = lost || m == tcp_proxy::mode::blackhole ||
                                  (m == tcp_proxy::mode::drop_replies && !is_request) ||
                                  (m == tcp_proxy::mode::drop_requests && is_request);
             if (discard) {
+                lost = true;
                 s->lost_bytes = true;
             } else {
                 enqueue(to, tcp_proxy_chunk{due, std::string(buf.data(), n), false, held});
@@ -372,8 +379,16 @@ void tcp_proxy::set_request_delay_of_new_connections(std::chrono::milliseconds d
 
 void tcp_proxy::set_mode(mode m) {
     auto* st = state_.get();
-    st->mode.store(m);
-    if (m == mode::pass) on_proxy_thread(*st, [st] { reset_sessions_that_lost_bytes(*st); });
+    if (m != mode::pass) {
+        st->mode.store(m);
+        return;
+    }
+    // One step on the proxy thread: a reply read between `pass` and the reset would reach the
+    // client after the hole, which would match it to the wrong request.
+    on_proxy_thread(*st, [st] {
+        st->mode.store(mode::pass);
+        reset_sessions_that_lost_bytes(*st);
+    });
 }
 
 void tcp_proxy::set_jitter(std::chrono::milliseconds j) {
