@@ -204,6 +204,35 @@ BOOST_AUTO_TEST_CASE(a_fence_that_goes_back_is_reported) {
     BOOST_TEST(rules(chaos::check_history(h, {}, 1)) == std::vector<std::string>{"fence_order"});
 }
 
+// One fence, two holds of one lineage: an owner of a reentrant lock re-entering what its
+// release did not free, and a hold adopted from another. Of two lineages: a violation.
+BOOST_AUTO_TEST_CASE(a_fence_shared_within_one_lineage_passes_and_across_two_is_reported) {
+    chaos::history h;
+    h.summaries = {clean_summary(0)};
+    h.holds = {hold("r", "a", 5, 0, 10 * ms, 50 * ms), hold("r", "b", 5, 11 * ms, 20 * ms, 60 * ms)};
+    for (auto& x : h.holds) {
+        x.kind = "fenced_reentrant";
+        x.worker = 1;
+        x.coroutine = 2;
+    }
+    const std::map<std::string, std::vector<chaos::accepted_write>> store = {{"r", {{5, "a"}, {5, "b"}}}};
+    BOOST_TEST(chaos::check_history(h, store, 1).empty());
+    h.holds[1].coroutine = 3;  // another owner
+    BOOST_TEST(rules(chaos::check_history(h, store, 1)) ==
+               (std::vector<std::string>{"fence_order", "store_fences"}));
+
+    h.holds = {hold("r", "a", 5, 0, 10 * ms, 50 * ms), hold("r", "b", 5, 11 * ms, 20 * ms, 60 * ms),
+               hold("r", "c", 5, 21 * ms, 30 * ms, 60 * ms)};
+    h.holds[1].handed_from = "a";
+    h.holds[2].handed_from = "b";
+    const std::map<std::string, std::vector<chaos::accepted_write>> handed = {
+        {"r", {{5, "a"}, {5, "b"}, {5, "c"}}}};
+    BOOST_TEST(chaos::check_history(h, handed, 1).empty());
+    h.holds[2].handed_from = "elsewhere";
+    BOOST_TEST(rules(chaos::check_history(h, handed, 1)) ==
+               (std::vector<std::string>{"fence_order", "store_fences"}));
+}
+
 BOOST_AUTO_TEST_CASE(a_re_entry_with_another_fence_is_reported) {
     chaos::history h;
     // {worker, resource, token, outer fence, inner fence, completed, outer valid until, error}

@@ -25,6 +25,39 @@ std::map<std::string, std::vector<const hold_record*>> holds_by_resource(const h
     return out;
 }
 
+// What one fence belongs to: holds of one lineage may share it. A reentrant lock's holds of one
+// owner (the worker's "w<worker>c<coroutine>") are one hold on the servers while any of them is
+// there: an owner whose release did not land re-enters what it left, fence and all. A hold
+// adopted from another (handed_from) continues that hold, with its fence and a token of its own.
+class lineages {
+public:
+    explicit lineages(const history& h) {
+        for (const auto& hold : h.holds)
+            by_token_.emplace(hold.token, &hold);
+    }
+
+    [[nodiscard]] std::string of(const hold_record& h) const {
+        const hold_record* root = &h;
+        // Bounded: a chain of hand-overs never loops, a malformed history must not hang us.
+        for (std::size_t hops = 0; !root->handed_from.empty() && hops < by_token_.size(); ++hops) {
+            const auto it = by_token_.find(root->handed_from);
+            if (it == by_token_.end()) break;
+            root = it->second;
+        }
+        if (root->kind.find("reentrant") != std::string::npos)
+            return "owner w" + std::to_string(root->worker) + "c" + std::to_string(root->coroutine);
+        return "token " + root->token;
+    }
+
+    [[nodiscard]] std::string of_token(const std::string& token) const {
+        const auto it = by_token_.find(token);
+        return it == by_token_.end() ? "token " + token : of(*it->second);
+    }
+
+private:
+    std::map<std::string, const hold_record*> by_token_;
+};
+
 std::string overlap(const hold_record& earlier, const hold_record& h) {
     return h.resource + ": a " + h.kind + " hold began " +
            std::to_string((hold_end(earlier) - h.acquired) / 1000) + " us before a " + earlier.kind +
@@ -61,7 +94,8 @@ void check_mutual_exclusion(const std::vector<const hold_record*>& holds, std::v
     }
 }
 
-void check_fence_order(const std::vector<const hold_record*>& by_start, std::vector<violation>& out) {
+void check_fence_order(const std::vector<const hold_record*>& by_start, const lineages& lineage,
+                       std::vector<violation>& out) {
     std::vector<const hold_record*> fenced;
     for (const hold_record* h : by_start)
         if (h->fence != 0) fenced.push_back(h);
@@ -76,7 +110,9 @@ void check_fence_order(const std::vector<const hold_record*>& by_start, std::vec
                 largest_before = by_end[ended];
             ++ended;
         }
-        if (largest_before != nullptr && h->fence <= largest_before->fence) {
+        if (largest_before != nullptr &&
+            (h->fence < largest_before->fence ||
+             (h->fence == largest_before->fence && lineage.of(*h) != lineage.of(*largest_before)))) {
             out.push_back({"fence_order",
                            h->resource + ": fence " + std::to_string(h->fence) +
                                " granted after a hold with fence " + std::to_string(largest_before->fence) +
@@ -86,13 +122,14 @@ void check_fence_order(const std::vector<const hold_record*>& by_start, std::vec
     }
 }
 
-void check_store(const std::map<std::string, std::vector<accepted_write>>& store,
+void check_store(const std::map<std::string, std::vector<accepted_write>>& store, const lineages& lineage,
                  std::vector<violation>& out) {
     for (const auto& [resource, writes] : store) {
         for (std::size_t i = 1; i < writes.size(); ++i) {
             const auto& a = writes[i - 1];
             const auto& b = writes[i];
-            if (b.fence < a.fence || (b.fence == a.fence && b.token != a.token)) {
+            if (b.fence < a.fence || (b.fence == a.fence && b.token != a.token &&
+                                      lineage.of_token(b.token) != lineage.of_token(a.token))) {
                 out.push_back({"store_fences",
                                resource + ": the store accepted fence " + std::to_string(b.fence) +
                                    " (token " + b.token + ") after fence " + std::to_string(a.fence) +
@@ -114,9 +151,10 @@ std::vector<violation> check_history(const history& h,
                                      const std::map<std::string, std::vector<accepted_write>>& store,
                                      int workers, const std::set<int>& killed) {
     std::vector<violation> out;
+    const lineages lineage(h);
     for (const auto& [resource, holds] : holds_by_resource(h)) {
         check_mutual_exclusion(holds, out);
-        check_fence_order(holds, out);
+        check_fence_order(holds, lineage, out);
     }
     for (const auto& hold : h.holds) {
         // Read at the body's start and end: a renewal may come before either.
@@ -155,7 +193,7 @@ std::vector<violation> check_history(const history& h,
                            {to_json_line(w)}});
         }
     }
-    check_store(store, out);
+    check_store(store, lineage, out);
     std::set<int> reported;
     for (const auto& s : h.summaries) {
         reported.insert(s.worker);

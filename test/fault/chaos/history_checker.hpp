@@ -30,12 +30,13 @@ struct violation {
 ///   [acquired, min(ended, valid_until)], save two reads (kind "read") of a read-write lock;
 /// - permits_exceeded: no more than holders_allowed holds of a semaphore overlap;
 /// - fence_order: of two holds of a resource, the one that started after the other ended has
-///   the larger fence;
+///   the larger fence, or the same one if both are of one lineage (a reentrant lock's holds of
+///   one owner; a hold and the holds adopted from it, by handed_from);
 /// - reentry_fence: a re-entry that completed while its outer lease was valid got its fence;
 /// - valid_write_refused: the store refused a write that completed while its lease was valid
 ///   (a newer fence was issued while it held);
 /// - store_fences: the fences the store accepted never decrease, and two writes with one fence
-///   come from one hold;
+///   come from one lineage;
 /// - validity_too_long: a lease's validity, read at its body's start or end, never lies more
 ///   than the ttl ahead (a grant or a renewal starts no earlier than that moment): a hold's
 ///   interval rests on valid_until, and one too late would hide overlaps (one too early would
