@@ -49,6 +49,9 @@ void run_and_expect_no_violation(std::uint64_t seed, chaos::topology topology = 
     BOOST_TEST(r.holds_judged >= 50u);
     BOOST_TEST(r.writes >= 50u);
     BOOST_TEST(r.bad_lines == 0u);
+    // Leases handed from one worker to another, each adopter the only holder from then on. On
+    // the failover topologies a schedule's few holds give only a few.
+    if (topology == chaos::topology::masters) BOOST_TEST(r.adoptions >= 5u);
     for (const auto& kind : chaos::essential_faults(topology))
         BOOST_TEST((r.faults.contains(kind) && r.faults.at(kind) >= 1u), "seed " << seed << ": no " << kind);
 }

@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
     }
     if (!violations.empty()) exit_status = 1;
     // The safety claims rest on these having happened: the topology's essential faults (nodes
-    // restarted empty, failovers, paused clients) and stale writes the store refused (fencing).
+    // restarted empty, failovers, paused clients), stale writes the store refused (fencing) and
+    // leases handed over between workers.
     // A run without them passes nothing. At least one of each kind of fault per five schedules.
     std::vector<std::string> missing;
     const std::uint64_t needed = (schedules.size() + 4) / 5;
@@ -160,6 +161,9 @@ int main(int argc, char** argv) {
     }
     if (!a.broken && operations["writes_refused"].get<std::uint64_t>() == 0)
         missing.push_back("stale writes refused by the store: 0");
+    if (const auto adopted = operations["adoptions"].get<std::uint64_t>(); !a.broken && adopted < needed)
+        missing.push_back("leases handed over and adopted: " + std::to_string(adopted) + " (at least " +
+                          std::to_string(needed) + ")");
     for (const auto& m : missing)
         std::printf("chaos: the run did not exercise what its verdict rests on: %s\n", m.c_str());
     if (!missing.empty()) exit_status = 1;

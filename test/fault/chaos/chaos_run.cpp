@@ -247,7 +247,8 @@ schedule_result run_schedule(const schedule_options& options) {
                                             "--broken",              quorum_of_one ? "1" : "0",
                                             "--failover-quarantine", no_failover_quarantine ? "0" : "1",
                                             "--ttls",                ttls,
-                                            "--max-ttl",             std::to_string(max_ttl.count())},
+                                            "--max-ttl",             std::to_string(max_ttl.count()),
+                                            "--hand-overs",          options.hand_overs ? "1" : "0"},
                       (dir.path / ("worker-" + std::to_string(w) + ".log")).string());
         // clang-format on
         return workers.pids.back();

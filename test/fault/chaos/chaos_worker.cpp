@@ -20,9 +20,7 @@
 // failover_quarantine off): a failover that loses grants lets a second holder in.
 // --ttls: the ttls a scope draws from (300,500,800 ms by default), each below --max-ttl, the
 // clients' max_ttl (2000 ms by default).
-// --hand-overs 1: hand leases over between workers (hand_over_lease, adopt_one). Off by default:
-// on independent masters it finds a second holder beside an adopter, whose release then finds
-// its token gone from a majority (plain and fair locks, about one schedule in three).
+// --hand-overs 1: hand leases over between workers (hand_over_lease, adopt_one).
 #include "fault/chaos/history.hpp"
 #include "fault/chaos/lock_kinds.hpp"
 #include "support/comma_list.hpp"
@@ -32,9 +30,12 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <nlohmann/json.hpp>
@@ -320,7 +321,8 @@ private:
     }
 
     // Takes the oldest hand-over from the store, if any, and adopts it as a scope of its own:
-    // holds, then releases. False if there was none.
+    // holds as async_with_lock does (a loss ends the hold at once), then releases. False if
+    // there was none.
     asio::awaitable<bool> adopt_one(int index, std::mt19937_64& rng) {
         redlock::resp::request req;
         req.push("LPOP", std::string(handovers_key));
@@ -339,9 +341,13 @@ private:
         h.holders_allowed = entry.value("holders_allowed", std::uint64_t{1});
         h.handed_from = entry.value("token", "");
         h.ttl_ms = static_cast<std::uint64_t>(o.ttl.count());
+        // A fenced hold lives on the fenced deployment; its adopter writes to the store with the
+        // fence it took over.
+        o.fenced = h.kind.starts_with("fenced");
+        if (o.fenced) o.replicas = args_.fenced_replicas;
         h.invoked = chaos::now_ns();
         ++scopes_started_;
-        auto& client = *clients_.front();
+        auto& client = o.fenced ? *fenced_clients_.front() : *clients_.front();
         redlock::diagnostics diag;
         auto [adopt_ec, l] = co_await client.async_adopt(entry.value("text", ""), o, diag, tuple_awaitable);
         if (adopt_ec) {
@@ -359,9 +365,20 @@ private:
         ++adoptions_;
         h.granted = granted_nodes(diag, 0) + named_masters(client);
         const auto hold = milliseconds(rng() % static_cast<std::uint64_t>(o.ttl.count() * 3 / 2 + 1));
-        co_await body(l, h, o, client, hold, rng);
-        auto [release_ec] = co_await l.async_release(tuple_awaitable);
-        h.outcome = release_ec ? release_ec.message() : "released";
+        // As async_with_lock: a loss ends the critical section (cancels the body) at once.
+        auto ex = co_await asio::this_coro::executor;
+        auto [order, body_error, end] =
+            co_await asio::experimental::make_parallel_group(
+                asio::co_spawn(ex, body(l, h, o, client, hold, rng), asio::deferred),
+                l.async_wait_lost(asio::deferred))
+                .async_wait(redlock::detail::with_lock_cancel_condition{}, asio::use_awaitable);
+        (void)order;
+        (void)body_error;
+        redlock::diagnostics release_diag;
+        auto [release_ec] = co_await l.async_release(release_diag, tuple_awaitable);
+        h.outcome = end == redlock::error::lock_lost ? "lost"
+                    : release_ec                     ? release_ec.message() + ": " + release_diag.message
+                                                     : "released";
         ++scopes_ended_;
         record(chaos::to_json_line(h));
         co_return true;
@@ -442,16 +459,10 @@ private:
             }
             o.permits = kind.permits;
             const auto hold = milliseconds(pick(static_cast<std::size_t>(o.ttl.count() * 3 / 2)));
-            // One hold in eight ends by writing its lease out, of the kinds whose holds a hand-over
-            // keeps apart: an adopted fenced hold writes the fence of the hold before it (a rule the
-            // checker does not know yet), and a reentrant hold's owner goes with it, so that the
-            // first coroutine, acquiring again under that owner, would re-enter the adopter's hold
-            // (seen: scripts/chaos with reentrant hand-overs, seed 5, three overlaps). A fair lock
-            // adopted here was taken by two waiters while the adopter held it, whose release then
-            // found its token gone (chaos_tests, masters seed 1, in one run of a fresh clone):
-            // not handed over until that is understood.
-            const bool hand_over =
-                hand_overs() && !kind.fenced && !kind.reentrant && !kind.fair && pick(8) == 0;
+            // One hold in eight ends by writing its lease out (an adopted fenced hold writes the
+            // fence of the hold it continues), but a reentrant one: its owner goes with it, so the
+            // first coroutine, acquiring again under that owner, would re-enter the adopter's hold.
+            const bool hand_over = hand_overs() && !kind.reentrant && pick(8) == 0;
 
             chaos::hold_record h;
             h.worker = args_.worker;
