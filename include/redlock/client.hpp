@@ -136,14 +136,19 @@ public:
     /// as an acquire's. The written-out lease's token then holds nothing, so nothing its lease
     /// does touches this one, and a second adoption of the same text fails with not_owner.
     /// A failed adoption puts the first token back wherever its call landed. The kind of lock
-    /// (reentrant and its owner, fair, permits, fenced) comes from the text; the rest of
+    /// (reentrant, fair, permits, fenced, read or write) comes from the text; the rest of
     /// `options` (ttl, watchdog, max_hold, node_timeout, min_validity, replicas: the adoption
     /// counts on a node once that many of its replicas have the new token, and so do later
-    /// extends) is the adopter's, and `wait` is ignored.
+    /// extends) is the adopter's, and `wait` is ignored. A hold with an owner (reentrant, or a
+    /// read-write lock's) becomes `options.owner`'s, or a new random owner's when that is empty:
+    /// the first process, acquiring again under its owner, is refused like any other owner. One
+    /// its owner re-entered (holds more than once) is not handed over: not_owner, and the
+    /// diagnostics say so; release the inner holds first.
     ///
     /// Handler signature: `void(error_code, lease)`. Errors: invalid_config (not a handover
     /// text; the diagnostics say why), invalid_ttl, invalid_resource, not_owner (a majority of
-    /// nodes no longer hold the token: it expired, was released, or was adopted already),
+    /// nodes no longer hold the token: it expired, was released, or was adopted already; or its
+    /// owner re-entered it),
     /// quorum_unreachable, not_replicated, validity_expired. Cancellation: terminal, partial
     /// and total complete it at once with operation_aborted, and the first token is put back
     /// where the call landed.

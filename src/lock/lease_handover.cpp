@@ -67,7 +67,8 @@ public:
         }
         node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
         node_call call;
-        kind_->hand_over(record_.token, token_, options_.ttl, call);
+        kind_->hand_over({record_.token, token_, record_.kind.owner.str(), kind_->owner(), options_.ttl},
+                         call);
         suspended_at_start_ = suspended_so_far();
         t0_ = clock::now();
         sent_ = true;
@@ -90,6 +91,11 @@ private:
     void on_reply(std::size_t node, error_code ec, const resp::value& v) {
         if (done_ || tally_.decided()) return;
         vote verdict = vote::failed;
+        if (!ec && v.kind == resp::type::integer && v.integer == -1) {
+            ++reentered_;
+            count(node, vote::denied, {}, "its owner holds it more than once there (re-entered)");
+            return;
+        }
         if (!ec && v.kind == resp::type::integer && (v.integer == 0 || v.integer == 1)) {
             verdict = v.integer == 1 ? vote::granted : vote::denied;
         } else if (!ec) {
@@ -124,7 +130,12 @@ private:
                 won();
                 return;
             case round_state::denied:
-                finish(error::not_owner, "a majority of nodes no longer hold the lease's token");
+                finish(error::not_owner, reentered_ > 0
+                                             ? "its owner re-entered it (held it more than once) on " +
+                                                   std::to_string(reentered_) +
+                                                   " nodes: a re-entered lease is not handed over; release "
+                                                   "the inner holds first"
+                                             : "a majority of nodes no longer hold the lease's token");
                 return;
             case round_state::unreachable:
                 finish(replication_short_ ? error_code(error::not_replicated) : report_.unreachable_cause(),
@@ -182,7 +193,8 @@ private:
     void give_back() {
         try {
             node_call call;
-            kind_->hand_over(token_, record_.token, options_.ttl, call);
+            kind_->hand_over({token_, record_.token, kind_->owner(), record_.kind.owner.str(), options_.ttl},
+                             call);
             client_->send_call(call, all_nodes(), client_->background_timeout(), {});
         } catch (...) {
             // Out of memory: where the hand-over landed, our token expires with its ttl.
@@ -208,6 +220,7 @@ private:
     bool sent_ = false;
     std::vector<std::optional<replication_verdict>> replication_;  // per node: its pinned WAIT's verdict
     bool replication_short_ = false;  // a node failed for want of replicas: say so, as an acquire does
+    std::size_t reentered_ = 0;       // nodes where the first owner holds it more than once
     bool done_ = false;
 };
 
@@ -319,9 +332,20 @@ void start_adopt(std::shared_ptr<client_state> client, std::string text, lock_op
         refuse(*client, diag, std::move(handler), error::invalid_config, std::move(why));
         return;
     }
-    // The kind is the lease's; how it is kept (ttl, watchdog, timeouts) is the adopter's.
+    // The kind is the lease's; how it is kept (ttl, watchdog, timeouts) is the adopter's, and
+    // so is a reentrant hold's owner from now on (its own, or a new one): the first process,
+    // acquiring again under its owner, must not re-enter the adopter's hold.
     options.reentrant = record.kind.reentrant;
-    options.owner = record.kind.owner;
+    if (!record.kind.reentrant) {
+        options.owner = record.kind.owner;
+    } else if (options.owner.empty()) {
+        try {
+            options.owner = owner_id::random();
+        } catch (const std::exception& e) {
+            refuse(*client, diag, std::move(handler), error::internal, e.what());
+            return;
+        }
+    }
     options.fair = record.kind.fair;
     options.permits = record.kind.permits;
     options.mode = record.kind.mode;

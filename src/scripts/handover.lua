@@ -2,9 +2,12 @@
 -- handover.lua: client::async_adopt makes the adopter the only holder of a lease written out by
 -- lease::handover: where the hold is the first lease's token, it becomes the adopter's own
 -- (compare-and-set), so nothing the first lease does afterwards (release, drop, renewals)
--- matches it. The expiry never shrinks (as extend.lua): the first lease's validity, until it
--- learns of the hand-over, stays within the hold. A failed adoption calls it again the other
--- way round, to give the hold back.
+-- matches it. A reentrant hold's owner becomes the adopter's, so that the first process,
+-- acquiring again under its owner, is refused like anyone else rather than re-entering the
+-- adopter's hold; a hold its owner re-entered is not handed over (its inner holds would stay
+-- the first process's). The expiry never shrinks (as extend.lua): the first lease's validity,
+-- until it learns of the hand-over, stays within the hold. A failed adoption calls it again
+-- the other way round, to give the hold back.
 -- KEYS     'string':    the lock keys (a plain or fair lock's one; a lock over several
 --                       resources: every one of this node's, all or none)
 --          'reentrant': the lock key (a hash, acquire_reentrant.lua)
@@ -14,9 +17,11 @@
 -- ARGV[2]  the token that holds now (the first lease's)
 -- ARGV[3]  the token that is to hold (the adopter's)
 -- ARGV[4]  ttl in milliseconds: the hold lives at least that long from now
--- ARGV[5]  'reentrant': the owner id
+-- ARGV[5]  'reentrant', 'rw': the owner id that holds now ("" for a read-write hold without one)
+-- ARGV[6]  'reentrant', 'rw': the owner id that is to hold
 -- returns  1  the hold is ARGV[3]'s now
 --          0  ARGV[2] holds nothing here (expired, released, adopted already): nothing changed
+--         -1  the owner holds more than this one acquisition here (re-entered): nothing changed
 -- pcall: another kind's key answers WRONGTYPE, which means "not ours".
 local shape, from, to, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
@@ -43,8 +48,12 @@ if shape == 'reentrant' then
         redis.call('HEXISTS', KEYS[1], 'a:' .. from) == 0 then
         return 0
     end
+    -- The fields: "o", "f" when fenced, one "a:<token>" per acquisition (acquire_reentrant.lua).
+    if redis.call('HLEN', KEYS[1]) - 1 - redis.call('HEXISTS', KEYS[1], 'f') > 1 then
+        return -1
+    end
     redis.call('HDEL', KEYS[1], 'a:' .. from)
-    redis.call('HSET', KEYS[1], 'a:' .. to, 1)
+    redis.call('HSET', KEYS[1], 'a:' .. to, 1, 'o', ARGV[6])
     if redis.call('PTTL', KEYS[1]) < ttl then
         redis.call('PEXPIRE', KEYS[1], ttl)
     end
@@ -76,6 +85,18 @@ end
 local mode = redis.call('HGET', KEYS[2], from)
 if not mode then
     return 0
+end
+-- "<r|w> <fence> <owner>" (rw_acquire.lua): the owner's other holds go with this one, or none does.
+local owner = ARGV[5] or ''
+if owner ~= '' then
+    local held = redis.call('HGETALL', KEYS[2])
+    for i = 1, #held, 2 do
+        local until_then = held[i] ~= from and redis.call('ZSCORE', KEYS[1], held[i])
+        if until_then and tonumber(until_then) > now and string.match(held[i + 1], '^%S+ %S+ (.*)$') == owner then
+            return -1
+        end
+    end
+    mode = string.match(mode, '^(%S+ %S+ )') .. (ARGV[6] or '')
 end
 redis.call('ZREM', KEYS[1], from)
 redis.call('HDEL', KEYS[2], from)

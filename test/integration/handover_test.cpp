@@ -108,6 +108,14 @@ asio::awaitable<std::tuple<boost::system::error_code, redlock::lease>> acquire_k
     co_return co_await c.async_acquire("handed", o, tuple_awaitable);
 }
 
+/// A hold with an owner (reentrant, or a read-write lock's), taken by "first".
+redlock::lock_options owned_options(kind k) {
+    auto o = kind_options(k, 10s);
+    o.reentrant = true;
+    o.owner = redlock::owner_id("first");
+    return o;
+}
+
 /// Whether every server holds the lock's keys: the first grant's late nodes have landed.
 bool on_every_node(const redlock::test::server_list& servers, kind k) {
     const std::vector<std::string> one{"handed"};
@@ -320,6 +328,76 @@ BOOST_DATA_TEST_CASE(a_failed_adoption_gives_the_hold_back_to_the_first_lease, d
         BOOST_TEST(!extended, extended.message());
         auto [released] = co_await first.async_release(tuple_awaitable);
         BOOST_TEST(!released, released.message());
+    }());
+}
+
+
+// The owner does not go with the hold: the adopter holds under its own (a new one here), so
+// the first process, acquiring again under its owner, is refused like any other owner until
+// the adopter lets go. With the owner kept, it re-entered the adopter's hold: two holders.
+BOOST_DATA_TEST_CASE(an_adopted_hold_with_an_owner_is_the_adopters_own,
+                     data::make({kind::reentrant, kind::write}), k) {
+    auto servers = start_redis_servers(3);
+    asio::io_context ioc;
+    redlock::client first_client(ioc.get_executor(), lock_config(servers));
+    redlock::client adopter(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto [acquired, first] = co_await acquire_kind(first_client, k, owned_options(k));
+        BOOST_TEST_REQUIRE(!acquired, acquired.message());
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return on_every_node(servers, k); }));
+        redlock::diagnostics diag;
+        auto [adopt_ec, adopted] =
+            co_await adopter.async_adopt(first.handover(), options(8s), diag, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!adopt_ec, adopt_ec.message() << ": " << diag.message);
+
+        auto [again, none] = co_await acquire_kind(first_client, k, owned_options(k));
+        BOOST_TEST((again == redlock::error::not_acquired), again.message());
+        auto [checked] = co_await adopted.async_check(tuple_awaitable);
+        BOOST_TEST(!checked, checked.message());
+        // Written out again, the hold names the adopter's owner: a third process may take it on.
+        BOOST_TEST(adopted.handover().find("\"owner\":\"first\"") == std::string::npos);
+
+        auto [let_go] = co_await adopted.async_release(tuple_awaitable);
+        BOOST_TEST(!let_go, let_go.message());
+        auto [granted, next] = co_await acquire_kind(first_client, k, owned_options(k));
+        BOOST_TEST(!granted, granted.message());
+        co_await next.async_release(asio::use_awaitable);
+    }());
+}
+
+// A hold its owner re-entered is not handed over: the inner hold would stay the first
+// process's beside the adopter. The adoption says so and changes nothing; once the inner hold
+// is released, the same text is adopted.
+BOOST_DATA_TEST_CASE(a_re_entered_hold_is_handed_over_only_once_its_inner_hold_is_released,
+                     data::make({kind::reentrant, kind::write}), k) {
+    auto servers = start_redis_servers(3);
+    asio::io_context ioc;
+    redlock::client first_client(ioc.get_executor(), lock_config(servers));
+    redlock::client adopter(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto [acquired, outer] = co_await acquire_kind(first_client, k, owned_options(k));
+        BOOST_TEST_REQUIRE(!acquired, acquired.message());
+        auto [entered, inner] = co_await acquire_kind(first_client, k, owned_options(k));
+        BOOST_TEST_REQUIRE(!entered, entered.message());
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return on_every_node(servers, k); }));
+        const auto text = outer.handover();
+
+        redlock::diagnostics diag;
+        auto [refused, none] = co_await adopter.async_adopt(text, options(8s), diag, tuple_awaitable);
+        BOOST_TEST((refused == redlock::error::not_owner), refused.message());
+        BOOST_TEST(diag.message.find("re-entered") != std::string::npos, diag.message);
+        auto [outer_held] = co_await outer.async_check(tuple_awaitable);
+        BOOST_TEST(!outer_held, outer_held.message());
+        auto [inner_held] = co_await inner.async_check(tuple_awaitable);
+        BOOST_TEST(!inner_held, inner_held.message());
+
+        auto [inner_released] = co_await inner.async_release(tuple_awaitable);
+        BOOST_TEST_REQUIRE(!inner_released, inner_released.message());
+        auto [adopt_ec, adopted] = co_await adopter.async_adopt(text, options(8s), diag, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!adopt_ec, adopt_ec.message() << ": " << diag.message);
+        auto [again, none2] = co_await acquire_kind(first_client, k, owned_options(k));
+        BOOST_TEST((again == redlock::error::not_acquired), again.message());
+        co_await adopted.async_release(asio::use_awaitable);
     }());
 }
 

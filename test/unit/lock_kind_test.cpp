@@ -823,7 +823,8 @@ BOOST_AUTO_TEST_CASE(several_resources_for_a_cluster_come_split_into_a_step_per_
 
 // A hand-over (client::async_adopt) puts the adopter's token in the first one's place, by the
 // shape of each kind's hold: the lock key's value, a reentrant owner's hash, a permit, a
-// read-write hold with its mode, or every key of several resources.
+// read-write hold with its mode, or every key of several resources; the kinds with an owner
+// name the one that holds and the one that is to.
 BOOST_AUTO_TEST_CASE(each_kind_hands_its_hold_over_by_the_shape_of_its_keys) {
     const auto span_of = [](const node_call& c) {
         const auto all = c.key_span();
@@ -832,7 +833,7 @@ BOOST_AUTO_TEST_CASE(each_kind_hands_its_hold_over_by_the_shape_of_its_keys) {
     const auto handover_of = [&](const lock_options& o) {
         node_call call;
         const auto kind = make_lock_kind(keys, o, "place-1");  // the call's keys are views into it
-        kind->hand_over("old", "new", 4000ms, call);
+        kind->hand_over({"old", "new", "worker-7", "adopter-1", 4000ms}, call);
         BOOST_TEST(call.script == &scripts::handover);
         return std::make_pair(span_of(call), args_of(call));
     };
@@ -845,7 +846,7 @@ BOOST_AUTO_TEST_CASE(each_kind_hands_its_hold_over_by_the_shape_of_its_keys) {
         (handover_of(fair_options(true)).second == std::vector<std::string>{"string", "old", "new", "4000"}));
     BOOST_TEST((handover_of(reentrant_options(true)).first == lock_only));
     BOOST_TEST((handover_of(reentrant_options(true)).second ==
-                std::vector<std::string>{"reentrant", "old", "new", "4000", "worker-7"}));
+                std::vector<std::string>{"reentrant", "old", "new", "4000", "worker-7", "adopter-1"}));
     lock_options semaphore = plain;
     semaphore.permits = 3;
     BOOST_TEST((handover_of(semaphore).first == lock_only));
@@ -853,18 +854,19 @@ BOOST_AUTO_TEST_CASE(each_kind_hands_its_hold_over_by_the_shape_of_its_keys) {
     lock_options reader = plain;
     reader.mode = redlock::lock_mode::read;
     BOOST_TEST((handover_of(reader).first == std::vector<std::string>{keys.lock, "{app:orders:42}:rw"}));
-    BOOST_TEST((handover_of(reader).second == std::vector<std::string>{"rw", "old", "new", "4000"}));
+    BOOST_TEST((handover_of(reader).second ==
+                std::vector<std::string>{"rw", "old", "new", "4000", "worker-7", "adopter-1"}));
 
     auto several = redlock::detail::make_multi_kind("app:", {"a", "b"}, plain, false);
     node_call call;
-    several->hand_over("old", "new", 4000ms, call);
+    several->hand_over({"old", "new", "", "", 4000ms}, call);
     BOOST_TEST((span_of(call) == std::vector<std::string>{"{app:a}:lock", "{app:b}:lock"}));
     BOOST_TEST((args_of(call) == std::vector<std::string>{"string", "old", "new", "4000"}));
     BOOST_TEST(call.steps.empty());
     // On a cluster, one call per slot, each all or none.
     auto split = redlock::detail::make_multi_kind("app:", {"a", "b"}, plain, true);
     node_call by_slot;
-    split->hand_over("old", "new", 4000ms, by_slot);
+    split->hand_over({"old", "new", "", "", 4000ms}, by_slot);
     BOOST_TEST(by_slot.steps.size() == 2u);
     for (const auto& step : by_slot.steps) {
         BOOST_TEST(step.script == &scripts::handover);

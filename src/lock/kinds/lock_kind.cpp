@@ -24,20 +24,18 @@ void lock_kind::check(std::string_view token, node_call& out) const {
     out.arg(token);
 }
 
-void hand_over_call(std::string_view shape, std::string_view from, std::string_view to,
-                    std::chrono::milliseconds ttl, node_call& out) {
+void hand_over_call(std::string_view shape, const hand_over_step& step, node_call& out) {
     out.script = &scripts::handover;
-    out.owned[0] = std::to_string(ttl.count());
+    out.owned[0] = std::to_string(step.ttl.count());
     out.arg(shape);
-    out.arg(from);
-    out.arg(to);
+    out.arg(step.from);
+    out.arg(step.to);
     out.arg(out.owned[0]);
 }
 
-void lock_kind::hand_over(std::string_view from, std::string_view to, std::chrono::milliseconds ttl,
-                          node_call& out) const {
+void lock_kind::hand_over(const hand_over_step& step, node_call& out) const {
     out.key(keys_.lock);
-    hand_over_call("string", from, to, ttl, out);
+    hand_over_call("string", step, out);
 }
 
 void lock_kind::write_back_fence(std::string_view token, std::span<const std::uint64_t> fences,

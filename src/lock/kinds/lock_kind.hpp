@@ -150,6 +150,17 @@ struct acquire_answer {
     }
 };
 
+/// One handover.lua call: the token that holds and the one that is to, and for a hold with an
+/// owner (reentrant) the owner that holds and the one that is to. The views outlive the call's
+/// sending.
+struct hand_over_step {
+    std::string_view from;
+    std::string_view to;
+    std::string_view from_owner;
+    std::string_view to_owner;
+    std::chrono::milliseconds ttl{0};
+};
+
 /// One kind of lock (plain, reentrant, fair, semaphore, read-write): the script calls of its acquire,
 /// cleanup, release and extend, and how it reads a node's answer. No I/O: the acquire operation and the lease
 /// send what it builds. Created once per acquisition, then shared by its lease.
@@ -231,11 +242,11 @@ public:
     /// check.lua: the ms the hold of `token` has left (0: not held), reading only.
     virtual void check(std::string_view token, node_call& out) const;
 
-    /// handover.lua: where `from` holds, `to` holds instead, for at least `ttl` from now (the
-    /// expiry never shrinks); the answer is 1 (handed over) or 0 (`from` holds nothing there).
-    /// By default the lock key's string value, as a plain or fair lock's.
-    virtual void hand_over(std::string_view from, std::string_view to, std::chrono::milliseconds ttl,
-                           node_call& out) const;
+    /// handover.lua: where `step.from` holds, `step.to` holds instead, for at least `step.ttl`
+    /// from now (the expiry never shrinks), and a reentrant hold's owner becomes `step.to_owner`;
+    /// the answer is 1 (handed over), 0 (`from` holds nothing there) or -1 (its owner re-entered
+    /// it there). By default the lock key's string value, as a plain or fair lock's.
+    virtual void hand_over(const hand_over_step& step, node_call& out) const;
 
     /// A fenced lock's counter beside the lock key; empty unfenced.
     [[nodiscard]] const std::string& fence_key() const noexcept { return fence_key_; }
@@ -258,9 +269,8 @@ private:
 };
 
 /// handover.lua's script and arguments for a hold of `shape` ("string", "reentrant", "permit",
-/// "rw"); the caller adds the keys, and a reentrant lock's owner after them.
-void hand_over_call(std::string_view shape, std::string_view from, std::string_view to,
-                    std::chrono::milliseconds ttl, node_call& out);
+/// "rw"); the caller adds the keys, and the owners after them where the shape has one.
+void hand_over_call(std::string_view shape, const hand_over_step& step, node_call& out);
 
 /// The kind of lock `options` ask for on `keys`; `place` is a fair acquisition's place in the
 /// queue (unused by the other kinds). The options are valid (validate_lock_options).

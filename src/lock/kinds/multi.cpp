@@ -105,11 +105,10 @@ public:
     }
     [[nodiscard]] bool extends_in_batches() const noexcept override { return false; }
 
-    void hand_over(std::string_view from, std::string_view to, std::chrono::milliseconds ttl,
-                   node_call& out) const override {
+    void hand_over(const hand_over_step& step, node_call& out) const override {
         const auto hand_over_of = [&](const key_lists& keys, node_call& call) {
             call.key_list = keys.locks();
-            hand_over_call("string", from, to, ttl, call);
+            hand_over_call("string", step, call);
         };
         hand_over_of(whole_, out);
         split(out, step_merge::all_ones, hand_over_of);

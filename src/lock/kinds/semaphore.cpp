@@ -73,10 +73,9 @@ public:
         out.arg(token);
         out.arg(out.owned[0]);
     }
-    void hand_over(std::string_view from, std::string_view to, std::chrono::milliseconds ttl,
-                   node_call& out) const override {
+    void hand_over(const hand_over_step& step, node_call& out) const override {
         out.key(keys().lock);
-        hand_over_call("permit", from, to, ttl, out);
+        hand_over_call("permit", step, out);
     }
 
     [[nodiscard]] bool extends_in_batches() const noexcept override { return false; }
