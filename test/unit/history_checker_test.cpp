@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(holds_one_after_another_with_rising_fences_pass) {
     h.holds = {hold("r", "a", 1, 0, 10 * ms, 50 * ms), hold("r", "b", 2, 11 * ms, 20 * ms, 60 * ms),
                hold("s", "c", 0, 5 * ms, 30 * ms, 60 * ms)};
     h.summaries = {clean_summary(0)};
-    const auto v = chaos::check_history(h, {{"r", {{1, "a"}, {1, "a"}, {2, "b"}}}}, 1);
+    const auto v = chaos::check_history(h, {{"r", {{1, "a", ""}, {1, "a", ""}, {2, "b", ""}}}}, 1);
     BOOST_TEST(v.empty());
 }
 
@@ -215,7 +215,7 @@ BOOST_AUTO_TEST_CASE(a_fence_shared_within_one_lineage_passes_and_across_two_is_
         x.worker = 1;
         x.coroutine = 2;
     }
-    const std::map<std::string, std::vector<chaos::accepted_write>> store = {{"r", {{5, "a"}, {5, "b"}}}};
+    const std::map<std::string, std::vector<chaos::accepted_write>> store = {{"r", {{5, "a", ""}, {5, "b", ""}}}};
     BOOST_TEST(chaos::check_history(h, store, 1).empty());
     h.holds[1].coroutine = 3;  // another owner
     BOOST_TEST(rules(chaos::check_history(h, store, 1)) ==
@@ -226,10 +226,23 @@ BOOST_AUTO_TEST_CASE(a_fence_shared_within_one_lineage_passes_and_across_two_is_
     h.holds[1].handed_from = "a";
     h.holds[2].handed_from = "b";
     const std::map<std::string, std::vector<chaos::accepted_write>> handed = {
-        {"r", {{5, "a"}, {5, "b"}, {5, "c"}}}};
+        {"r", {{5, "a", ""}, {5, "b", ""}, {5, "c", ""}}}};
     BOOST_TEST(chaos::check_history(h, handed, 1).empty());
     h.holds[2].handed_from = "elsewhere";
     BOOST_TEST(rules(chaos::check_history(h, handed, 1)) ==
+               (std::vector<std::string>{"fence_order", "store_fences"}));
+
+    // The lineage the workers record: it holds where the records that would show it are gone
+    // (a worker killed before it wrote them), in the store's writes as in the holds.
+    h.holds = {hold("r", "a", 5, 0, 10 * ms, 50 * ms), hold("r", "c", 5, 21 * ms, 30 * ms, 60 * ms)};
+    h.holds[0].lineage = h.holds[1].lineage = "token a";
+    const std::map<std::string, std::vector<chaos::accepted_write>> recorded = {
+        {"r", {{5, "a", "token a"}, {5, "b", "token a"}, {5, "c", "token a"}}}};
+    BOOST_TEST(chaos::check_history(h, recorded, 1).empty());
+    h.holds[1].lineage = "token c";
+    const std::map<std::string, std::vector<chaos::accepted_write>> two = {
+        {"r", {{5, "a", "token a"}, {5, "b", "token b"}}}};
+    BOOST_TEST(rules(chaos::check_history(h, two, 1)) ==
                (std::vector<std::string>{"fence_order", "store_fences"}));
 }
 
@@ -257,9 +270,9 @@ BOOST_AUTO_TEST_CASE(a_write_refused_while_its_lease_was_valid_is_reported) {
 BOOST_AUTO_TEST_CASE(the_store_accepting_a_lower_or_shared_fence_is_reported) {
     chaos::history h;
     h.summaries = {clean_summary(0)};
-    BOOST_TEST(rules(chaos::check_history(h, {{"r", {{2, "a"}, {1, "b"}}}}, 1)) ==
+    BOOST_TEST(rules(chaos::check_history(h, {{"r", {{2, "a", ""}, {1, "b", ""}}}}, 1)) ==
                std::vector<std::string>{"store_fences"});
-    BOOST_TEST(rules(chaos::check_history(h, {{"r", {{2, "a"}, {2, "b"}}}}, 1)) ==
+    BOOST_TEST(rules(chaos::check_history(h, {{"r", {{2, "a", ""}, {2, "b", ""}}}}, 1)) ==
                std::vector<std::string>{"store_fences"});
 }
 

@@ -190,10 +190,13 @@ std::map<std::string, std::vector<accepted_write>> store_contents(const redis_se
     for (const auto& resource : resources) {
         const auto reply = store.command({"LRANGE", "store:" + resource + ":accepted", "0", "-1"});
         auto& writes = out[resource];
+        // "<fence> <token> <lineage>", the lineage itself "owner ..." or "token ...".
         for (const auto& e : reply.elements) {
             const auto space = e.str.find(' ');
-            if (space == std::string::npos) continue;
-            writes.push_back({std::stoull(e.str.substr(0, space)), e.str.substr(space + 1)});
+            const auto second = space == std::string::npos ? space : e.str.find(' ', space + 1);
+            if (second == std::string::npos) continue;
+            writes.push_back({std::stoull(e.str.substr(0, space)),
+                              e.str.substr(space + 1, second - space - 1), e.str.substr(second + 1)});
         }
     }
     return out;

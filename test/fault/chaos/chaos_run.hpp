@@ -24,8 +24,8 @@ struct schedule_options {
     /// The negative control: on independent masters, workers hold on any one node's grant;
     /// on a cluster or Sentinel, their failover quarantine is off.
     bool broken = false;
-    /// Workers hand leases over to each other (chaos_worker --hand-overs), except in the
-    /// negative controls.
+    /// Workers hand leases of every kind over to each other (chaos_worker --hand-overs), except
+    /// in the negative controls.
     bool hand_overs = true;
     std::string worker_path;  ///< the chaos_worker executable
 };

@@ -74,7 +74,7 @@ local largest = tonumber(redis.call('GET', KEYS[1]) or '0')
 local fence = tonumber(ARGV[1])
 if fence < largest then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
-redis.call('RPUSH', KEYS[2], ARGV[1] .. ' ' .. ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[3])
 return 1
 )";
 
@@ -225,7 +225,8 @@ private:
         co_await t.async_wait(asio::use_awaitable);
     }
 
-    asio::awaitable<void> write_to_store(const std::string& resource, redlock::lease& l) {
+    asio::awaitable<void> write_to_store(const chaos::hold_record& h, redlock::lease& l) {
+        const auto& resource = h.resource;
         chaos::write_record w;
         w.worker = args_.worker;
         w.resource = resource;
@@ -235,7 +236,7 @@ private:
         w.invoked = chaos::now_ns();
         redlock::resp::request req;
         req.push("EVAL", store_write_lua, "2", "store:" + resource + ":largest",
-                 "store:" + resource + ":accepted", std::to_string(w.fence), w.token);
+                 "store:" + resource + ":accepted", std::to_string(w.fence), w.token, h.lineage);
         // Sent in full even if the scope is cancelled meanwhile (a lost lease): a real client's
         // write in flight reaches the store all the same, and the store's fence check is what
         // turns a stale one away.
@@ -260,6 +261,10 @@ private:
         h.granted_until = chaos::to_ns(l.valid_until());
         h.token = l.token();
         h.fence = l.fence();
+        // An adopted hold came with the lineage of the hold it continues.
+        if (h.lineage.empty())
+            h.lineage = o.reentrant ? "owner w" + std::to_string(h.worker) + "c" + std::to_string(h.coroutine)
+                                    : "token " + h.token;
         auto note_end = [&] {
             if (h.ended != 0) return;  // ended as it was handed over
             h.ended = chaos::now_ns();
@@ -268,7 +273,7 @@ private:
         try {
             const auto until = std::chrono::steady_clock::now() + hold;
             bool reentered = false;
-            if (o.fenced) co_await write_to_store(h.resource, l);
+            if (o.fenced) co_await write_to_store(h, l);
             while (std::chrono::steady_clock::now() < until) {
                 if (o.reentrant && !reentered) {
                     reentered = true;
@@ -286,7 +291,7 @@ private:
                 co_await sleep_for(std::clamp(left, 1ms, 50ms));
                 // Also after the last sleep: a process paused in it writes as it wakes up, with
                 // a lease that may have run out meanwhile (what the store's fence check is for).
-                if (o.fenced) co_await write_to_store(h.resource, l);
+                if (o.fenced) co_await write_to_store(h, l);
             }
             if (hand_over) {
                 note_end();
@@ -306,11 +311,9 @@ private:
     // untouched by the release, the watchdog's renewals and the drop).
     asio::awaitable<void> hand_over_lease(redlock::lease& l, const chaos::hold_record& h,
                                           const redlock::lock_options& o, std::mt19937_64& rng) {
-        const nlohmann::json entry = {{"resource", h.resource},
-                                      {"kind", h.kind},
-                                      {"holders_allowed", h.holders_allowed},
-                                      {"token", h.token},
-                                      {"text", l.handover()}};
+        const nlohmann::json entry = {
+            {"resource", h.resource}, {"kind", h.kind},       {"holders_allowed", h.holders_allowed},
+            {"token", h.token},       {"lineage", h.lineage}, {"text", l.handover()}};
         redlock::resp::request req;
         req.push("RPUSH", std::string(handovers_key), entry.dump());
         auto [ec, replies] = co_await store_.async_exec(
@@ -340,6 +343,7 @@ private:
         h.kind = entry.value("kind", "");
         h.holders_allowed = entry.value("holders_allowed", std::uint64_t{1});
         h.handed_from = entry.value("token", "");
+        h.lineage = entry.value("lineage", "");
         h.ttl_ms = static_cast<std::uint64_t>(o.ttl.count());
         // A fenced hold lives on the fenced deployment; its adopter writes to the store with the
         // fence it took over.
@@ -459,10 +463,11 @@ private:
             }
             o.permits = kind.permits;
             const auto hold = milliseconds(pick(static_cast<std::size_t>(o.ttl.count() * 3 / 2)));
-            // One hold in eight ends by writing its lease out (an adopted fenced hold writes the
-            // fence of the hold it continues), but a reentrant one: its owner goes with it, so the
-            // first coroutine, acquiring again under that owner, would re-enter the adopter's hold.
-            const bool hand_over = hand_overs() && !kind.reentrant && pick(8) == 0;
+            // One hold in eight ends by writing its lease out, of every kind: an adopted fenced
+            // hold writes the fence of the hold it continues; an adopted reentrant one is held
+            // under an owner of the adopter's, so this coroutine, acquiring again under its own,
+            // waits like any other owner.
+            const bool hand_over = hand_overs() && pick(8) == 0;
 
             chaos::hold_record h;
             h.worker = args_.worker;

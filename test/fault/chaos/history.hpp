@@ -41,6 +41,10 @@ struct hold_record {
     /// An adopted hold (client::async_adopt): the token of the hold that handed it over, whose
     /// critical section ended as it wrote the hand-over out (its `ended`).
     std::string handed_from;
+    /// What its fence belongs to, shared by holds that may share one: a reentrant owner's
+    /// ("owner w<worker>c<coroutine>"), else the first hold's token ("token <token>"), which
+    /// the holds adopted from it inherit. Empty: worked out from the history (history_checker).
+    std::string lineage;
 };
 
 /// An acquire that completed without a lease (a fail in Jepsen's terms: it holds nothing).

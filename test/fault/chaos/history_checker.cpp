@@ -29,6 +29,9 @@ std::map<std::string, std::vector<const hold_record*>> holds_by_resource(const h
 // owner (the worker's "w<worker>c<coroutine>") are one hold on the servers while any of them is
 // there: an owner whose release did not land re-enters what it left, fence and all. A hold
 // adopted from another (handed_from) continues that hold, with its fence and a token of its own.
+// The workers record each hold's (hold_record::lineage), as the store does each write's: a
+// worker killed before it wrote its record leaves its writes in the store. Where it is not
+// recorded, it is worked out from the history.
 class lineages {
 public:
     explicit lineages(const history& h) {
@@ -37,6 +40,7 @@ public:
     }
 
     [[nodiscard]] std::string of(const hold_record& h) const {
+        if (!h.lineage.empty()) return h.lineage;
         const hold_record* root = &h;
         // Bounded: a chain of hand-overs never loops, a malformed history must not hang us.
         for (std::size_t hops = 0; !root->handed_from.empty() && hops < by_token_.size(); ++hops) {
@@ -49,9 +53,10 @@ public:
         return "token " + root->token;
     }
 
-    [[nodiscard]] std::string of_token(const std::string& token) const {
-        const auto it = by_token_.find(token);
-        return it == by_token_.end() ? "token " + token : of(*it->second);
+    [[nodiscard]] std::string of(const accepted_write& w) const {
+        if (!w.lineage.empty()) return w.lineage;
+        const auto it = by_token_.find(w.token);
+        return it == by_token_.end() ? "token " + w.token : of(*it->second);
     }
 
 private:
@@ -128,8 +133,8 @@ void check_store(const std::map<std::string, std::vector<accepted_write>>& store
         for (std::size_t i = 1; i < writes.size(); ++i) {
             const auto& a = writes[i - 1];
             const auto& b = writes[i];
-            if (b.fence < a.fence || (b.fence == a.fence && b.token != a.token &&
-                                      lineage.of_token(b.token) != lineage.of_token(a.token))) {
+            if (b.fence < a.fence ||
+                (b.fence == a.fence && b.token != a.token && lineage.of(b) != lineage.of(a))) {
                 out.push_back({"store_fences",
                                resource + ": the store accepted fence " + std::to_string(b.fence) +
                                    " (token " + b.token + ") after fence " + std::to_string(a.fence) +

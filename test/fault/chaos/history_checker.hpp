@@ -15,6 +15,7 @@ namespace redlock::chaos {
 struct accepted_write {
     std::uint64_t fence = 0;
     std::string token;
+    std::string lineage;  ///< the writing hold's (hold_record::lineage); empty: from the history
 };
 
 /// A broken rule and the smallest part of the history that shows it (two records, mostly),
