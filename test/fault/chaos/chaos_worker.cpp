@@ -45,6 +45,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <memory>
 #include <random>
@@ -377,12 +378,14 @@ private:
                 l.async_wait_lost(asio::deferred))
                 .async_wait(redlock::detail::with_lock_cancel_condition{}, asio::use_awaitable);
         (void)order;
-        (void)body_error;
         redlock::diagnostics release_diag;
         auto [release_ec] = co_await l.async_release(release_diag, tuple_awaitable);
         h.outcome = end == redlock::error::lock_lost ? "lost"
                     : release_ec                     ? release_ec.message() + ": " + release_diag.message
                                                      : "released";
+        // A body that failed of itself, not cancelled by the loss, fails the coroutine (and the
+        // scope counts as not ended), as any scope's would.
+        if (body_error && end != redlock::error::lock_lost) std::rethrow_exception(body_error);
         ++scopes_ended_;
         record(chaos::to_json_line(h));
         co_return true;
