@@ -271,6 +271,10 @@ BOOST_DATA_TEST_CASE(a_fenced_set_numbers_each_resource_in_its_own_order, node_c
         auto adopted = co_await adopter.async_adopt(set.handover(), options(), asio::use_awaitable);
         BOOST_TEST((adopted.fences() == fences));
         co_await adopted.async_release(asio::use_awaitable);
+        // The first lease ends too (as handed over), which deletes its token where a grant of
+        // its came late, after the adoption had passed that node (seen in a loaded CI run).
+        auto [first_end] = co_await set.async_release(tuple_awaitable);
+        BOOST_TEST((first_end == redlock::error::handed_over), first_end.message());
 
         auto next_g = co_await client.async_acquire("g", fenced, asio::use_awaitable);
         BOOST_TEST(next_g.fence() > fences[1]);
