@@ -331,7 +331,6 @@ BOOST_DATA_TEST_CASE(a_failed_adoption_gives_the_hold_back_to_the_first_lease, d
     }());
 }
 
-
 // The owner does not go with the hold: the adopter holds under its own (a new one here), so
 // the first process, acquiring again under its owner, is refused like any other owner until
 // the adopter lets go. With the owner kept, it re-entered the adopter's hold: two holders.

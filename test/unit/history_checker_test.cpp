@@ -215,7 +215,8 @@ BOOST_AUTO_TEST_CASE(a_fence_shared_within_one_lineage_passes_and_across_two_is_
         x.worker = 1;
         x.coroutine = 2;
     }
-    const std::map<std::string, std::vector<chaos::accepted_write>> store = {{"r", {{5, "a", ""}, {5, "b", ""}}}};
+    const std::map<std::string, std::vector<chaos::accepted_write>> store = {
+        {"r", {{5, "a", ""}, {5, "b", ""}}}};
     BOOST_TEST(chaos::check_history(h, store, 1).empty());
     h.holds[1].coroutine = 3;  // another owner
     BOOST_TEST(rules(chaos::check_history(h, store, 1)) ==

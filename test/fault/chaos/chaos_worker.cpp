@@ -264,8 +264,8 @@ private:
         h.fence = l.fence();
         // An adopted hold came with the lineage of the hold it continues.
         if (h.lineage.empty())
-            h.lineage = o.reentrant ? "owner w" + std::to_string(h.worker) + "c" + std::to_string(h.coroutine)
-                                    : "token " + h.token;
+            h.lineage =
+                o.reentrant ? chaos::owner_lineage(h.worker, h.coroutine) : chaos::token_lineage(h.token);
         auto note_end = [&] {
             if (h.ended != 0) return;  // ended as it was handed over
             h.ended = chaos::now_ns();

@@ -47,6 +47,15 @@ struct hold_record {
     std::string lineage;
 };
 
+/// hold_record::lineage of a reentrant owner's holds, and of a hold that is not one (and of
+/// those adopted from it).
+[[nodiscard]] inline std::string owner_lineage(int worker, int coroutine) {
+    return "owner w" + std::to_string(worker) + "c" + std::to_string(coroutine);
+}
+[[nodiscard]] inline std::string token_lineage(const std::string& token) {
+    return "token " + token;
+}
+
 /// An acquire that completed without a lease (a fail in Jepsen's terms: it holds nothing).
 struct failure_record {
     int worker = 0;

@@ -49,14 +49,14 @@ public:
             root = it->second;
         }
         if (root->kind.find("reentrant") != std::string::npos)
-            return "owner w" + std::to_string(root->worker) + "c" + std::to_string(root->coroutine);
-        return "token " + root->token;
+            return owner_lineage(root->worker, root->coroutine);
+        return token_lineage(root->token);
     }
 
     [[nodiscard]] std::string of(const accepted_write& w) const {
         if (!w.lineage.empty()) return w.lineage;
         const auto it = by_token_.find(w.token);
-        return it == by_token_.end() ? "token " + w.token : of(*it->second);
+        return it == by_token_.end() ? token_lineage(w.token) : of(*it->second);
     }
 
 private:
