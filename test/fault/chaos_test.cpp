@@ -115,24 +115,33 @@ BOOST_AUTO_TEST_CASE(the_checker_catches_a_quorum_of_one) {
 // The failover quarantine's negative control: on a cluster, and on a master watched by
 // Sentinel, whose failovers lose grants (the master's lock keys never reached the replica that
 // takes over), workers with the quarantine off are granted at once by the promoted master what
-// a holder still counts as its own.
+// a holder still counts as its own. A failover shows that only when a paused worker held a lost
+// key with validity left: a schedule can miss it by chance (a loaded machine, the one running
+// worker holding the keys), so up to four seeds are tried, and one of them must show it.
 BOOST_AUTO_TEST_CASE(the_checker_catches_a_failover_without_the_failover_quarantine) {
     for (const auto t : {chaos::topology::cluster, chaos::topology::sentinel}) {
         BOOST_TEST_CONTEXT(chaos::to_string(t)) {
-            auto o = schedule(1, 20, t);
-            o.broken = true;
-            o.resources = 1;    // more rivals waiting for each lock
-            o.coroutines = 16;  // and the one worker left running tries more of them at once
-            const auto r = chaos::run_schedule(o);
             std::size_t second_holders = 0;
-            for (const auto& v : r.violations)
-                second_holders += v.rule == "mutual_exclusion" || v.rule == "permits_exceeded" ? 1 : 0;
-            const auto lost = r.faults.contains("master_unreplicated_failover")
-                                  ? r.faults.at("master_unreplicated_failover")
-                                  : 0;
-            BOOST_TEST_MESSAGE(chaos::to_string(t)
-                               << " without the failover quarantine: " << r.holds << " holds, " << lost
-                               << " failovers that lost grants, " << second_holders << " second holders");
+            std::size_t lost = 0;
+            for (std::uint64_t seed = 1; seed <= 4 && second_holders == 0; ++seed) {
+                auto o = schedule(seed, 20, t);
+                o.broken = true;
+                o.resources = 1;    // more rivals waiting for each lock
+                o.coroutines = 16;  // and the one worker left running tries more of them at once
+                const auto r = chaos::run_schedule(o);
+                std::size_t found = 0;
+                for (const auto& v : r.violations)
+                    found += v.rule == "mutual_exclusion" || v.rule == "permits_exceeded" ? 1 : 0;
+                const auto lost_here = r.faults.contains("master_unreplicated_failover")
+                                           ? r.faults.at("master_unreplicated_failover")
+                                           : 0;
+                BOOST_TEST_MESSAGE(chaos::to_string(t)
+                                   << " seed " << seed << " without the failover quarantine: " << r.holds
+                                   << " holds, " << lost_here << " failovers that lost grants, " << found
+                                   << " second holders");
+                second_holders += found;
+                lost += lost_here;
+            }
             BOOST_TEST(lost >= 1u);
             BOOST_TEST(second_holders > 0u);
         }
