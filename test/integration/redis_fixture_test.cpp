@@ -5,6 +5,7 @@
 #include "support/redis_cluster.hpp"
 #include "support/redis_sentinel.hpp"
 #include "support/redis_server.hpp"
+#include "support/wait_until.hpp"
 #include <redlock/resp/value.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -827,6 +828,9 @@ BOOST_AUTO_TEST_CASE(test_sentinel_group_refuses_impossible_options) {
     o = {};
     o.master_name = "my master";
     refused(o);
+    o = {};
+    o.own_users = true;  // without a --requirepass
+    refused(o);
     BOOST_TEST(child_pids() == before, "servers left running");
 }
 
@@ -922,6 +926,42 @@ BOOST_AUTO_TEST_CASE(test_sentinel_group_with_requirepass_forms_and_fails_over) 
     g.wait_until_stable();
     for (std::size_t i = 0; i < g.sentinels(); ++i)
         BOOST_TEST(named_master_port(g.sentinel(i), "mymaster") == r.port());
+}
+
+// A split brain: the master cut from its replica and the sentinels goes on answering its own
+// clients as a master while the sentinels promote the replica; joined again, it is made a
+// replica of the new master.
+BOOST_AUTO_TEST_CASE(test_sentinel_cut_off_master_is_failed_over_while_its_clients_still_write) {
+    redis_sentinel_options opts;
+    opts.replicas = 1;
+    opts.own_users = true;
+    opts.server.extra_args = {"--requirepass", "s3cret"};
+    redis_sentinel_group g(opts);
+    auto& m = g.data_server(0);
+    auto& r = g.data_server(1);
+    const auto masteruser = r.command({"CONFIG", "GET", "masteruser"});
+    BOOST_REQUIRE(masteruser.elements.size() == 2u);
+    BOOST_TEST(masteruser.elements[1].str == redis_sentinel_group::replication_user);
+
+    const auto t0 = steady::now();
+    g.cut_off(0);
+    BOOST_TEST(redlock::test::wait_until([&] {
+        return info_field(r.command({"INFO", "replication"}), "master_link_status") == "down";
+    }));
+    auto& promoted = g.wait_for_failover(m, false);
+    BOOST_TEST_MESSAGE("replica promoted " << elapsed_ms(t0) << " ms after the cut");
+    BOOST_TEST(&promoted == &r);
+    // Two masters: the old one still writes for the clients that reach it.
+    BOOST_TEST(role(m) == "master");
+    check_simple(m.command({"SET", "k", "on the old side"}), "OK");
+    check_simple(r.command({"SET", "k", "on the new side"}), "OK");
+
+    const auto t1 = steady::now();
+    g.rejoin(0);
+    g.wait_until_replicas_linked();
+    BOOST_TEST_MESSAGE("old master made a replica " << elapsed_ms(t1) << " ms after it rejoined");
+    BOOST_TEST(role(m) == "slave");
+    check_bulk(m.command({"GET", "k"}), "on the new side");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

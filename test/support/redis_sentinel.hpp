@@ -40,6 +40,13 @@ struct redis_sentinel_options {
     /// them know each other by their TLS ports; uri() is then rediss-sentinel://. The plain
     /// ports stay, for the fixture's own commands.
     redis_server_options server;
+    /// The replicas log in to their master as user `replication_user`, and the sentinels to
+    /// every data server as user `sentinel_user` (both defined on every data server, with a
+    /// password of the fixture's own), instead of with the default user: cut_off() can then
+    /// cut a master from its replicas and the sentinels while its clients still reach it.
+    /// Needs a `--requirepass` in server.extra_args (the default user's): without one, a
+    /// connection whose login failed goes on as the default user.
+    bool own_users = false;
 };
 
 /// A master, its replicas and the sentinels watching them: real `redis-server` children (see
@@ -62,7 +69,8 @@ public:
     /// the master, sees it, all replicas and all other sentinels without a down or disconnected
     /// flag (SENTINEL MASTER / REPLICAS / SENTINELS), and answers OK to SENTINEL CKQUORUM.
     /// All of it within 20 s. Throws std::invalid_argument for options that cannot work
-    /// (no sentinel, a quorum of 0 or above the sentinels, a master name with spaces).
+    /// (no sentinel, a quorum of 0 or above the sentinels, a master name with spaces,
+    /// own_users without a `--requirepass`).
     explicit redis_sentinel_group(redis_sentinel_options opts = {});
     /// Stops every server (their destructors), the sentinels first.
     ~redis_sentinel_group();
@@ -98,6 +106,17 @@ public:
     /// master goes on answering as a master (two masters) until the sentinels convert it, 8 to
     /// 20 s later (see wait_until_replicas_linked()). Returns the new master.
     redis_server& failover(bool wait_for_replicas = true);
+
+    /// With options().own_users: deletes the replicas' and the sentinels' users on data
+    /// server `i`, which closes their connections to it and refuses the new ones, while its
+    /// other clients go on (a master on the small side of a network partition: the sentinels
+    /// find it down and promote a replica, and it goes on as a master). rejoin() defines them
+    /// again (a restart of the server does too). Throws std::logic_error without own_users,
+    /// std::runtime_error if the server refuses.
+    void cut_off(std::size_t i);
+    void rejoin(std::size_t i);
+    static constexpr const char* replication_user = "replication";
+    static constexpr const char* sentinel_user = "sentinel";
 
     /// Waits until a majority of the running sentinels name a data server other than `old` as
     /// the master, that server answers ROLE master, and (with `wait_for_replicas`) every
