@@ -32,21 +32,23 @@ test::redis_server_options data_server_options(bool persistent) {
 
 std::vector<std::string> essential_faults(topology t) {
     if (t == topology::masters) return {"server_restart_empty", "worker_pause"};
-    return {"master_restart_empty",
-            "master_unreplicated_failover",
-            "master_down_failover",
-            "manual_failover",
-            "promotion",
-            "worker_pause",
-            "worker_fresh_restart"};
+    std::vector<std::string> kinds = {"master_restart_empty",
+                                      "master_unreplicated_failover",
+                                      "master_down_failover",
+                                      "manual_failover",
+                                      "promotion",
+                                      "worker_pause",
+                                      "worker_fresh_restart"};
+    if (t == topology::sentinel) kinds.push_back("split_brain");
+    return kinds;
 }
 
-std::unique_ptr<chaos_deployment> make_deployment(topology t, int workers) {
+std::unique_ptr<chaos_deployment> make_deployment(topology t, int workers, bool min_replicas_to_write) {
     switch (t) {
         case topology::cluster:
             return make_cluster_deployment();
         case topology::sentinel:
-            return make_sentinel_deployment();
+            return make_sentinel_deployment(workers, min_replicas_to_write);
         case topology::masters:
             break;
     }

@@ -19,7 +19,8 @@ namespace redlock::chaos {
 /// What the workers lock on. `masters`: two Redlock deployments of five independent masters,
 /// each reached through a fault-injecting proxy per worker. `cluster`: two Redis Clusters of
 /// three masters with a replica each, one voter each (N = 1). `sentinel`: two masters, each
-/// with two replicas and three sentinels, one voter each.
+/// with two replicas and three sentinels, one voter each, the sentinels reached through a proxy
+/// per worker (a partition can cut them off).
 enum class topology { masters, cluster, sentinel };
 
 [[nodiscard]] std::string_view to_string(topology t) noexcept;
@@ -64,14 +65,18 @@ public:
 /// else no persistence at all (a kill -9 loses everything).
 [[nodiscard]] test::redis_server_options data_server_options(bool persistent);
 
-/// Starts the servers of `t` for `workers` worker processes. Throws std::runtime_error if they
-/// cannot be started.
-[[nodiscard]] std::unique_ptr<chaos_deployment> make_deployment(topology t, int workers);
+/// Starts the servers of `t` for `workers` worker processes. `min_replicas_to_write` (Sentinel
+/// only): whether a master refuses writes without a replica (min-replicas-to-write 1,
+/// min-replicas-max-lag 1: what keeps a split brain's old master from granting; false is its
+/// negative control). Throws std::runtime_error if they cannot be started.
+[[nodiscard]] std::unique_ptr<chaos_deployment> make_deployment(topology t, int workers,
+                                                                bool min_replicas_to_write = true);
 
 // One per topology (masters_deployment.cpp, failover_deployments.cpp).
 [[nodiscard]] std::unique_ptr<chaos_deployment> make_masters_deployment(int workers);
 [[nodiscard]] std::unique_ptr<chaos_deployment> make_cluster_deployment();
-[[nodiscard]] std::unique_ptr<chaos_deployment> make_sentinel_deployment();
+[[nodiscard]] std::unique_ptr<chaos_deployment> make_sentinel_deployment(int workers,
+                                                                         bool min_replicas_to_write);
 
 }  // namespace redlock::chaos
 

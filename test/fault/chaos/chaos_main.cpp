@@ -4,7 +4,10 @@
 // violation with its seed and evidence. Exit status 0 with no violation, 1 with any, 2 on usage.
 //
 //   chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] [--broken]
-//         [--topology masters|cluster|sentinel] --worker PATH
+//         [--topology masters|cluster|sentinel] [--no-min-replicas] --worker PATH
+//
+// --no-min-replicas (Sentinel only): masters write without a replica, the split brain's
+// negative control.
 #include "fault/chaos/chaos_run.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,6 +29,7 @@ struct args {
     int schedule_seconds = 20;
     std::string report = "chaos-report.json";
     bool broken = false;
+    bool no_min_replicas = false;  // Sentinel: the split brain's negative control
     chaos::topology topology = chaos::topology::masters;
     std::string worker;
 };
@@ -35,6 +39,10 @@ bool parse(int argc, char** argv, args& a) {
         const std::string flag = argv[i];
         if (flag == "--broken") {
             a.broken = true;
+            continue;
+        }
+        if (flag == "--no-min-replicas") {
+            a.no_min_replicas = true;
             continue;
         }
         if (i + 1 >= argc) return false;
@@ -58,7 +66,8 @@ bool parse(int argc, char** argv, args& a) {
             return false;
         }
     }
-    return !a.worker.empty() && a.minutes > 0 && a.schedule_seconds > 0;
+    return !a.worker.empty() && a.minutes > 0 && a.schedule_seconds > 0 &&
+           (!a.no_min_replicas || a.topology == chaos::topology::sentinel);
 }
 
 }  // namespace
@@ -68,9 +77,10 @@ int main(int argc, char** argv) {
     args a;
     try {
         if (!parse(argc, argv, a)) {
-            std::fprintf(stderr,
-                         "usage: chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] "
-                         "[--broken] [--topology masters|cluster|sentinel] --worker PATH\n");
+            std::fprintf(
+                stderr,
+                "usage: chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] "
+                "[--broken] [--topology masters|cluster|sentinel] [--no-min-replicas] --worker PATH\n");
             return 2;
         }
     } catch (const std::exception&) {
@@ -80,7 +90,10 @@ int main(int argc, char** argv) {
     if (!a.seed_given) a.seed = std::random_device{}();
     std::printf("chaos: topology %s, seed %llu, %.1f minutes, schedules of %d s%s\n",
                 std::string(chaos::to_string(a.topology)).c_str(), static_cast<unsigned long long>(a.seed),
-                a.minutes, a.schedule_seconds, a.broken ? ", BROKEN variant (negative control)" : "");
+                a.minutes, a.schedule_seconds,
+                a.broken            ? ", BROKEN variant (negative control)"
+                : a.no_min_replicas ? ", masters that write without a replica (negative control)"
+                                    : "");
     std::fflush(stdout);
 
     const auto started = std::chrono::steady_clock::now();
@@ -99,6 +112,7 @@ int main(int argc, char** argv) {
         o.seed = next_seed++;
         o.seconds = a.schedule_seconds;
         o.broken = a.broken;
+        o.min_replicas_to_write = !a.no_min_replicas;
         o.topology = a.topology;
         o.worker_path = a.worker;
         chaos::schedule_result r;
@@ -159,9 +173,10 @@ int main(int argc, char** argv) {
                               " faults: " + std::to_string(faults.value(kind, std::uint64_t{0})) +
                               " (at least " + std::to_string(needed) + ")");
     }
-    if (!a.broken && operations["writes_refused"].get<std::uint64_t>() == 0)
+    const bool control = a.broken || a.no_min_replicas;
+    if (!control && operations["writes_refused"].get<std::uint64_t>() == 0)
         missing.push_back("stale writes refused by the store: 0");
-    if (const auto adopted = operations["adoptions"].get<std::uint64_t>(); !a.broken && adopted < needed)
+    if (const auto adopted = operations["adoptions"].get<std::uint64_t>(); !control && adopted < needed)
         missing.push_back("leases handed over and adopted: " + std::to_string(adopted) + " (at least " +
                           std::to_string(needed) + ")");
     for (const auto& m : missing)
@@ -171,6 +186,7 @@ int main(int argc, char** argv) {
         {"topology", chaos::to_string(a.topology)},
         {"seed", a.seed},
         {"broken", a.broken},
+        {"min_replicas_to_write", !a.no_min_replicas},
         {"minutes",
          std::chrono::duration<double, std::ratio<60>>(std::chrono::steady_clock::now() - started).count()},
         {"schedules", schedules.size()},

@@ -211,7 +211,7 @@ schedule_result run_schedule(const schedule_options& options) {
     result.topology = options.topology;
     test::scratch_dir dir;
 
-    const auto deployment = make_deployment(options.topology, options.workers);
+    const auto deployment = make_deployment(options.topology, options.workers, options.min_replicas_to_write);
     redis_server store;
     const auto max_ttl = max_ttl_of(options);
 

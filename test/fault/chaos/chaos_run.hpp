@@ -27,6 +27,9 @@ struct schedule_options {
     /// Workers hand leases of every kind over to each other (chaos_worker --hand-overs), except
     /// in the negative controls.
     bool hand_overs = true;
+    /// Sentinel: masters refuse writes without a replica (make_deployment). False is the split
+    /// brain's negative control.
+    bool min_replicas_to_write = true;
     std::string worker_path;  ///< the chaos_worker executable
 };
 

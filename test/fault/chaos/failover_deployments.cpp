@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSL-1.0
 // The `cluster` and `sentinel` topologies (chaos_deployment.hpp): deployments that fail over by
-// themselves, one voter each, the workers connected straight to the servers (failover_faults.hpp
-// says why there is no proxy).
+// themselves, one voter each, the workers connected straight to the data servers
+// (failover_faults.hpp says why there is no proxy); with Sentinel, through proxies to the
+// sentinels.
 #include "fault/chaos/chaos_deployment.hpp"
 #include "fault/chaos/failover_faults.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/redis_sentinel.hpp"
+#include "support/tcp_proxy.hpp"
 
 #include <stdexcept>
 
@@ -14,6 +16,9 @@ namespace redlock::chaos {
 using namespace std::chrono_literals;
 
 namespace {
+
+// The default user's password on the Sentinel topology's data servers.
+constexpr const char* data_password = "chaos";
 
 // Short failure detection, so that a schedule of 20 s sees failovers and recovers from them.
 constexpr auto cluster_node_timeout = 2000ms;
@@ -92,14 +97,44 @@ private:
 
 class sentinel_deployment final : public chaos_deployment {
 public:
-    sentinel_deployment() {
+    sentinel_deployment(int workers, bool min_replicas_to_write) {
         for (const bool persistent : {false, true}) {
             test::redis_sentinel_options o;
             o.server = data_server_options(persistent);
+            // A master cut from its replicas refuses writes at once (its replicas' links are
+            // closed; in a real partition within a second or two): the grants and renewals
+            // of the holders on its side stop before a replica is promoted (down_after).
+            if (min_replicas_to_write) {
+                o.server.extra_args.insert(o.server.extra_args.end(),
+                                           {"--min-replicas-to-write", "1", "--min-replicas-max-lag", "1"});
+            }
+            // The replicas and the sentinels log in as users of their own, which a split
+            // brain deletes on the master; the workers with the default user's password.
+            o.own_users = true;
+            o.server.extra_args.insert(o.server.extra_args.end(), {"--requirepass", data_password});
             groups_.push_back(std::make_unique<test::redis_sentinel_group>(o));
+        }
+        // Each worker reaches the sentinels through proxies of its own, which a partition cuts;
+        // the data servers directly, at the addresses the sentinels name.
+        for (auto& group : groups_) {
+            std::vector<std::vector<std::unique_ptr<test::tcp_proxy>>> per_worker(
+                static_cast<std::size_t>(workers));
+            for (auto& proxies : per_worker)
+                for (std::size_t i = 0; i < group->sentinels(); ++i)
+                    proxies.push_back(std::make_unique<test::tcp_proxy>(group->sentinel(i).port()));
+            sentinel_proxies_.push_back(std::move(per_worker));
         }
     }
 
+    std::vector<std::string> worker_nodes(std::size_t w, bool fenced) const override {
+        const auto g = fenced ? 1 : 0;
+        std::string addresses;
+        for (const auto& proxy : sentinel_proxies_[g].at(w))
+            addresses +=
+                (addresses.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(proxy->port());
+        return {"redis-sentinel://:" + std::string(data_password) + "@" + addresses + "#" +
+                groups_[g]->options().master_name};
+    }
     std::vector<std::string> direct_nodes(bool fenced) const override {
         return {groups_[fenced ? 1 : 0]->uri()};
     }
@@ -131,6 +166,22 @@ public:
                 if (reply.is_error()) throw std::runtime_error(reply.str);
                 return "SENTINEL FAILOVER on port " + std::to_string(s.port());
             };
+            g.partition = [this, i](test::redis_server& master, const std::vector<std::size_t>& slots,
+                                    bool cut) {
+                auto& group = *groups_[i];
+                std::size_t d = 0;
+                while (d < group.data_servers() && &group.data_server(d) != &master)
+                    ++d;
+                if (d == group.data_servers()) throw std::runtime_error("not a data server of the group");
+                const auto mode = cut ? test::tcp_proxy::mode::blackhole : test::tcp_proxy::mode::pass;
+                // The workers first, so that none of them hears of the failover before it
+                // begins; the master first on the way back, as its clients' partition heals.
+                if (!cut) group.rejoin(d);
+                for (const auto slot : slots)
+                    for (auto& proxy : sentinel_proxies_[i].at(slot))
+                        proxy->set_mode(mode);
+                if (cut) group.cut_off(d);
+            };
             out.push_back(std::move(g));
         }
         return std::make_unique<failover_faults>(seed, std::move(out), std::move(workers), true, true);
@@ -152,6 +203,8 @@ public:
 
 private:
     std::vector<std::unique_ptr<test::redis_sentinel_group>> groups_;  // unfenced kinds, fenced kinds
+    // [group][worker slot][sentinel]
+    std::vector<std::vector<std::vector<std::unique_ptr<test::tcp_proxy>>>> sentinel_proxies_;
 };
 
 }  // namespace
@@ -160,8 +213,8 @@ std::unique_ptr<chaos_deployment> make_cluster_deployment() {
     return std::make_unique<cluster_deployment>();
 }
 
-std::unique_ptr<chaos_deployment> make_sentinel_deployment() {
-    return std::make_unique<sentinel_deployment>();
+std::unique_ptr<chaos_deployment> make_sentinel_deployment(int workers, bool min_replicas_to_write) {
+    return std::make_unique<sentinel_deployment>(workers, min_replicas_to_write);
 }
 
 }  // namespace redlock::chaos

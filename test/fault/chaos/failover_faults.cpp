@@ -22,16 +22,32 @@ failover_faults::failover_faults(std::uint64_t seed, std::vector<failover_group>
       groups_(std::move(groups)),
       lose_grants_(lose_grants),
       fresh_clients_(fresh_clients),
-      last_named_master_(groups_.size(), 0) {}
+      last_named_master_(groups_.size(), 0) {
+    // The essential faults at set points (again as soon as possible if their group was busy).
+    // With lose_grants a failover that loses grants comes first, early, while the first
+    // holders hold (a master restarted empty first would leave it nothing to lose). A split
+    // brain, where the links can be cut, after the group without persistence is done with the
+    // two before it.
+    const bool split = std::any_of(groups_.begin(), groups_.end(), [](auto& g) { return !!g.partition; });
+    const auto add = [this](std::uint64_t at, essential e) {
+        essential_at_.push_back(at);
+        essentials_.push_back(e);
+    };
+    if (lose_grants_) {
+        add(4, essential::lose_grants);
+        add(16, essential::restart_master);
+        add(20, essential::worker_pause);
+    } else {
+        add(5, essential::restart_master);
+        add(12, essential::worker_pause);
+    }
+    if (split) add(24, essential::split_brain);
+    add(28, essential::master_down);
+    add(40, essential::manual_failover);
+}
 
 void failover_faults::inject() {
-    // The essential faults at set points (again as soon as possible if their group was busy);
-    // the rest at random. With lose_grants a failover that loses grants comes first, early,
-    // while the first holders hold (a master restarted empty first would leave it nothing to
-    // lose).
-    constexpr std::array<std::uint64_t, 5> losing_at = {4, 16, 20, 28, 40};
-    constexpr std::array<std::uint64_t, 4> essential_at = {5, 12, 20, 40};
-    if (lose_grants_ ? inject_essential_when_due(losing_at) : inject_essential_when_due(essential_at)) return;
+    if (inject_essential_when_due(essential_at_)) return;
     auto& g = groups_[below(groups_.size())];
     const int roll = uniform(0, 99);
     if (roll < 40) {
@@ -45,6 +61,8 @@ void failover_faults::inject() {
         } else {
             (void)manual_failover(g);
         }
+    } else if (roll < 51 && g.partition) {
+        (void)split_brain(g);
     } else if (roll < 55) {
         sentinel_fault(g);
     } else if (roll < 70) {
@@ -57,28 +75,30 @@ void failover_faults::inject() {
 }
 
 bool failover_faults::inject_essential(std::size_t which) {
-    // Without lose_grants, the list starts at the restart.
-    if (!lose_grants_) ++which;
-    switch (which) {
-        case 0: {
-            // The first group without persistence.
-            const auto g =
-                std::find_if(groups_.begin(), groups_.end(), [](auto& x) { return !x.persistent; });
-            return g == groups_.end() || unreplicated_failover(*g);
-        }
-        case 1: {
+    const auto without_persistence =
+        std::find_if(groups_.begin(), groups_.end(), [](auto& x) { return !x.persistent; });
+    switch (essentials_.at(which)) {
+        case essential::lose_grants:
+            return without_persistence == groups_.end() || unreplicated_failover(*without_persistence);
+        case essential::restart_master:
             // A master back empty before anyone noticed.
-            const auto g =
-                std::find_if(groups_.begin(), groups_.end(), [](auto& x) { return !x.persistent; });
-            return g == groups_.end() || data_server_fault(*g, true, data_fault::restart_at_once);
-        }
-        case 2:
+            return without_persistence == groups_.end() ||
+                   data_server_fault(*without_persistence, true, data_fault::restart_at_once);
+        case essential::worker_pause:
             return worker_pause();
-        case 3:
+        case essential::split_brain: {
+            // Where the holders' locks wait for no replica: nothing but the master's refusal to
+            // write without one keeps them from going on beside the promoted master's grants.
+            const auto g = std::find_if(groups_.begin(), groups_.end(),
+                                        [](auto& x) { return !x.persistent && x.partition; });
+            return g == groups_.end() || split_brain(*g);
+        }
+        case essential::master_down:
             return data_server_fault(groups_[below(groups_.size())], true, data_fault::down_until_failover);
-        default:
-            return manual_failover(groups_[below(groups_.size())]);
+        case essential::manual_failover:
+            break;
     }
+    return manual_failover(groups_[below(groups_.size())]);
 }
 
 bool failover_faults::any_out(const std::vector<test::redis_server*>& of) const {
@@ -276,6 +296,52 @@ bool failover_faults::unreplicated_failover(failover_group& g) {
     }
     if (any) restarted();
     return any;
+}
+
+bool failover_faults::split_brain(failover_group& g) {
+    if (!g.partition || any_out(g.data) || any_out(g.sentinels)) return false;
+    const auto masters = masters_of(g);
+    if (masters.size() != 1) return false;  // in the middle of a failover
+    auto* master = masters.front();
+    // Every worker but one on the master's side: they hold and renew there while the
+    // sentinels promote a replica, which the one left (and fresh clients) then meet.
+    const auto stays = below(worker_slots());
+    std::vector<std::size_t> cut;
+    std::string who;
+    for (std::size_t w = 0; w < worker_slots(); ++w) {
+        if (w == stays) continue;
+        cut.push_back(w);
+        who += " " + std::to_string(w);
+    }
+    const auto target = server_name(g, *master) + " and workers" + who;
+    try {
+        g.partition(*master, cut, true);
+    } catch (const std::exception& e) {
+        // Healed at once: a half-cut partition is none.
+        try {
+            g.partition(*master, cut, false);
+        } catch (const std::exception&) {
+            // The server did not answer: its restart would define the users again.
+        }
+        note("split_brain refused", target + ": " + e.what());
+        return false;
+    }
+    // Out for other faults: a restart would end the partition early.
+    out_.insert(master);
+    count("split_brain", target);
+    // Long enough for the sentinels to find the master down (down-after), promote a replica,
+    // and for the promoted master's failover quarantine to end while the partition lasts.
+    later(g.failure_detection + milliseconds(uniform(4000, 6000)), [this, &g, master, cut, target] {
+        try {
+            g.partition(*master, cut, false);
+        } catch (const std::exception& e) {
+            note("heal split_brain failed", target + ": " + e.what());
+        }
+        out_.erase(master);
+        restarted();  // the promotion it led to: its quarantine ends max_ttl after this at the latest
+        note("heal split_brain", target);
+    });
+    return true;
 }
 
 void failover_faults::observe() {

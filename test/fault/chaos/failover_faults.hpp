@@ -29,6 +29,13 @@ struct failover_group {
     /// FAILOVER) without waiting for it: of `master` if given (a cluster's replica of it), else
     /// of any master; returns what it asked, or throws.
     std::function<std::string(std::mt19937_64&, const test::redis_server* master)> manual_failover;
+    /// Cuts (`cut`: true) or heals a network partition with `master` and the workers in
+    /// `slots` on its small side: the master loses its replicas and the sentinels, those
+    /// workers lose the sentinels, and every worker still reaches every data server (the split
+    /// brain). Throws if it cannot. Null where the harness cannot cut the links (a cluster's
+    /// bus).
+    std::function<void(test::redis_server& master, const std::vector<std::size_t>& slots, bool cut)>
+        partition;
 };
 
 /// ROLE of a server: "master", "slave", or "" if it does not answer within half a second.
@@ -47,6 +54,11 @@ struct failover_group {
 ///   of each is promoted at once, while every worker but one is paused
 ///   (the failover quarantine's case: the old grants are lost while their holders count on
 ///   them; without the quarantine the promoted master grants them again at once);
+/// - where the group can cut links (failover_group::partition: Sentinel), a split brain: its
+///   master and every worker but one cut from its replicas and sentinels for
+///   failure_detection + 4 to 6 s, the master still reached by every worker; the sentinels
+///   promote a replica meanwhile (a master that refuses to write without a replica is what
+///   keeps its side's holders from going on beside the promoted master's grants);
 /// - a sentinel paused or killed and restarted;
 /// - SCRIPT FLUSH or CLIENT KILL on a data server.
 /// Between faults, observe() counts a promotion ("promotion") when it sees one, not when a
@@ -57,10 +69,12 @@ struct failover_group {
 /// group without persistence, the 16th restarts a master of that group
 /// at once (late enough not to hide what the 4th did), the 20th pauses a worker, the 28th takes
 /// a master down until a failover, the 40th asks for one. Without: the 5th restarts, the 12th
-/// pauses a worker, the 20th takes a master down, the 40th asks for a failover.
+/// pauses a worker, the 28th takes a master down, the 40th asks for a failover. Where links
+/// can be cut, the 24th splits the brain of the group without persistence.
 /// At most one data server and one sentinel of a group are out at a time: every fault leaves
-/// the group able to fail over. No network faults: a cluster's clients follow its MOVED
-/// replies, and a Sentinel's the addresses the sentinels name, past any proxy.
+/// the group able to fail over. No network faults between workers and data servers: a
+/// cluster's clients follow its MOVED replies, and a Sentinel's the addresses the sentinels
+/// name, past any proxy; the split brain cuts the links it needs by other means.
 class failover_faults final : public fault_schedule {
 public:
     /// lose_grants: whether failovers that lose grants are among the faults; fresh_clients:
@@ -73,6 +87,14 @@ public:
 
 private:
     enum class data_fault { pause, restart_at_once, down_until_failover };
+    enum class essential {
+        lose_grants,
+        restart_master,
+        worker_pause,
+        split_brain,
+        master_down,
+        manual_failover
+    };
 
     [[nodiscard]] bool inject_essential(std::size_t which) override;
     // Each returns whether the fault happened (false: its group was busy).
@@ -80,6 +102,9 @@ private:
     void sentinel_fault(failover_group& g);  // a data server's for a cluster
     bool manual_failover(failover_group& g, const test::redis_server* master = nullptr);
     bool unreplicated_failover(failover_group& g);
+    // The group's master and all workers but one cut from its replicas and sentinels
+    // (failover_group::partition), healed failure_detection + 4 to 6 s later.
+    bool split_brain(failover_group& g);
     // Makes every lock key of `master` one that its replicas never got; returns them.
     [[nodiscard]] std::vector<std::string> unreplicate_locks(const test::redis_server& master);
     // The group's masters: the one its sentinels name, or a cluster's (none in the middle of a
@@ -96,6 +121,8 @@ private:
     [[nodiscard]] std::string server_name(const failover_group& g, const test::redis_server& s) const;
 
     std::vector<failover_group> groups_;
+    std::vector<std::uint64_t> essential_at_;  // the injection each is due at
+    std::vector<essential> essentials_;
     bool lose_grants_;
     bool fresh_clients_;
     std::set<test::redis_server*> out_;  // paused or down

@@ -61,6 +61,7 @@ protected:
     void count(const std::string& kind, const std::string& target);
     void note(const std::string& event, const std::string& target);
     void restarted() { last_restart_ = clock::now(); }
+    [[nodiscard]] std::size_t worker_slots() const noexcept { return workers_.size(); }
     // Pauses a worker for 0.9 to 1.8 s, or for `at_least` to `at_least` + 1 s when given.
     // False: every worker but one is paused already (one always runs).
     bool worker_pause(std::chrono::milliseconds at_least = {});
