@@ -4,7 +4,6 @@
 #include "fault/chaos/lock_kinds.hpp"
 
 #include <algorithm>
-#include <array>
 
 namespace redlock::chaos {
 
