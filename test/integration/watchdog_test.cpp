@@ -200,7 +200,11 @@ BOOST_DATA_TEST_CASE(cancelling_the_caller_cancels_the_body_then_releases, node_
         redlock::async_with_lock(
             client, "c", short_lease(), body,
             asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr ep) { outcome = ep; }));
-        co_await sleep_for(400ms);
+        // The body runs under the lock: every node holds the scope's token.
+        BOOST_TEST(co_await eventually([&] {
+            return redlock::test::nodes_holding(servers, "c", holder_on(*servers[0], "c")) == servers.size();
+        }));
+        co_await sleep_for(400ms);  // renewals come and go meanwhile
         BOOST_TEST(redlock::test::nodes_holding(servers, "c", holder_on(*servers[0], "c")) == servers.size());
         cancel.emit(asio::cancellation_type::terminal);
         BOOST_TEST(co_await eventually([&] { return outcome.has_value(); }));

@@ -179,9 +179,11 @@ inline bool members_everywhere(const server_list& servers, const std::string& re
     return true;
 }
 
-/// How many servers hold `token` in the lock key of `resource`.
+/// How many servers hold `token` in the lock key of `resource`. None for an empty token: a
+/// server without the key is not one that holds it.
 inline std::size_t nodes_holding(const server_list& servers, const std::string& resource,
                                  const std::string& token) {
+    if (token.empty()) return 0;
     std::size_t n = 0;
     for (const auto& s : servers)
         n += holder_on(*s, resource) == token ? 1 : 0;
