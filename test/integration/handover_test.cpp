@@ -292,7 +292,7 @@ BOOST_AUTO_TEST_CASE(the_first_leases_process_crashes_while_the_adopter_holds) {
             co_await adopter.async_adopt(redlock::test::read_file(lease_file), keep, tuple_awaitable);
         BOOST_TEST_REQUIRE(!adopt_ec, adopt_ec.message());
         kill(child, SIGKILL);
-        BOOST_TEST(redlock::test::wait_child(child, 10s) == 128 + SIGKILL);
+        BOOST_TEST(redlock::test::wait_child(child, 10s) == redlock::test::killed_by(SIGKILL));
         // Past the first lease's ttl (3 s), with the adopter's renewals in between.
         for (int i = 0; i < 4; ++i) {
             auto [refused, none] = co_await rival.async_acquire("handed", options(), tuple_awaitable);

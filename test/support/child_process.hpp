@@ -38,14 +38,20 @@ inline pid_t spawn_shell(const std::string& command_line, const std::string& out
     return spawn_child("/bin/sh", {"-c", "exec " + command_line + " >" + out + " 2>&1"});
 }
 
+/// What wait_child returns for a child that a signal ended: not 128 + the signal, which is also
+/// an exit status (a shell's, or a program's that reports a signal it handled that way).
+constexpr int killed_by(int signal) {
+    return 256 + signal;
+}
+
 /// Waits for the child up to `limit`; kills it (by its PID) if it overruns. Returns its exit
-/// status, 128 + the signal if a signal ended it, -1 if it overran.
+/// status, killed_by(the signal) if a signal ended it, -1 if it overran.
 inline int wait_child(pid_t pid, std::chrono::seconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     int status = 0;
     while (true) {
         pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : killed_by(WTERMSIG(status));
         if (std::chrono::steady_clock::now() >= deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
