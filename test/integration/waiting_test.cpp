@@ -208,7 +208,9 @@ BOOST_DATA_TEST_CASE(without_a_release_message_the_waiter_wakes_when_the_holder_
         o.retry = redlock::retry_config{3000ms, 3000ms};  // the backoff alone would sleep 3 s
         auto got = co_await client.async_acquire("e", o, asio::use_awaitable);
         BOOST_TEST(got.held());
-        // A second before the backoff's try (3 s after the first, 2 s after the expiry).
+        // Not before the holder's key expired (its validity is a lower bound of that), and a
+        // second before the backoff's try (3 s after the first, 2 s after the expiry).
+        BOOST_TEST((clock_type::now() >= held.valid_until()));
         BOOST_TEST((clock_type::now() < expires + 1000ms));
         co_await got.async_release(asio::use_awaitable);
 
@@ -223,6 +225,7 @@ BOOST_DATA_TEST_CASE(without_a_release_message_the_waiter_wakes_when_the_holder_
         theirs.owner = redlock::owner_id("waiter");
         auto got_r = co_await client.async_acquire("e2", theirs, asio::use_awaitable);
         BOOST_TEST(got_r.held());
+        BOOST_TEST((clock_type::now() >= held_r.valid_until()));
         BOOST_TEST((clock_type::now() < expires_r + 1000ms));
         co_await got_r.async_release(asio::use_awaitable);
     }());
