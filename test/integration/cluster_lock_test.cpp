@@ -204,12 +204,13 @@ BOOST_AUTO_TEST_CASE(several_resources_on_several_slots_are_taken_all_or_none) {
         // A waiter for the overlapping set is woken by the release, and then holds both.
         std::optional<error_code> woken;
         std::optional<redlock::lease> next;
+        const auto refused_before = other.metrics().contended;
         other.async_acquire_all(names(free_low, high), options(10s, 10s),
                                 [&](error_code ec, redlock::lease l) {
                                     woken = ec;
                                     next.emplace(std::move(l));
                                 });
-        co_await redlock::test::sleep_for(200ms);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return other.metrics().contended > refused_before; }));
         BOOST_TEST(!woken.has_value());
         BOOST_TEST(holder_of(free_low).empty());
 
@@ -269,8 +270,9 @@ BOOST_AUTO_TEST_CASE(an_acquisition_refused_at_a_later_slot_wakes_the_waiters_of
         // The brief hold, standing still: `low` held for 10 s, and a waiter told so.
         low_master.command({"SET", lock_key(low), "brief", "PX", "10000"});
         redlock::test::background_acquire next;
+        const auto refused_before = waiter.metrics().contended;
         next.start(waiter, low, options(10s, 10s));
-        co_await redlock::test::sleep_for(200ms);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return waiter.metrics().contended > refused_before; }));
         BOOST_TEST(!next.result.has_value());
         // Gone without a message; then an acquisition takes `low` and is refused at `high`.
         low_master.command({"DEL", lock_key(low)});
@@ -332,8 +334,10 @@ BOOST_AUTO_TEST_CASE(every_kind_of_lock_and_waiting_work_on_a_cluster) {
             wo.fair = fair;
             auto held = co_await client.async_acquire(resource, wo, asio::use_awaitable);
             redlock::test::background_acquire next;
+            const auto refused_before = waiter.metrics().contended;
             next.start(waiter, resource, wo);
-            co_await redlock::test::sleep_for(200ms);
+            BOOST_TEST_REQUIRE(
+                co_await eventually([&] { return waiter.metrics().contended > refused_before; }), resource);
             BOOST_TEST(!next.result.has_value());
             co_await held.async_release(asio::use_awaitable);
             BOOST_TEST(co_await eventually([&] { return next.result.has_value(); }), resource);
@@ -361,8 +365,9 @@ BOOST_AUTO_TEST_CASE(every_kind_of_lock_and_waiting_work_on_a_cluster) {
         wo.mode = redlock::lock_mode::write;
         wo.fenced = true;
         redlock::test::background_acquire writer;
+        const auto refused_before = waiter.metrics().contended;
         writer.start(waiter, "doc:1", wo);
-        co_await redlock::test::sleep_for(200ms);
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return waiter.metrics().contended > refused_before; }));
         BOOST_TEST(!writer.result.has_value());
         auto [late, no_reader] =
             co_await client.async_acquire("doc:1", ro, asio::as_tuple(asio::use_awaitable));

@@ -210,6 +210,7 @@ BOOST_DATA_TEST_CASE(a_forced_release_frees_any_kind_wakes_a_waiter_and_keeps_th
         BOOST_TEST(
             co_await eventually([&] { return redlock::test::held_everywhere(servers, "stuck", stuck); }));
         std::optional<redlock::lease> next;
+        const auto refused_before = other.metrics().contended;
         asio::co_spawn(
             ioc,
             [&]() -> asio::awaitable<void> {
@@ -220,7 +221,9 @@ BOOST_DATA_TEST_CASE(a_forced_release_frees_any_kind_wakes_a_waiter_and_keeps_th
                 next.emplace(std::move(l));
             },
             asio::detached);
-        co_await sleep_for(100ms);
+        // It waits: it tried, and was refused.
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return other.metrics().contended > refused_before; }));
+        BOOST_TEST(!next.has_value());
         auto [ec, freed] = co_await client.async_force_release("stuck", tuple_awaitable);
         BOOST_TEST(!ec, ec.message());
         BOOST_TEST(freed == static_cast<std::size_t>(n));

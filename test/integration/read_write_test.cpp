@@ -443,6 +443,7 @@ BOOST_DATA_TEST_CASE(inspect_names_the_readers_the_writer_and_the_waiting_writer
         // A forced release frees it and wakes every waiting reader.
         std::vector<redlock::lease> readers(3);
         int woken = 0;
+        const auto refused_before = client.metrics().contended;
         for (auto& r : readers) {
             asio::co_spawn(
                 ioc,
@@ -453,7 +454,9 @@ BOOST_DATA_TEST_CASE(inspect_names_the_readers_the_writer_and_the_waiting_writer
                 },
                 asio::detached);
         }
-        co_await sleep_for(200ms);
+        // Each tried, and was refused.
+        BOOST_TEST_REQUIRE(
+            co_await eventually([&] { return client.metrics().contended >= refused_before + 3; }));
         BOOST_TEST(woken == 0);
         co_await client.async_force_release("seen", asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return woken == 3; }, 30s));

@@ -130,6 +130,7 @@ BOOST_DATA_TEST_CASE(a_waiter_gets_the_place_a_release_frees, node_counts, n) {
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto a = co_await client.async_acquire("slots", permits(2), asio::use_awaitable);
         auto b = co_await client.async_acquire("slots", permits(2), asio::use_awaitable);
+        const auto refused_before = client.metrics().contended;
         std::optional<redlock::lease> waited;
         boost::system::error_code waiter_ec;
         asio::co_spawn(
@@ -140,8 +141,8 @@ BOOST_DATA_TEST_CASE(a_waiter_gets_the_place_a_release_frees, node_counts, n) {
                 if (!ec) waited.emplace(std::move(l));
             },
             asio::detached);
-        co_await sleep_for(200ms);
-        BOOST_TEST(!waited.has_value());  // both places taken
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return client.metrics().contended > refused_before; }));
+        BOOST_TEST(!waited.has_value());  // both places taken: it tried, and was refused
         co_await b.async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return waited.has_value() || waiter_ec; }, 20s));
         BOOST_TEST(!waiter_ec, waiter_ec.message());

@@ -132,6 +132,7 @@ BOOST_DATA_TEST_CASE(a_waiter_takes_nothing_until_it_can_take_everything, node_c
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto x = co_await client.async_acquire("x", options(), asio::use_awaitable);
         auto y = co_await client.async_acquire("y", options(), asio::use_awaitable);
+        const auto refused_before = waiter.metrics().contended;
         std::optional<redlock::lease> both;
         std::optional<boost::system::error_code> both_ec;
         asio::co_spawn(
@@ -143,7 +144,8 @@ BOOST_DATA_TEST_CASE(a_waiter_takes_nothing_until_it_can_take_everything, node_c
                 both = std::move(l);
             },
             asio::detached);
-        co_await sleep_for(100ms);
+        // It tried, and was refused.
+        BOOST_TEST_REQUIRE(co_await eventually([&] { return waiter.metrics().contended > refused_before; }));
         // x freed while y is held: the waiter takes none of it, so x can be taken alone.
         co_await x.async_release(asio::use_awaitable);
         co_await sleep_for(100ms);
