@@ -5,10 +5,11 @@
 // lost updates are visible on the checker server; the exit status says whether every round ran.
 //
 //   lock_contender --nodes URI[,URI...] --checker URI --resource R --coroutines C --rounds K
-//                  [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q] [--fenced 1]
+//                  [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q] [--fenced 1] [--no-lock 1]
 // --fenced 1: fenced locks; inside the critical section each holder appends its fence to the
 // checker's list "fences" (so the list is in grant order), and a release that fails (a node is
-// being restarted) is reported but not fatal: its keys expire.
+// being restarted) is reported but not fatal: its keys expire. --no-lock 1: the critical
+// sections without the lock, the negative control (the checker must see them overlap).
 #include "support/comma_list.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/redlock.hpp>
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -45,6 +47,7 @@ struct args {
     int retry_max_ms = 50;  // the timed retries; release messages wake waiters before them
     bool fair = false;
     bool fenced = false;
+    bool no_lock = false;
     int queue_timeout_ms = 5000;
 };
 
@@ -61,8 +64,9 @@ bool parse(int argc, char** argv, args& a) {
     if (kv.count("--retry-max-ms")) a.retry_max_ms = std::atoi(kv["--retry-max-ms"].c_str());
     if (kv.count("--fair")) a.fair = kv["--fair"] == "1";
     if (kv.count("--fenced")) a.fenced = kv["--fenced"] == "1";
+    if (kv.count("--no-lock")) a.no_lock = kv["--no-lock"] == "1";
     if (kv.count("--queue-timeout-ms")) a.queue_timeout_ms = std::atoi(kv["--queue-timeout-ms"].c_str());
-    return !a.nodes.empty() && a.coroutines > 0 && a.rounds > 0;
+    return !a.nodes.empty() && a.coroutines > 0 && a.rounds > 0 && !(a.no_lock && a.fenced);
 }
 
 struct tally {
@@ -91,7 +95,10 @@ asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection
     asio::steady_timer pause(co_await asio::this_coro::executor);
     for (int i = 0; i < a.rounds; ++i) {
         redlock::diagnostics diag;
-        auto [ec, lease] = co_await client.async_acquire(a.resource, o, diag, tuple_awaitable);
+        redlock::lease lease;
+        error_code ec;
+        if (!a.no_lock)
+            std::tie(ec, lease) = co_await client.async_acquire(a.resource, o, diag, tuple_awaitable);
         if (ec) {
             std::fprintf(stderr, "acquire failed: %s: %s\n", ec.message().c_str(), diag.message.c_str());
             ++t.failures;
@@ -120,7 +127,8 @@ asio::awaitable<void> worker(redlock::client& client, redlock::redis::connection
         write.push("SET", "counter", std::to_string(value + 1));
         co_await run(checker, write);
         co_await run(checker, leave);
-        auto [rec] = co_await lease.async_release(tuple_awaitable);
+        error_code rec;
+        if (!a.no_lock) std::tie(rec) = co_await lease.async_release(tuple_awaitable);
         if (rec) {
             std::fprintf(stderr, "release failed: %s\n", rec.message().c_str());
             ++(a.fenced ? t.release_failures : t.failures);
@@ -138,7 +146,7 @@ int main(int argc, char** argv) {
         std::fprintf(
             stderr,
             "usage: lock_contender --nodes URI[,URI...] --checker URI [--resource R] [--coroutines C] "
-            "[--rounds K] [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q] [--fenced 1]\n");
+            "[--rounds K] [--retry-max-ms M] [--fair 1] [--queue-timeout-ms Q] [--fenced 1] [--no-lock 1]\n");
         return 2;
     }
     try {

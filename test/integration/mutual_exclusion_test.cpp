@@ -67,6 +67,27 @@ BOOST_DATA_TEST_CASE(three_processes_of_fifty_coroutines_never_overlap, data::ma
         BOOST_TEST(s->command({"EXISTS", "{redlock:contended}:lock"}).integer == 0);
 }
 
+// The negative control: the same critical sections without the lock. The checker must see
+// them overlap and lose updates, or its silence above would mean nothing.
+BOOST_AUTO_TEST_CASE(without_the_lock_the_checker_sees_overlaps_and_lost_updates) {
+    auto nodes = start_redis_servers(1);
+    redis_server checker;
+    const auto uris = redlock::test::node_uris(nodes);
+    std::vector<pid_t> pids;
+    for (int p = 0; p < 3; ++p) {
+        pids.push_back(
+            spawn_contender({"--nodes", uris, "--checker", checker.uri(), "--resource", "contended",
+                             "--coroutines", "50", "--rounds", "5", "--no-lock", "1"}));
+    }
+    for (auto pid : pids)
+        BOOST_TEST(wait_child(pid, 280s) == 0);
+    const auto overlaps = checker.command({"GET", "overlaps"});
+    BOOST_TEST_REQUIRE(!overlaps.is_null());
+    BOOST_TEST(std::stol(overlaps.str) > 0);
+    BOOST_TEST(std::stol(checker.command({"GET", "counter"}).str) < 3 * 50 * 5);
+    BOOST_TEST(checker.command({"GET", "holders"}).str == "0");
+}
+
 // The same on a 3-master cluster (N = 1) and over 3 one-master clusters (N = 3): the lock of the
 // resource lives on the master of its slot.
 BOOST_DATA_TEST_CASE(three_processes_on_clusters_never_overlap, data::make({1, 3}), n) {
