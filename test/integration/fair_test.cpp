@@ -39,6 +39,7 @@ using redlock::test::eventually;
 using redlock::test::held_everywhere;
 using redlock::test::key_tag;
 using redlock::test::lock_config;
+using redlock::test::lock_key;
 using redlock::test::options;
 using redlock::test::queued;
 using redlock::test::queued_everywhere;
@@ -483,6 +484,15 @@ BOOST_DATA_TEST_CASE(a_killed_waiter_is_evicted_after_its_queue_timeout, node_co
         kill(doomed, SIGKILL);
         BOOST_TEST(redlock::test::wait_child(doomed, 10s) == redlock::test::killed_by(SIGKILL));
         const auto killed = clock_type::now();
+        // Each server's deadline of the dead waiter's place (its clock, ms), final now.
+        std::vector<std::int64_t> dead_until;
+        for (const auto& s : servers) {
+            const auto head = s->command({"ZRANGE", key_tag("k") + ":queue", "0", "0"});
+            BOOST_TEST_REQUIRE(head.elements.size() == 1u);
+            const auto until =
+                s->command({"ZSCORE", key_tag("k") + ":queue:deadlines", head.elements[0].str});
+            dead_until.push_back(std::stoll(until.str));
+        }
         // Hands the lock over to the dead head, until the deadline of its place: nobody hears it.
         co_await first.async_release(asio::use_awaitable);
 
@@ -498,6 +508,18 @@ BOOST_DATA_TEST_CASE(a_killed_waiter_is_evicted_after_its_queue_timeout, node_co
         // deadline plus one refresh of the waiter behind it, with slack for a loaded machine.
         BOOST_TEST((waited >= queue_timeout / 3));
         BOOST_TEST((waited <= queue_timeout + queue_timeout / 3 + 1500ms));
+        // On the servers' own clocks: the grant (its key's expiry less its ttl of 10 s) came no
+        // earlier than the dead waiter's deadline, on every server that granted.
+        std::size_t granted = 0;
+        for (std::size_t i = 0; i < servers.size(); ++i) {
+            const auto expires_at = servers[i]->command({"PEXPIRETIME", lock_key("k")}).integer;
+            if (expires_at <= 0) continue;
+            ++granted;
+            BOOST_TEST(expires_at - 10000 >= dead_until[i], "server " << i << ": granted "
+                                                                      << dead_until[i] - (expires_at - 10000)
+                                                                      << " ms before the deadline");
+        }
+        BOOST_TEST(granted >= servers.size() / 2 + 1);
         co_await behind.lease->async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return nothing_left(servers, "k"); }));
     }());
