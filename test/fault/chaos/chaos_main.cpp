@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // The long-run chaos mode: randomized schedules (see chaos_run.hpp) one after another until the
 // time is up, then a JSON report: schedules run, faults injected by kind, operations, and every
-// violation with its seed and evidence. Exit status 0 with no violation, 1 with any, 2 on usage.
+// violation with its seed and evidence. Exit status 0 with no violation, 1 with any, 2 on usage;
+// a negative control (--broken, --no-min-replicas) the other way round: 0 when the checker found
+// second holders, 1 when it found none.
 //
 //   chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] [--broken]
 //         [--topology masters|cluster|sentinel] [--no-min-replicas] --worker PATH
@@ -160,7 +162,19 @@ int main(int argc, char** argv) {
             static_cast<unsigned long long>(r.writes_refused), r.violations.size());
         std::fflush(stdout);
     }
-    if (!violations.empty()) exit_status = 1;
+    const bool control = a.broken || a.no_min_replicas;
+    if (control) {
+        // A negative control passes when the checker names what it broke: second holders.
+        std::size_t second_holders = 0;
+        for (const auto& v : violations) {
+            const auto rule = v["rule"].get<std::string>();
+            second_holders += rule == "mutual_exclusion" || rule == "permits_exceeded" ? 1 : 0;
+        }
+        std::printf("chaos: negative control: %zu second holders\n", second_holders);
+        if (second_holders == 0) exit_status = 1;
+    } else if (!violations.empty()) {
+        exit_status = 1;
+    }
     // The safety claims rest on these having happened: the topology's essential faults (nodes
     // restarted empty, failovers, paused clients), stale writes the store refused (fencing) and
     // leases handed over between workers.
@@ -173,7 +187,6 @@ int main(int argc, char** argv) {
                               " faults: " + std::to_string(faults.value(kind, std::uint64_t{0})) +
                               " (at least " + std::to_string(needed) + ")");
     }
-    const bool control = a.broken || a.no_min_replicas;
     if (!control && operations["writes_refused"].get<std::uint64_t>() == 0)
         missing.push_back("stale writes refused by the store: 0");
     if (const auto adopted = operations["adoptions"].get<std::uint64_t>(); !control && adopted < needed)
