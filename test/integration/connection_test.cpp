@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <optional>
 #include <random>
 #include <string>
@@ -309,13 +310,17 @@ BOOST_AUTO_TEST_CASE(callers_on_other_strands_cancel_while_their_requests_comple
     BOOST_TEST(other.load() == 0);
     BOOST_TEST(answered.load() > 0);
     BOOST_TEST(aborted.load() > 0);
-    std::optional<std::string> last;
+    // The handler runs on whichever thread runs the io_context: its result crosses by a future.
+    std::promise<std::string> last;
+    auto reply = last.get_future();
     auto echo = command({"ECHO", "in step"});
-    conn.async_exec(
-        echo, 5s, [&](error_code ec, std::vector<resp::value> r) { last = ec ? ec.message() : r.at(0).str; });
-    while (!last && std::chrono::steady_clock::now() < deadline)
+    conn.async_exec(echo, 5s, [&](error_code ec, std::vector<resp::value> r) {
+        last.set_value(ec ? ec.message() : r.at(0).str);
+    });
+    while (reply.wait_for(0s) != std::future_status::ready && std::chrono::steady_clock::now() < deadline)
         ioc.run_for(10ms);
-    BOOST_TEST(last.value_or("no reply") == "in step");
+    BOOST_TEST_REQUIRE((reply.wait_for(0s) == std::future_status::ready), "no reply");
+    BOOST_TEST(reply.get() == "in step");
     BOOST_TEST(conn.stats().disconnects == 0u);
     conn.close();
     ioc.stop();
