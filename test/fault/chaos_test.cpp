@@ -6,6 +6,7 @@
 // without the failover quarantine) and Sentinel masters that write without a replica (a split
 // brain) the same checker must catch.
 #include "fault/chaos/chaos_run.hpp"
+#include "fault/chaos/lock_kinds.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -54,6 +55,24 @@ void run_and_expect_no_violation(std::uint64_t seed, chaos::topology topology = 
     // Leases handed from one worker to another, each adopter the only holder from then on. On
     // the failover topologies a schedule's few holds give only a few.
     if (topology == chaos::topology::masters) BOOST_TEST(r.adoptions >= 5u);
+    // Every kind of lock did its part, not only all of them together: on independent masters
+    // each kind many times, with its re-entries and stale writes refused; on the failover
+    // topologies, whose schedules hold far less, the unfenced and the fenced kinds each.
+    std::uint64_t unfenced = 0;
+    std::uint64_t fenced = 0;
+    for (const auto& kind : chaos::lock_kinds) {
+        const auto n =
+            r.holds_by_kind.contains(std::string(kind.name)) ? r.holds_by_kind.at(std::string(kind.name)) : 0;
+        BOOST_TEST_MESSAGE("  holds of " << kind.name << ": " << n);
+        (kind.fenced ? fenced : unfenced) += n;
+        if (topology == chaos::topology::masters) BOOST_TEST(n >= 10u, kind.name << ": " << n << " holds");
+    }
+    BOOST_TEST(unfenced >= 10u);
+    BOOST_TEST(fenced >= 10u);
+    if (topology == chaos::topology::masters) {
+        BOOST_TEST(r.reentries >= 10u);
+        BOOST_TEST(r.writes_refused >= 1u);
+    }
     for (const auto& kind : chaos::essential_faults(topology))
         BOOST_TEST((r.faults.contains(kind) && r.faults.at(kind) >= 1u), "seed " << seed << ": no " << kind);
 }

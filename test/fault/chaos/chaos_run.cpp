@@ -337,8 +337,10 @@ schedule_result run_schedule(const schedule_options& options) {
     }
 
     result.holds = h.holds.size();
-    for (const auto& hold : h.holds)
+    for (const auto& hold : h.holds) {
         result.holds_lost += hold.outcome == "lost" ? 1 : 0;
+        ++result.holds_by_kind[std::string(kind_of(hold.resource).name)];
+    }
     result.holds_judged = judged_holds(h);
     // A verdict on holds the rules could not judge is no verdict: most holds must be judged.
     if (result.holds_judged * 2 < result.holds || result.holds_judged == 0) {

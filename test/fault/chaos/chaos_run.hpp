@@ -40,7 +40,8 @@ struct schedule_result {
     std::map<std::string, std::uint64_t> faults;  ///< injected, by kind
     std::uint64_t holds = 0;
     std::uint64_t holds_lost = 0;
-    std::uint64_t holds_judged = 0;  ///< holds with a non-empty interval (judged_holds)
+    std::uint64_t holds_judged = 0;                      ///< holds with a non-empty interval (judged_holds)
+    std::map<std::string, std::uint64_t> holds_by_kind;  ///< by lock_kinds name (read_write: both modes)
     std::uint64_t acquire_failures = 0;
     std::uint64_t writes = 0;
     std::uint64_t writes_refused = 0;  ///< stale fences the store turned away
