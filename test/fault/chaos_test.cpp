@@ -118,9 +118,10 @@ BOOST_AUTO_TEST_CASE(a_cluster_keeps_every_rule_through_failovers) {
 // With Sentinel also a split brain: its master and every worker but one cut from its replicas and
 // sentinels for 6 to 8 s, the sentinels promote a replica meanwhile, and the master, which
 // writes nothing without a replica, grants and renews nothing more. A group without a master
-// that writes takes that long out of a schedule: 30 s of it.
+// that writes takes that long out of a schedule, and the split brain's master refuses writes:
+// 40 s of it (30 s held 66 times in a loaded CI run, against the 50 required).
 BOOST_AUTO_TEST_CASE(sentinel_keeps_every_rule_through_failovers) {
-    run_and_expect_no_violation(1, chaos::topology::sentinel, 30);
+    run_and_expect_no_violation(1, chaos::topology::sentinel, 40);
 }
 
 // A checker that never fails proves nothing: workers that hold on a single node's grant overlap
