@@ -105,11 +105,14 @@ void acquire_op::start_round() {
     call_.clear();
     kind_->acquire(request, call_);
     call_.wait_for_replicas(options_.replicas, options_.replica_timeout);
+    call_.ask_replication_id(client_->asks_replication_id());
     // A pipelined WAIT holds the node for up to replica_timeout.
     const auto timeout = call_.timeout(node_timeout_, options_.replica_timeout);
     for (std::size_t i = 0; i < client_->node_count(); ++i) {
+        // A call run in steps judges each step's master itself (slot_step_run.cpp).
+        const auto id_reply = client_->runs_steps(i, call_) ? 0 : call_.replication_id_reply;
         client_->call_on(i, call_, timeout,
-                         [self = shared_from_this(), r = round_.number(), i](
+                         [self = shared_from_this(), r = round_.number(), i, id_reply](
                              error_code ec, std::span<const resp::value> replies) {
                              if (r != self->round_.number()) return;
                              auto answer = self->kind_->read_acquire(self->call_, ec, replies);
@@ -118,7 +121,7 @@ void acquire_op::start_round() {
                                                                         self->options_.replicas,
                                                                         self->options_.replica_timeout, "");
                              }
-                             self->client_->judge_answer(i, answer);
+                             self->client_->judge_answer(i, answer, id_reply, replies);
                              self->on_answer(i, std::move(answer));
                          });
     }
@@ -191,16 +194,19 @@ void acquire_op::held_by_earlier_round(std::size_t node, const std::string& earl
         return;
     }
     call.wait_for_replicas(options_.replicas, options_.replica_timeout);
+    call.ask_replication_id(client_->asks_replication_id());
     client_->call_on(
         node, call, call.timeout(node_timeout_, options_.replica_timeout),
-        [self = shared_from_this(), r = round_.number(), node, wait_reply = call.wait_reply](
-            error_code ec, std::span<const resp::value> replies) {
+        [self = shared_from_this(), r = round_.number(), node, wait_reply = call.wait_reply,
+         id_reply = call.replication_id_reply](error_code ec, std::span<const resp::value> replies) {
             if (!self->counting(r)) return;
             if (ec) {
                 self->count(node, vote::failed, ec, replies.empty() ? "" : replies.front().str);
             } else if (replies.front().kind == resp::type::integer && replies.front().integer == 1) {
-                if (auto why = self->client_->why_answer_does_not_count(node); !why.empty()) {
-                    self->count(node, vote::failed, error::node_quarantined, std::move(why));
+                error_code refused;
+                if (auto why = self->client_->why_answer_does_not_count(node, id_reply, replies, refused);
+                    !why.empty()) {
+                    self->count(node, vote::failed, refused, std::move(why));
                     return;
                 }
                 self->count_grant(node, judge_pinned_wait(wait_reply, replies, self->options_.replicas,

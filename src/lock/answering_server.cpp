@@ -12,4 +12,22 @@ std::string why_answer_does_not_count(const node_health_board& board, std::optio
     return named + (problem.empty() ? "it does not vote yet" : std::move(problem));
 }
 
+std::string why_replication_id_does_not_count(node_health_board& board, std::size_t entry,
+                                              const resp::value* info, std::string_view server,
+                                              bool& malformed) {
+    const auto named = server.empty() ? std::string("the server that answered: ")
+                                      : "the master that answered, " + std::string(server) + ": ";
+    const auto id =
+        info && info->is_string() && !info->is_error() ? parse_replication_id(info->str) : std::string_view();
+    malformed = id.empty();
+    if (malformed) {
+        return named + "its INFO replication names no master_replid: " +
+               (info ? resp::to_string(*info) : std::string("no reply"));
+    }
+    if (board.granted_under(entry, id)) return {};
+    return named + "its replication ID " + std::string(id) +
+           " is not the one this client read from it: it was made a replica and a master again since; " +
+           board.describe(entry, std::chrono::steady_clock::now()).problem;
+}
+
 }  // namespace redlock::detail

@@ -22,6 +22,16 @@ namespace redlock::detail {
                                                     std::optional<std::size_t> entry, std::string_view server,
                                                     std::chrono::steady_clock::time_point now);
 
+/// Why a grant does not count as far as the server's replication ID goes: `info` is the reply of
+/// the INFO replication sent right behind the grant on its connection (null: none came), `entry`
+/// the board's entry for the server that answered, `server` its name for the message (empty: the
+/// node's). Empty when the server has been a master since a failover mark of this client read
+/// its ID; otherwise why, after node_health_board::granted_under() has quarantined the entry.
+/// `malformed` is set when the reply names no ID (the server's fault, not a quarantine).
+[[nodiscard]] std::string why_replication_id_does_not_count(node_health_board& board, std::size_t entry,
+                                                            const resp::value* info, std::string_view server,
+                                                            bool& malformed);
+
 }  // namespace redlock::detail
 
 #endif

@@ -54,6 +54,20 @@ void tell_quarantine(node_health_board& health, const event_sink& events, std::s
     events.emit(std::move(e));
 }
 
+// Reads the replication ID of a server this client saw become a master, on a connection whose
+// failover mark found it a replica (node_health_board::on_replication_id_read).
+void read_replication_id(const std::shared_ptr<node_health_board>& health, std::size_t entry,
+                         redis::connection& connected, std::chrono::milliseconds timeout) {
+    resp::request info;
+    info.push("INFO", "replication");
+    connected.async_exec(
+        info, timeout, [health, entry](boost::system::error_code ec, std::vector<resp::value> replies) {
+            if (ec || replies.size() != 1 || !replies.front().is_string() || replies.front().is_error())
+                return;
+            health->on_replication_id_read(entry, parse_replication_id(replies.front().str));
+        });
+}
+
 }  // namespace
 
 client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
@@ -88,15 +102,23 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
         redis::detail::cluster_link::new_master_fn on_new_master;
         const auto& name = node_names_[i];
         if (cfg_.failover_quarantine && cluster) {
-            on_new_master = [health = health_, events = events_, members = members_, i,
-                             name](const redis::node_address& a) {
+            on_new_master = [health = health_, events = events_, members = members_, i, name,
+                             timeout = background_timeout()](const redis::node_address& a,
+                                                             redis::connection* connected) {
                 const auto entry = member_entry_made(*health, *members, i, a);
                 health->on_promoted(entry);
                 tell_quarantine(*health, *events, entry, i, name, redis::detail::endpoint(a));
+                // A connection set up while it was a replica (a seed) read no replication ID;
+                // without one, its first grant would seem to come after yet another promotion.
+                if (connected && health->marked_as_replica(entry))
+                    read_replication_id(health, entry, *connected, timeout);
             };
         } else if (cfg_.failover_quarantine && sentinel) {
             // Sentinel moved the master: the node is one voter whatever server it reaches.
-            on_new_master = [health = health_, events = events_, i, name](const redis::node_address&) {
+            // Sentinel moved the master: the locator connects to it anew, and the failover mark
+            // of that connection reads its replication ID.
+            on_new_master = [health = health_, events = events_, i, name](const redis::node_address&,
+                                                                          redis::connection*) {
                 health->on_promoted(i);
                 tell_quarantine(*health, *events, i, i, name);
             };
@@ -246,21 +268,38 @@ bool client_state::votes(std::size_t node, std::string_view key) const {
     return voting;
 }
 
-std::string client_state::why_answer_does_not_count(std::size_t node) const {
+std::string client_state::why_answer_does_not_count(std::size_t node, std::size_t replication_id_reply,
+                                                    std::span<const resp::value> replies,
+                                                    boost::system::error_code& ec) const {
+    ec = error::node_quarantined;
     const auto* server = nodes_[node]->answering();
-    if (!server) return {};
-    return detail::why_answer_does_not_count(*health_, member_entry(node, *server),
-                                             redis::detail::endpoint(*server), clock::now());
+    auto entry = std::optional<std::size_t>(node);
+    std::string name;
+    if (server) {
+        name = redis::detail::endpoint(*server);
+        entry = member_entry(node, *server);
+        auto why = detail::why_answer_does_not_count(*health_, entry, name, clock::now());
+        if (!why.empty()) return why;
+    }
+    if (replication_id_reply == 0) return {};
+    bool malformed = false;
+    auto why = why_replication_id_does_not_count(
+        *health_, *entry, replication_id_reply < replies.size() ? &replies[replication_id_reply] : nullptr,
+        name, malformed);
+    if (malformed) ec = error::unexpected_reply;
+    return why;
 }
 
-void client_state::judge_answer(std::size_t node, acquire_answer& answer) const {
+void client_state::judge_answer(std::size_t node, acquire_answer& answer, std::size_t replication_id_reply,
+                                std::span<const resp::value> replies) const {
     if (answer.verdict != vote::granted) return;
-    auto why = why_answer_does_not_count(node);
+    boost::system::error_code ec;
+    auto why = why_answer_does_not_count(node, replication_id_reply, replies, ec);
     if (why.empty()) return;
     answer.verdict = vote::failed;
-    answer.ec = error::node_quarantined;
+    answer.ec = ec;
     answer.detail = std::move(why);
-    answer.node_fault = false;
+    answer.node_fault = ec == error::unexpected_reply;
 }
 
 std::string client_state::same_server_nodes() const {

@@ -86,6 +86,10 @@ public:
     /// A uniformly random retry delay; strand only.
     std::mt19937_64& rng() noexcept { return rng_; }
 
+    /// Whether call_on() runs `call` on node `node` as its steps, one script call per slot.
+    [[nodiscard]] bool runs_steps(std::size_t node, const node_call& call) const {
+        return !call.steps.empty() && nodes_[node]->routes_by_slot();
+    }
     /// Sends `call` (built by a lock's kind) to node `node`; `on_reply(error_code,
     /// std::span<const resp::value>)` runs on the strand with the node's replies, as many as the
     /// call owes, or with the failure: a server error reply to a script is error::server_error
@@ -95,7 +99,7 @@ public:
     template <class OnReply>
     void call_on(std::size_t node, const node_call& call, std::chrono::milliseconds timeout,
                  OnReply on_reply) {
-        if (!call.steps.empty() && nodes_[node]->routes_by_slot()) {
+        if (runs_steps(node, call)) {
             run_steps(node, call, timeout,
                       [on_reply = std::move(on_reply)](boost::system::error_code ec, resp::value v) mutable {
                           on_reply(ec, std::span<const resp::value>(&v, 1));
@@ -103,18 +107,8 @@ public:
             return;
         }
         if (call.script && !call.after_script.empty()) {
-            nodes_[node]->eval_then(
-                *call.script, call.key_span(), call.arg_span(), call.after_script, timeout,
-                boost::asio::bind_executor(
-                    strand_, [self = shared_from_this(), node, name = call.script->name,
-                              owed = call.replies(), on_reply = std::move(on_reply)](
-                                 boost::system::error_code ec, std::vector<resp::value> replies) mutable {
-                        if (!ec && replies.size() != owed) ec = error::unexpected_reply;
-                        if (!ec && replies.front().is_error())
-                            self->script_refused(name, replies.front(), ec);
-                        if (ec) self->metrics_.node_failure(node, ec);
-                        on_reply(ec, std::span<const resp::value>(replies));
-                    }));
+            eval_then_on(node, *call.script, call.key_span(), call.arg_span(), call.after_script, timeout,
+                         std::move(on_reply));
             return;
         }
         if (call.script) {
@@ -135,6 +129,25 @@ public:
                     on_reply(ec, std::span<const resp::value>(replies));
                 }));
     }
+    /// Runs script `s` on node `node` with the commands of `trailer` right behind it on its
+    /// connection (node_call::after_script); `on_reply(error_code, std::span<const resp::value>)`
+    /// as call_on()'s, with the script's reply first.
+    template <class OnReply>
+    void eval_then_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
+                      std::span<const std::string_view> args, const resp::request& trailer,
+                      std::chrono::milliseconds timeout, OnReply on_reply) {
+        nodes_[node]->eval_then(
+            s, keys, args, trailer, timeout,
+            boost::asio::bind_executor(
+                strand_, [self = shared_from_this(), node, name = s.name, owed = 1 + trailer.size(),
+                          on_reply = std::move(on_reply)](boost::system::error_code ec,
+                                                          std::vector<resp::value> replies) mutable {
+                    if (!ec && replies.size() != owed) ec = error::unexpected_reply;
+                    if (!ec && replies.front().is_error()) self->script_refused(name, replies.front(), ec);
+                    if (ec) self->metrics_.node_failure(node, ec);
+                    on_reply(ec, std::span<const resp::value>(replies));
+                }));
+    }
     /// call_on() on each node flagged in `nodes`. `on_reply` may be empty; it gets a script's
     /// reply, or a pipeline's first.
     void send_call(const node_call& call, const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
@@ -151,11 +164,19 @@ public:
 
     /// Inside a reply's handler on the strand: empty, or why node `node`'s grant in that reply
     /// does not count, judged on the cluster master that made it (answering_server.hpp), not on
-    /// the slot map; empty for a node that is not a cluster.
-    [[nodiscard]] std::string why_answer_does_not_count(std::size_t node) const;
-    /// A round's answer from node `node`, inside its reply's handler: a grant the answering
-    /// cluster master may not make (why_answer_does_not_count) is a failure, node_quarantined.
-    void judge_answer(std::size_t node, acquire_answer& answer) const;
+    /// the slot map, and, when the call asked for it (node_call::ask_replication_id: reply
+    /// `replication_id_reply` of `replies`), on the server's replication ID, which a failover
+    /// this client did not see changes. `ec` is set to why: node_quarantined, or
+    /// unexpected_reply for an INFO reply without the ID.
+    [[nodiscard]] std::string why_answer_does_not_count(std::size_t node, std::size_t replication_id_reply,
+                                                        std::span<const resp::value> replies,
+                                                        boost::system::error_code& ec) const;
+    /// A round's answer from node `node`, inside its reply's handler: a grant that does not count
+    /// (why_answer_does_not_count) is a failure.
+    void judge_answer(std::size_t node, acquire_answer& answer, std::size_t replication_id_reply,
+                      std::span<const resp::value> replies) const;
+    /// Whether grants are judged on the server's replication ID (client_config::failover_quarantine).
+    [[nodiscard]] bool asks_replication_id() const noexcept { return cfg_.failover_quarantine; }
     /// Whether node `node`'s grants on `key` count now (restart and failover quarantines, one
     /// vote per server, see client_config):
     /// a cluster's, whether those of the master serving the key's slot do; strand only.

@@ -3,6 +3,7 @@
 
 #include "lock/quorum.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace redlock::detail {
@@ -37,6 +38,13 @@ bool parse_server_info(std::string_view text, server_info& out) {
     out.run_id = std::string(run_id);
     out.uptime = std::chrono::seconds(seconds);
     return true;
+}
+
+std::string_view parse_replication_id(std::string_view text) {
+    const auto id = field(text, "master_replid");
+    const bool hex = std::all_of(id.begin(), id.end(),
+                                 [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    return id.size() == 40 && hex ? id : std::string_view();
 }
 
 void node_health::on_server_info(const server_info& info, clock::time_point now,
@@ -79,6 +87,8 @@ node_health_board::node_health_board(std::size_t nodes, std::chrono::millisecond
     : nodes_(nodes),
       unparsable_(nodes, false),
       mark_failed_(nodes),
+      replication_ids_(nodes),
+      marked_as_replica_(nodes, false),
       same_server_(nodes),
       last_seen_(nodes),
       told_until_(nodes),
@@ -94,6 +104,8 @@ std::size_t node_health_board::add_node(std::size_t owner) {
     nodes_.emplace_back();
     unparsable_.push_back(false);
     mark_failed_.emplace_back();
+    replication_ids_.emplace_back();
+    marked_as_replica_.push_back(false);
     same_server_.emplace_back();
     last_seen_.emplace_back();
     told_until_.emplace_back();
@@ -135,21 +147,56 @@ void node_health_board::on_failover_mark(std::size_t node, const resp::value& re
     const auto* items = reply.kind == type::array ? &reply.elements : nullptr;
     if (reply.is_error()) {
         failed = reply.str;
-    } else if (!items || items->size() != 2 || (*items)[0].kind != type::integer ||
-               (*items)[1].kind != type::integer) {
-        failed = "failover_mark.lua answered " + resp::to_string(reply) + ", not {left, length}";
+    } else if (!items || items->size() != 3 || (*items)[0].kind != type::integer ||
+               (*items)[1].kind != type::integer || (*items)[2].kind != type::bulk_string) {
+        failed =
+            "failover_mark.lua answered " + resp::to_string(reply) + ", not {left, length, replication ID}";
     }
     if (!failed.empty()) return;
     auto left = std::chrono::milliseconds((*items)[0].integer);
+    marked_as_replica_[node] = left < left.zero();
     if (left < left.zero()) {
-        // Still a replica: if it becomes a master on this connection, that is after now.
+        // Still a replica: if it becomes a master on this connection, that is after now. Its ID
+        // is its master's, and a promotion gives it a new one: its first grant quarantines it
+        // again (granted_under), since that promotion may come later than the wait from now.
         nodes_[node].on_promoted(clock::now(), std::max(max_ttl_, recorded_max_ttl_), drift_factor_);
         return;
     }
+    remember_replication_id(node, (*items)[2].str);
     // Started by a client that waits less than this one: the rest of this one's wait too.
     const auto started_with = std::chrono::milliseconds((*items)[1].integer);
     if (left > left.zero()) left += std::max(length - started_with, std::chrono::milliseconds::zero());
     nodes_[node].on_failover_mark(clock::now(), left);
+}
+
+bool node_health_board::granted_under(std::size_t node, std::string_view replication_id) {
+    std::lock_guard lock(mutex_);
+    const auto& known = replication_ids_[node];
+    if (std::find(known.begin(), known.end(), replication_id) != known.end()) return true;
+    nodes_[node].on_promoted(clock::now(), std::max(max_ttl_, recorded_max_ttl_), drift_factor_);
+    remember_replication_id(node, replication_id);
+    return false;
+}
+
+void node_health_board::on_replication_id_read(std::size_t node, std::string_view replication_id) {
+    if (replication_id.empty()) return;
+    std::lock_guard lock(mutex_);
+    nodes_[node].on_promoted(clock::now(), std::max(max_ttl_, recorded_max_ttl_), drift_factor_);
+    remember_replication_id(node, replication_id);
+    marked_as_replica_[node] = false;
+}
+
+bool node_health_board::marked_as_replica(std::size_t node) const {
+    std::lock_guard lock(mutex_);
+    return marked_as_replica_[node];
+}
+
+void node_health_board::remember_replication_id(std::size_t node, std::string_view id) {
+    constexpr std::size_t kept = 4;
+    auto& known = replication_ids_[node];
+    if (std::find(known.begin(), known.end(), id) != known.end()) return;
+    if (known.size() == kept) known.erase(known.begin());
+    known.emplace_back(id);
 }
 
 std::chrono::milliseconds node_health_board::failover_wait() const {

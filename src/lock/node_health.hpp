@@ -25,6 +25,9 @@ struct server_info {
 /// or malformed.
 [[nodiscard]] bool parse_server_info(std::string_view text, server_info& out);
 
+/// The master_replid of the text of `INFO replication`: 40 hex digits, or empty.
+[[nodiscard]] std::string_view parse_replication_id(std::string_view text);
+
 /// Restart quarantine of one node (client-enforced delayed restart), I/O-free. A node that
 /// restarted without persistence has lost the locks it granted; until every lease it could have
 /// granted before has expired everywhere (max_ttl, plus drift), its grants must not count.
@@ -98,9 +101,25 @@ public:
     /// The text of INFO server from a new connection to `node`; unparsable text: no vote.
     void on_server_info(std::size_t node, std::string_view text);
     /// The reply of failover_mark.lua from a new connection to `node`, before its INFO server:
-    /// {left ms, the length the quarantine was started with}. A client whose own length is
-    /// longer waits the difference too. An error or a malformed reply: no vote, and why.
+    /// {left ms, the length the quarantine was started with, the master's replication ID}. A
+    /// client whose own length is longer waits the difference too. An error or a malformed
+    /// reply: no vote, and why.
     void on_failover_mark(std::size_t node, const resp::value& reply);
+    /// Whether a grant of entry `node`'s server counts as far as its replication ID goes:
+    /// `replication_id` is what INFO replication said right behind the grant, on its connection.
+    /// A promotion always gives a server a new ID, and IDs are never reused: one that a failover
+    /// mark of this client read means a server that has been a master since that mark, with
+    /// every grant it had then. Any other (the server was made a replica and a master again
+    /// while this client's connection stayed open, and may lack what the master between made)
+    /// quarantines the entry from now, as a promotion this client saw, is remembered as read,
+    /// and the grant does not count.
+    [[nodiscard]] bool granted_under(std::size_t node, std::string_view replication_id);
+    /// Whether the last failover mark of entry `node` found a replica (it read no replication ID).
+    [[nodiscard]] bool marked_as_replica(std::size_t node) const;
+    /// The replication ID of entry `node`'s server, read on a connection its mark found a replica
+    /// on, after this client saw it become a master (on_promoted): grants under it count once a
+    /// quarantine from now is over (the ID may be younger than the promotion seen). Empty: nothing.
+    void on_replication_id_read(std::size_t node, std::string_view replication_id);
     /// The length of a failover quarantine this client starts: quarantine_ttl() + drift.
     [[nodiscard]] std::chrono::milliseconds failover_wait() const;
     /// The largest max_ttl that a node says any client of it has recorded (record_max_ttl.lua):
@@ -134,11 +153,18 @@ public:
     [[nodiscard]] bool told_quarantine_over(std::size_t node, clock::time_point now);
 
 private:
+    /// Under the lock.
+    void remember_replication_id(std::size_t node, std::string_view id);
+
     mutable std::mutex mutex_;
     std::vector<node_health> nodes_;
     std::vector<bool> unparsable_;
     std::vector<std::string> mark_failed_;  // per entry: why its failover mark failed, or empty
-    std::vector<std::size_t> owner_;        // per entry: its node
+    // per entry: the replication IDs its failover marks and grants read (granted_under), the
+    // latest last; a few, for grants still in flight from before a new connection's mark
+    std::vector<std::vector<std::string>> replication_ids_;
+    std::vector<bool> marked_as_replica_;                  // per entry: see marked_as_replica()
+    std::vector<std::size_t> owner_;                       // per entry: its node
     std::vector<std::optional<std::size_t>> same_server_;  // see same_server_as()
     std::atomic<bool> any_same_server_{false};
     struct seen {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,7 +36,22 @@ struct frozen_call {
         const std::vector<std::string_view> arg_views(args.begin(), args.end());
         client.eval_on(node, *script, key_views, arg_views, timeout, std::move(on_reply));
     }
+
+    /// With the commands of `trailer` behind it on the same connection.
+    void send_then(
+        client_state& client, std::size_t node, const resp::request& trailer,
+        std::chrono::milliseconds timeout,
+        std::function<void(boost::system::error_code, std::span<const resp::value>)> on_replies) const {
+        const std::vector<std::string_view> key_views(keys.begin(), keys.end());
+        const std::vector<std::string_view> arg_views(args.begin(), args.end());
+        client.eval_then_on(node, *script, key_views, arg_views, trailer, timeout, std::move(on_replies));
+    }
 };
+
+bool is_grant(const resp::value& v) {
+    return v.kind == resp::type::array && !v.elements.empty() && v.elements[0].kind == resp::type::integer &&
+           v.elements[0].integer == 1;
+}
 
 class step_run final : public std::enable_shared_from_this<step_run> {
 public:
@@ -54,6 +70,10 @@ public:
             steps_.emplace_back(s);
         for (const auto& u : call.undo)
             undo_.emplace_back(u);
+        // An acquire that asks the replication ID asks each step's master, behind its grant.
+        const bool acquire =
+            call.merge == step_merge::acquire_plain || call.merge == step_merge::acquire_fenced;
+        if (acquire && call.replication_id_reply != 0) ask_id_.push("INFO", "replication");
     }
 
     void next() {
@@ -62,6 +82,14 @@ public:
             left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - clock::now());
             if (left <= left.zero()) return answered(error::request_timeout, {});
         }
+        if (!ask_id_.empty()) {
+            steps_[at_].send_then(*client_, node_, ask_id_, left,
+                                  [self = shared_from_this()](boost::system::error_code ec,
+                                                              std::span<const resp::value> replies) {
+                                      self->judged(ec, replies);
+                                  });
+            return;
+        }
         steps_[at_].send(*client_, node_, left,
                          [self = shared_from_this()](boost::system::error_code ec, resp::value v) {
                              self->answered(ec, std::move(v));
@@ -69,6 +97,23 @@ public:
     }
 
 private:
+    // Inside the reply's handler, where the client knows the server that answered: a grant
+    // that does not count fails the step, which is then undone with those before it.
+    void judged(boost::system::error_code ec, std::span<const resp::value> replies) {
+        auto v = replies.empty() ? resp::value{} : replies.front();
+        if (!ec && is_grant(v)) {
+            boost::system::error_code refused;
+            auto why = client_->why_answer_does_not_count(node_, 1, replies, refused);
+            if (!why.empty()) {
+                ec = refused;
+                v = resp::value{};
+                v.kind = resp::type::error;
+                v.str = std::move(why);
+            }
+        }
+        answered(ec, std::move(v));
+    }
+
     void answered(boost::system::error_code ec, resp::value v) {
         if (fold_.add(at_, ec, v) && at_ + 1 < steps_.size()) {
             ++at_;
@@ -90,6 +135,7 @@ private:
     std::chrono::milliseconds timeout_;  // zero: none
     clock::time_point deadline_;
     handler on_reply_;
+    resp::request ask_id_;  // INFO replication behind each step, or empty
     std::size_t at_ = 0;
 };
 

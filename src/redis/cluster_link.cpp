@@ -275,7 +275,7 @@ void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& fro
                 count(stats_.asked);
                 return send(r, connection_to(target), true);
             }
-            if (on_new_master_ && !reference_.knows(target, map_)) on_new_master_(target);
+            if (!reference_.knows(target, map_)) new_master(target);
             {
                 std::lock_guard lock(status_mutex_);
                 ++stats_.moved;
@@ -427,11 +427,17 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
                      }));
 }
 
+void cluster_link::new_master(const node_address& address) {
+    if (!on_new_master_) return;
+    const auto c = connections_.find(endpoint(address));
+    on_new_master_(address, c != connections_.end() ? c->second.get() : nullptr);
+}
+
 void cluster_link::map_read(slot_map map) {
     // A partial map (read while a failover was under way, or from a node that lags) makes
     // nobody new when the next whole map names its missing masters again (master_reference).
     for (const auto& m : reference_.on_map(map, map_))
-        if (on_new_master_) on_new_master_(m);
+        new_master(m);
     {
         std::lock_guard lock(status_mutex_);
         map_ = std::move(map);

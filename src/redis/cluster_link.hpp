@@ -65,8 +65,10 @@ public:
     static constexpr int max_redirects = 5;
 
     /// Called on the strand with a server that starts serving slots without having been a
-    /// master in the map before: a promoted replica (a failover), or a new master.
-    using new_master_fn = std::function<void(const node_address&)>;
+    /// master in the map before: a promoted replica (a failover), or a new master, and the
+    /// connection to it if there is one (made while it was not a master: a seed's), for what
+    /// the lock layer asks it; null otherwise.
+    using new_master_fn = std::function<void(const node_address&, connection* connected)>;
     /// Called on the strand for each redirect a request follows: a MOVED (`ask` false: the map
     /// was out of date) or an ASK (the slot is being migrated), with the slot and its new server.
     using redirect_fn = std::function<void(bool ask, std::uint16_t slot, const node_address& to)>;
@@ -150,6 +152,8 @@ private:
     /// The next read of the map: `after` from now, or the usual interval.
     void arm_refresh_timer(std::optional<std::chrono::steady_clock::duration> after = std::nullopt);
     connection& connection_to(const node_address& address);
+    /// Tells on_new_master_ of `address`, with its connection if there is one.
+    void new_master(const node_address& address);
     /// The connection to map_.masters()[master], cached by index until the map is read again.
     connection& master_connection(std::size_t master);
     void set_last_error(connection_error e);

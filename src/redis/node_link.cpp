@@ -45,7 +45,7 @@ void node_link::start() {
         boost::asio::dispatch(strand_, [sentinels = sentinels_, server = std::weak_ptr<connection>(server_),
                                         on_new_master = on_new_master_] {
             sentinels->on_switch([server, on_new_master](const node_address& master) {
-                if (on_new_master) on_new_master(master);
+                if (on_new_master) on_new_master(master, nullptr);
                 if (auto s = server.lock()) s->reconnect();
             });
             sentinels->start();

@@ -21,12 +21,14 @@
 -- of "{<prefix>failover:<n>}" that it may write (n from 0; on a single server, n = 0).
 -- ARGV[1]  key prefix (client_config::key_prefix)
 -- ARGV[2]  this client's max_ttl + drift in ms
--- returns  {left ms (0: none), the length it was started with (ms)}; {-1, 0} from a replica
---          (a connection made as a failover goes on: whatever it grants later comes after its
---          promotion, which the client quarantines from now); or an error reply
+-- returns  {left ms (0: none), the length it was started with (ms), master_replid}; the client
+--          counts a later grant of this server only if INFO replication behind it names that
+--          ID (a promotion gives a new one); {-1, 0, ''} from a replica (a connection made as a
+--          failover goes on: whatever it grants later comes after its promotion, which the
+--          client quarantines from now); or an error reply
 local info = redis.call('INFO', 'server', 'replication', 'commandstats')
 if info:match('role:(%a+)') ~= 'master' then
-    return {-1, 0}
+    return {-1, 0, ''}
 end
 local replid = info:match('master_replid:(%x+)')
 local replid2 = info:match('master_replid2:(%x+)')
@@ -68,5 +70,5 @@ if new_id or new_told then
     if new_told then redis.call('SET', replicaof, stamp) end
 end
 local left = redis.call('PTTL', quarantine)
-if left <= 0 then return {0, 0} end
-return {left, tonumber(redis.call('GET', quarantine)) or 0}
+if left <= 0 then return {0, 0, replid} end
+return {left, tonumber(redis.call('GET', quarantine)) or 0, replid}

@@ -878,4 +878,59 @@ BOOST_AUTO_TEST_CASE(a_client_started_after_a_failover_is_refused_by_the_promote
         120s);
 }
 
+// A client stalled (its io_context not run, as a paused process) through two failovers that
+// make the same server the master of its slots again: its slot map names that master before and
+// after, and its connection read the failover mark before them. Its grants are judged on the
+// master's replication ID behind each (each slot's step of several resources too): refused,
+// saying why, the steps undone, until max_ttl + drift after it saw the change.
+BOOST_AUTO_TEST_CASE(a_client_stalled_through_two_failovers_back_to_one_master_quarantines_it) {
+    redis_cluster_options co;
+    co.masters = 1;
+    redis_cluster cluster(co);
+    asio::io_context stalled;
+    auto cfg = cluster_config({cluster.uri()});
+    cfg.max_ttl = 2s;
+    redlock::client client(stalled.get_executor(), cfg);
+    const auto low = first_with("aba-", [](std::uint16_t s) { return s < 8000; });
+    const auto high = first_with("aba-", [](std::uint16_t s) { return s > 8000; });
+    run_coro(stalled, [&]() -> asio::awaitable<void> {
+        auto all = co_await client.async_acquire_all(names(low, high), options(2s), asio::use_awaitable);
+        co_await all.async_release(asio::use_awaitable);
+    }());
+    auto& first = cluster.master_of_slot(slot_of(low));
+    auto& between = cluster.failover(first);
+    BOOST_TEST_REQUIRE(&cluster.failover(between) == &first);
+
+    run_coro(
+        stalled,
+        [&]() -> asio::awaitable<void> {
+            redlock::diagnostics diag;
+            auto [refused, none] =
+                co_await client.async_acquire_all(names(low, high), options(2s, 0ms), diag, tuple_awaitable);
+            const auto seen = std::chrono::steady_clock::now();
+            BOOST_TEST((refused == redlock::error::quorum_unreachable), refused.message());
+            BOOST_TEST(diag.message.find("127.0.0.1:" + std::to_string(first.port()) +
+                                         ": its replication ID") != std::string::npos,
+                       diag.message);
+            BOOST_TEST(
+                diag.message.find("it was made a replica and a master again since; failover quarantine") !=
+                    std::string::npos,
+                diag.message);
+            BOOST_TEST(co_await eventually(
+                [&] { return holder_on(first, low).empty() && holder_on(first, high).empty(); }));
+            // One resource: refused for the quarantine the steps started.
+            redlock::diagnostics single;
+            auto [also, nothing] =
+                co_await client.async_acquire(low, options(2s, 0ms), single, tuple_awaitable);
+            BOOST_TEST((also == redlock::error::quorum_unreachable), also.message());
+            BOOST_TEST(single.message.find("failover quarantine") != std::string::npos, single.message);
+            auto [ec, granted] =
+                co_await client.async_acquire_all(names(low, high), options(2s, 6s), tuple_awaitable);
+            BOOST_TEST(!ec, ec.message());
+            BOOST_TEST((std::chrono::steady_clock::now() - seen >= cfg.max_ttl));
+            if (granted) co_await granted.async_release(asio::use_awaitable);
+        }(),
+        30s);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,6 +6,7 @@
 #include "support/printing.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
+#include "support/wait_until.hpp"
 #include <redlock/redlock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -350,6 +351,93 @@ BOOST_AUTO_TEST_CASE(a_master_told_replicaof_no_one_is_quarantined_once) {
             auto [restart_ec, fresh_lease] =
                 co_await after_restart.async_acquire("told", options(500ms, 0ms), tuple_awaitable);
             BOOST_TEST(!restart_ec, restart_ec.message());
+        }(),
+        30s);
+}
+
+// A master made a replica and a master again while a client stays connected to it: no new
+// connection runs the failover mark, and the client's view never named another master. Here
+// the master between (`b`) still holds a lock it granted that `a` never got. The client judges
+// each grant on the replication ID read behind it (a promotion always gives a new one): it is
+// refused, saying why, until max_ttl + drift after it saw the change. A client started after
+// the switch back is refused by the mark. With the failover quarantine off (the negative
+// control) a connected client is granted at once: the second holder.
+BOOST_AUTO_TEST_CASE(a_master_made_a_replica_and_a_master_again_under_a_connected_client_is_quarantined) {
+    auto servers = start_redis_servers(2);
+    auto& a = *servers[0];
+    auto& b = *servers[1];
+    const auto link_up = [](redlock::test::redis_server& s) {
+        return s.command({"INFO", "replication"}).str.find("master_link_status:up") != std::string::npos;
+    };
+    BOOST_TEST_REQUIRE(b.command({"REPLICAOF", "127.0.0.1", std::to_string(a.port())}).str == "OK");
+    BOOST_TEST_REQUIRE(redlock::test::wait_until([&] { return link_up(b); }));
+    auto cfg = lock_config(servers);
+    cfg.nodes = {a.uri()};
+    cfg.max_ttl = 1500ms;
+    auto unguarded = cfg;
+    unguarded.failover_quarantine = false;
+    asio::io_context ioc;
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            redlock::client connected(ioc.get_executor(), cfg);
+            redlock::client control(ioc.get_executor(), unguarded);
+            for (auto* c : {&connected, &control}) {
+                auto [ec, warm] = co_await c->async_acquire("warm", options(500ms, 0ms), tuple_awaitable);
+                BOOST_TEST_REQUIRE(!ec, ec.message());
+                co_await warm.async_release(asio::use_awaitable);
+            }
+
+            // b promoted, a made its replica and then a master again; b, still a master,
+            // grants `orders` after a stopped replicating from it.
+            BOOST_TEST_REQUIRE(b.command({"REPLICAOF", "NO", "ONE"}).str == "OK");
+            BOOST_TEST_REQUIRE(a.command({"REPLICAOF", "127.0.0.1", std::to_string(b.port())}).str == "OK");
+            BOOST_TEST_REQUIRE(co_await redlock::test::eventually([&] { return link_up(a); }, 10s));
+            BOOST_TEST_REQUIRE(a.command({"REPLICAOF", "NO", "ONE"}).str == "OK");
+            BOOST_TEST_REQUIRE(b.command({"SET", lock_key("orders"), "b-holder", "PX", "10000"}).str == "OK");
+            BOOST_TEST(a.command({"EXISTS", lock_key("orders")}).integer == 0);
+
+            redlock::diagnostics diag;
+            auto [refused, none] =
+                co_await connected.async_acquire("orders", options(1000ms, 0ms), diag, tuple_awaitable);
+            const auto seen = clock_type::now();
+            BOOST_TEST((refused == redlock::error::quorum_unreachable), refused.message());
+            BOOST_TEST(
+                diag.message.find("is not the one this client read from it: it was made a replica "
+                                  "and a master again since; failover quarantine") != std::string::npos,
+                diag.message);
+            // The refused grant undone.
+            BOOST_TEST(co_await redlock::test::eventually([&] {
+                return a.command({"EXISTS", lock_key("orders")}).integer == 0;
+            }));
+
+            // Started after the switch back: the mark refuses it.
+            redlock::client fresh(ioc.get_executor(), cfg);
+            redlock::diagnostics fresh_diag;
+            auto [fresh_refused, fresh_none] =
+                co_await fresh.async_acquire("orders", options(1000ms, 0ms), fresh_diag, tuple_awaitable);
+            BOOST_TEST((fresh_refused == redlock::error::quorum_unreachable), fresh_refused.message());
+            BOOST_TEST(fresh_diag.message.find("failover quarantine") != std::string::npos,
+                       fresh_diag.message);
+
+            // Once: after max_ttl + drift from then, it votes again, and keeps voting.
+            auto [ec, granted] =
+                co_await connected.async_acquire("orders", options(1000ms, 5s), tuple_awaitable);
+            BOOST_TEST(!ec, ec.message());
+            BOOST_TEST((clock_type::now() - seen >= cfg.max_ttl));
+            if (granted) co_await granted.async_release(asio::use_awaitable);
+            auto [again_ec, again] =
+                co_await connected.async_acquire("orders", options(1000ms, 0ms), tuple_awaitable);
+            BOOST_TEST(!again_ec, again_ec.message());
+            if (again) co_await again.async_release(asio::use_awaitable);
+
+            // The negative control: without the quarantine, the client connected through it all
+            // is granted by `a` while `b` still holds `orders` for another.
+            BOOST_TEST_REQUIRE(b.command({"SET", lock_key("orders"), "b-holder", "PX", "10000"}).str == "OK");
+            auto [control_ec, second] =
+                co_await control.async_acquire("orders", options(1000ms, 0ms), tuple_awaitable);
+            BOOST_TEST(!control_ec, control_ec.message());
+            BOOST_TEST(b.command({"GET", lock_key("orders")}).str == "b-holder");
         }(),
         30s);
 }

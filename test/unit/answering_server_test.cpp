@@ -4,6 +4,8 @@
 // the promoted one answered after a MOVED, and an ASK target this client never connected to.
 #include "lock/answering_server.hpp"
 
+#include "support/resp_values.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -40,6 +42,38 @@ BOOST_AUTO_TEST_CASE(an_ask_target_this_client_has_no_entry_for_does_not_vote) {
     // An entry whose identity was never read does not vote either.
     const auto unread = board.add_node(0);
     BOOST_TEST(!why_answer_does_not_count(board, unread, "10.0.0.3:7002", clock_type::now()).empty());
+}
+
+// The INFO replication behind a grant: the ID the mark read counts; another quarantines and
+// says why; a reply without an ID is the server's fault, and says what came.
+BOOST_AUTO_TEST_CASE(a_grant_is_judged_on_the_replication_id_behind_it) {
+    using redlock::detail::why_replication_id_does_not_count;
+    node_health_board board(1, 1000ms, 0.01);
+    const std::string marked(40, 'a');
+    const std::string later(40, 'c');
+    board.on_failover_mark(0, [&] {
+        auto v = redlock::test::integers_reply({0, 0});
+        v.elements.push_back(redlock::test::bulk_reply(marked));
+        return v;
+    }());
+    board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+    bool malformed = true;
+    const auto same =
+        redlock::test::bulk_reply("# Replication\r\nrole:master\r\nmaster_replid:" + marked + "\r\n");
+    BOOST_TEST(why_replication_id_does_not_count(board, 0, &same, "", malformed).empty());
+    BOOST_TEST(!malformed);
+    const auto changed = redlock::test::bulk_reply("role:master\r\nmaster_replid:" + later + "\r\n");
+    const auto why = why_replication_id_does_not_count(board, 0, &changed, "10.0.0.1:7000", malformed);
+    BOOST_TEST(!malformed);
+    BOOST_TEST(why.find("the master that answered, 10.0.0.1:7000: its replication ID " + later) == 0u, why);
+    BOOST_TEST(why.find("failover quarantine") != std::string::npos, why);
+    BOOST_TEST(!board.votes(0, clock_type::now()));
+    const auto junk = redlock::test::integer_reply(3);
+    const auto bad = why_replication_id_does_not_count(board, 0, &junk, "", malformed);
+    BOOST_TEST(malformed);
+    BOOST_TEST(bad.find("names no master_replid: (integer) 3") != std::string::npos, bad);
+    BOOST_TEST(!why_replication_id_does_not_count(board, 0, nullptr, "", malformed).empty());
+    BOOST_TEST(malformed);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -28,6 +28,16 @@ constexpr auto wait_after_start = 10000ms + 102ms + 1s;
 server_info info(std::string run_id, std::chrono::seconds uptime) {
     return server_info{std::move(run_id), uptime};
 }
+
+const std::string first_id(40, 'a');
+const std::string second_id(40, 'b');
+
+// failover_mark.lua's reply: {left ms, the length it was started with, master_replid}.
+redlock::resp::value mark_reply(std::int64_t left, std::int64_t length, const std::string& id = first_id) {
+    auto v = integers_reply({left, length});
+    v.elements.push_back(redlock::test::bulk_reply(id));
+    return v;
+}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(node_health_test)
@@ -201,7 +211,7 @@ BOOST_AUTO_TEST_CASE(a_clusters_masters_have_entries_of_their_own) {
 BOOST_AUTO_TEST_CASE(a_failover_mark_quarantines_a_client_that_never_saw_the_switch) {
     for (const bool restart_rules : {true, false}) {
         node_health_board board(1, 1000ms, drift, restart_rules);
-        board.on_failover_mark(0, integers_reply({700, 1012}));
+        board.on_failover_mark(0, mark_reply(700, 1012));
         board.on_server_info(0, "run_id:promoted\r\nuptime_in_seconds:100000\r\n");
         const auto now = clock_type::now();
         BOOST_TEST(!board.votes(0, now));
@@ -210,7 +220,7 @@ BOOST_AUTO_TEST_CASE(a_failover_mark_quarantines_a_client_that_never_saw_the_swi
         BOOST_TEST(!board.votes(0, now + 650ms));
         BOOST_TEST(board.votes(0, now + 800ms));
         // The next connection's mark says it is over: it still ends no sooner than told before.
-        board.on_failover_mark(0, integers_reply({0, 0}));
+        board.on_failover_mark(0, mark_reply(0, 0));
         board.on_server_info(0, "run_id:promoted\r\nuptime_in_seconds:100000\r\n");
         BOOST_TEST(!board.votes(0, now + 650ms));
     }
@@ -219,7 +229,7 @@ BOOST_AUTO_TEST_CASE(a_failover_mark_quarantines_a_client_that_never_saw_the_swi
 // Started by a client with a shorter max_ttl + drift than ours: we wait the difference too.
 BOOST_AUTO_TEST_CASE(a_failover_mark_started_with_a_shorter_length_is_waited_out_with_ours) {
     node_health_board board(1, 5000ms, drift, false);  // ours: 5000 + 52 ms
-    board.on_failover_mark(0, integers_reply({400, 1012}));
+    board.on_failover_mark(0, mark_reply(400, 1012));
     board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
     const auto now = clock_type::now();
     BOOST_TEST(!board.votes(0, now + 400ms + 4000ms));
@@ -240,17 +250,20 @@ BOOST_AUTO_TEST_CASE(a_failed_failover_mark_keeps_the_node_from_voting) {
     board.on_failover_mark(0, integer_reply(3));
     board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
     BOOST_TEST(!board.votes(0, later));
-    board.on_failover_mark(0, integers_reply({0, 0}));
+    board.on_failover_mark(0, integers_reply({0, 0}));  // no replication ID
+    board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+    BOOST_TEST(!board.votes(0, later));
+    board.on_failover_mark(0, mark_reply(0, 0));
     board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
     BOOST_TEST(board.votes(0, later));
 }
 
-// A connection set up while the server was still a replica ({-1, 0}): a master on it later
+// A connection set up while the server was still a replica ({-1, 0, ""}): a master on it later
 // became one after now, so it waits max_ttl + drift from now, as a promotion seen by the client.
 BOOST_AUTO_TEST_CASE(a_failover_mark_from_a_replica_quarantines_from_now) {
     node_health_board board(1, 1000ms, drift, false);
     const auto before = clock_type::now();
-    board.on_failover_mark(0, integers_reply({-1, 0}));
+    board.on_failover_mark(0, mark_reply(-1, 0, ""));
     board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
     const auto after = clock_type::now();
     BOOST_TEST(!board.votes(0, after));
@@ -258,6 +271,88 @@ BOOST_AUTO_TEST_CASE(a_failover_mark_from_a_replica_quarantines_from_now) {
                board.describe(0, after).problem);
     BOOST_TEST(!board.votes(0, before + 1011ms));
     BOOST_TEST(board.votes(0, after + 1013ms));
+}
+
+BOOST_AUTO_TEST_CASE(parses_the_replication_id) {
+    using redlock::detail::parse_replication_id;
+    const auto text = "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_replid:" + first_id +
+                      "\r\nmaster_replid2:" + std::string(40, '0') + "\r\n";
+    BOOST_TEST(parse_replication_id(text) == first_id);
+    BOOST_TEST(parse_replication_id("master_replid:" + first_id) == first_id);        // LF or none
+    BOOST_TEST(parse_replication_id("master_replid2:" + first_id + "\r\n").empty());  // the other
+    BOOST_TEST(parse_replication_id("master_replid:" + first_id.substr(1) + "\r\n").empty());
+    BOOST_TEST(parse_replication_id("master_replid:" + std::string(40, 'g') + "\r\n").empty());
+    BOOST_TEST(parse_replication_id("").empty());
+}
+
+// A grant judged on the replication ID behind it: the ID a failover mark read counts; another
+// means the server was made a replica and a master again while this client's connection stayed
+// open (no new mark saw it): quarantined from now, once; that ID then counts once it is over.
+BOOST_AUTO_TEST_CASE(a_grant_under_a_replication_id_no_mark_read_quarantines_from_now) {
+    for (const bool restart_rules : {true, false}) {
+        node_health_board board(1, 1000ms, drift, restart_rules);
+        board.on_failover_mark(0, mark_reply(0, 0));
+        board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+        const auto before = clock_type::now();
+        BOOST_TEST(board.votes(0, before));
+        BOOST_TEST(board.granted_under(0, first_id));
+        BOOST_TEST(board.votes(0, before));
+        BOOST_TEST(!board.granted_under(0, second_id));
+        const auto after = clock_type::now();
+        BOOST_TEST(!board.votes(0, after));
+        BOOST_TEST(board.describe(0, after).problem.find("failover quarantine") == 0u,
+                   board.describe(0, after).problem);
+        BOOST_TEST(!board.votes(0, before + 1011ms));
+        BOOST_TEST(board.votes(0, after + 1013ms));
+        // Read once, it counts: the quarantine is not started again.
+        BOOST_TEST(board.granted_under(0, second_id));
+        BOOST_TEST(board.votes(0, after + 1013ms));
+        // The first ID still counts: a grant sent before the change, answered after it.
+        BOOST_TEST(board.granted_under(0, first_id));
+    }
+}
+
+// A mark from a replica names no ID: the first grant after its promotion starts a quarantine,
+// however long after the mark that promotion came.
+BOOST_AUTO_TEST_CASE(a_grant_of_a_server_marked_as_a_replica_quarantines_from_then) {
+    node_health_board board(1, 1000ms, drift, false);
+    board.on_failover_mark(0, mark_reply(-1, 0, ""));
+    board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+    BOOST_TEST(board.marked_as_replica(0));  // a cluster client makes its connection anew
+    const auto later = clock_type::now() + 5s;
+    BOOST_TEST(board.votes(0, later));
+    BOOST_TEST(!board.granted_under(0, first_id));
+    BOOST_TEST(!board.votes(0, clock_type::now() + 1000ms));
+    board.on_failover_mark(0, mark_reply(0, 0, second_id));
+    BOOST_TEST(!board.marked_as_replica(0));
+}
+
+// The client saw it become a master and read its ID on the replica's connection: grants under
+// that ID count once a quarantine from the reading is over, and the reading ends the replica state.
+BOOST_AUTO_TEST_CASE(an_id_read_after_a_promotion_seen_counts_after_a_quarantine_from_the_reading) {
+    node_health_board board(1, 1000ms, drift, false);
+    board.on_failover_mark(0, mark_reply(-1, 0, ""));
+    board.on_server_info(0, "run_id:r\r\nuptime_in_seconds:100000\r\n");
+    board.on_promoted(0);
+    board.on_replication_id_read(0, "");  // an unreadable reply changes nothing
+    BOOST_TEST(board.marked_as_replica(0));
+    board.on_replication_id_read(0, first_id);
+    const auto read = clock_type::now();
+    BOOST_TEST(!board.marked_as_replica(0));
+    BOOST_TEST(!board.votes(0, read + 900ms));
+    BOOST_TEST(board.granted_under(0, first_id));
+    BOOST_TEST(board.votes(0, read + 1013ms));
+}
+
+// Each entry keeps its own IDs: one cluster master's ID does not let another's grant count.
+BOOST_AUTO_TEST_CASE(replication_ids_are_kept_per_entry) {
+    node_health_board board(1, 1000ms, drift, false);
+    const auto other = board.add_node(0);
+    board.on_failover_mark(0, mark_reply(0, 0, first_id));
+    board.on_failover_mark(other, mark_reply(0, 0, second_id));
+    BOOST_TEST(board.granted_under(other, second_id));
+    BOOST_TEST(!board.granted_under(other, first_id));
+    BOOST_TEST(board.granted_under(0, first_id));
 }
 
 // Without the restart rules a young server or a new run_id votes at once; a promotion this

@@ -45,8 +45,9 @@ struct node_call {
     std::array<std::string, 2> owned;  ///< strings of its own that `keys` and `args` may point to
 
     resp::request pipeline;
-    std::size_t pttl_reply = 0;  ///< in the pipeline's replies: the holder's PTTL; 0: not asked
-    std::size_t wait_reply = 0;  ///< in the replies: WAIT's; 0: not asked
+    std::size_t pttl_reply = 0;            ///< in the pipeline's replies: the holder's PTTL; 0: not asked
+    std::size_t wait_reply = 0;            ///< in the replies: WAIT's; 0: not asked
+    std::size_t replication_id_reply = 0;  ///< in the replies: INFO replication's; 0: not asked
     /// A script's: commands without keys sent right behind it on the same connection (its WAIT)
     resp::request after_script;
 
@@ -69,6 +70,7 @@ struct node_call {
         pipeline.clear();
         pttl_reply = 0;
         wait_reply = 0;
+        replication_id_reply = 0;
         after_script.clear();
         steps.clear();
         undo.clear();
@@ -102,6 +104,15 @@ struct node_call {
         auto& trailer = script ? after_script : pipeline;
         trailer.push("WAIT", replicas, timeout.count());
         wait_reply = replies() - 1;
+    }
+    /// The server's replication ID right behind the call, on its connection, for judging a
+    /// grant (node_health_board::granted_under): after the write, so a promotion before it shows.
+    /// Nothing when `asked` is false or the call asks it already. After wait_for_replicas().
+    void ask_replication_id(bool asked) {
+        if (!asked || replication_id_reply != 0) return;
+        auto& trailer = script ? after_script : pipeline;
+        trailer.push("INFO", "replication");
+        replication_id_reply = replies() - 1;
     }
     /// The call's timeout: its WAIT may hold the node `replica_timeout` longer.
     [[nodiscard]] std::chrono::milliseconds timeout(std::chrono::milliseconds node_timeout,
