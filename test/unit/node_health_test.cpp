@@ -206,7 +206,7 @@ BOOST_AUTO_TEST_CASE(a_clusters_masters_have_entries_of_their_own) {
 }
 
 // A client that first meets a promoted master learns of the promotion from the master itself
-// (failover_mark.lua): {left, the length it was started with}. The quarantine is the
+// (failover_mark.lua): {left, the length it was started with, its ID}. The quarantine is the
 // promotion's, whatever the server's uptime and whether or not the restart rules are on.
 BOOST_AUTO_TEST_CASE(a_failover_mark_quarantines_a_client_that_never_saw_the_switch) {
     for (const bool restart_rules : {true, false}) {
