@@ -114,9 +114,8 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
                     read_replication_id(health, entry, *connected, timeout);
             };
         } else if (cfg_.failover_quarantine && sentinel) {
-            // Sentinel moved the master: the node is one voter whatever server it reaches.
-            // Sentinel moved the master: the locator connects to it anew, and the failover mark
-            // of that connection reads its replication ID.
+            // Sentinel moved the master: the node is one voter whatever server it reaches. The
+            // locator connects to it anew, and that connection's failover mark reads its ID.
             on_new_master = [health = health_, events = events_, i, name](const redis::node_address&,
                                                                           redis::connection*) {
                 health->on_promoted(i);
