@@ -17,8 +17,7 @@ std::string why_replication_id_does_not_count(node_health_board& board, std::siz
                                               bool& malformed) {
     const auto named = server.empty() ? std::string("the server that answered: ")
                                       : "the master that answered, " + std::string(server) + ": ";
-    const auto id =
-        info && info->is_string() && !info->is_error() ? parse_replication_id(info->str) : std::string_view();
+    const auto id = info ? replication_id_of(*info) : std::string_view();
     malformed = id.empty();
     if (malformed) {
         return named + "its INFO replication names no master_replid: " +

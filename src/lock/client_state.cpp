@@ -60,12 +60,11 @@ void read_replication_id(const std::shared_ptr<node_health_board>& health, std::
                          redis::connection& connected, std::chrono::milliseconds timeout) {
     resp::request info;
     info.push("INFO", "replication");
-    connected.async_exec(
-        info, timeout, [health, entry](boost::system::error_code ec, std::vector<resp::value> replies) {
-            if (ec || replies.size() != 1 || !replies.front().is_string() || replies.front().is_error())
-                return;
-            health->on_replication_id_read(entry, parse_replication_id(replies.front().str));
-        });
+    connected.async_exec(info, timeout,
+                         [health, entry](boost::system::error_code ec, std::vector<resp::value> replies) {
+                             if (!ec && replies.size() == 1)
+                                 health->on_replication_id_read(entry, replication_id_of(replies.front()));
+                         });
 }
 
 }  // namespace

@@ -47,6 +47,10 @@ std::string_view parse_replication_id(std::string_view text) {
     return id.size() == 40 && hex ? id : std::string_view();
 }
 
+std::string_view replication_id_of(const resp::value& info) {
+    return info.is_string() && !info.is_error() ? parse_replication_id(info.str) : std::string_view();
+}
+
 void node_health::on_server_info(const server_info& info, clock::time_point now,
                                  std::chrono::milliseconds max_ttl, double drift_factor, bool restart_rules) {
     const auto wait = max_ttl + drift_allowance(max_ttl, drift_factor);

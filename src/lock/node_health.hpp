@@ -27,6 +27,8 @@ struct server_info {
 
 /// The master_replid of the text of `INFO replication`: 40 hex digits, or empty.
 [[nodiscard]] std::string_view parse_replication_id(std::string_view text);
+/// The same of an `INFO replication` reply; empty for any other reply (an error, a non-string).
+[[nodiscard]] std::string_view replication_id_of(const resp::value& info);
 
 /// Restart quarantine of one node (client-enforced delayed restart), I/O-free. A node that
 /// restarted without persistence has lost the locks it granted; until every lease it could have

@@ -48,11 +48,6 @@ struct frozen_call {
     }
 };
 
-bool is_grant(const resp::value& v) {
-    return v.kind == resp::type::array && !v.elements.empty() && v.elements[0].kind == resp::type::integer &&
-           v.elements[0].integer == 1;
-}
-
 class step_run final : public std::enable_shared_from_this<step_run> {
 public:
     using clock = std::chrono::steady_clock;
@@ -101,7 +96,7 @@ private:
     // that does not count fails the step, which is then undone with those before it.
     void judged(boost::system::error_code ec, std::span<const resp::value> replies) {
         auto v = replies.empty() ? resp::value{} : replies.front();
-        if (!ec && is_grant(v)) {
+        if (!ec && is_step_grant(v)) {
             boost::system::error_code refused;
             auto why = client_->why_answer_does_not_count(node_, 1, replies, refused);
             if (!why.empty()) {

@@ -34,6 +34,10 @@ bool all_integers(const resp::value& v) {
 
 }  // namespace
 
+bool is_step_grant(const resp::value& reply) {
+    return all_integers(reply) && !reply.elements.empty() && reply.elements[0].integer == 1;
+}
+
 step_fold::step_fold(step_merge merge, std::vector<std::vector<std::size_t>> members)
     : merge_(merge), members_(std::move(members)) {
     if (merge_ != step_merge::acquire_fenced) return;
@@ -89,7 +93,7 @@ bool step_fold::add(std::size_t step, boost::system::error_code ec, const resp::
 
 bool step_fold::add_acquire(std::size_t step, const resp::value& reply) {
     const auto& members = members_[step];
-    const bool granted = all_integers(reply) && !reply.elements.empty() && reply.elements[0].integer == 1;
+    const bool granted = is_step_grant(reply);
     if (granted && merge_ == step_merge::acquire_plain && reply.elements.size() == 2) return true;
     if (granted && merge_ == step_merge::acquire_fenced && reply.elements.size() == members.size() + 1) {
         for (std::size_t i = 0; i < members.size(); ++i)

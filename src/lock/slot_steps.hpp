@@ -22,6 +22,10 @@ enum class step_merge : std::uint8_t {
     shortest_hold,   ///< stops at the first 0; else the least ms left, -1 if none expires
 };
 
+/// Whether an acquire step's reply is a grant ({1, ...}, integers): one definition for the fold
+/// and for judging the server that made it.
+[[nodiscard]] bool is_step_grant(const resp::value& reply);
+
 /// A Redis Cluster holds the resources of a lock over several of them on several slots, and a
 /// script may only touch keys of one slot: there a call runs as one step per slot, one after
 /// another, in the order of their slots. This folds the steps' replies, one at a time, into the
