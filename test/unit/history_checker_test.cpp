@@ -192,6 +192,27 @@ BOOST_AUTO_TEST_CASE(a_validity_past_the_ttl_and_a_fenced_hold_without_a_fence_a
     BOOST_TEST(chaos::judged_holds(h) == 1u);
 }
 
+// A grant's validity below what its ttl promises from the call is reported: it would shrink
+// the hold and hide its overlaps. Records without a promise are not judged by it.
+BOOST_AUTO_TEST_CASE(a_validity_shorter_than_the_ttl_promises_is_reported) {
+    chaos::history h;
+    h.holds = {hold("r", "a", 1, 10 * ms, 20 * ms, 50 * ms), hold("s", "b", 0, 10 * ms, 20 * ms, 50 * ms)};
+    h.summaries = {clean_summary(0)};
+    for (auto& x : h.holds) {
+        x.promised_ms = 988;  // a 1000 ms ttl less 1 % and 2 ms
+        x.granted_until = x.invoked + 988 * ms;
+    }
+    BOOST_TEST(chaos::check_history(h, {}, 1).empty());
+    h.holds[1].granted_until -= 1;
+    auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST(rules(v) == std::vector<std::string>{"validity_too_short"});
+    BOOST_TEST(v.at(0).detail.find("s: granted a validity of 987 ms from the call, of the 988 ms") !=
+                   std::string::npos,
+               v.at(0).detail);
+    h.holds[1].promised_ms = 0;
+    BOOST_TEST(chaos::check_history(h, {}, 1).empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_fence_that_goes_back_is_reported) {
     chaos::history h;
     h.holds = {hold("r", "a", 5, 0, 10 * ms, 50 * ms), hold("r", "b", 3, 11 * ms, 20 * ms, 60 * ms)};

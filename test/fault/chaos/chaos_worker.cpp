@@ -368,6 +368,7 @@ private:
             co_return true;
         }
         ++adoptions_;
+        h.promised_ms = promised_ms(o, client);
         h.granted = granted_nodes(diag, 0) + named_masters(client);
         const auto hold = milliseconds(rng() % static_cast<std::uint64_t>(o.ttl.count() * 3 / 2 + 1));
         // As async_with_lock: a loss ends the critical section (cancels the body) at once.
@@ -429,6 +430,15 @@ private:
         for (const auto& n : client.metrics().nodes)
             if (!n.sentinel_master.empty()) out += " via " + n.sentinel_master;
         return out;
+    }
+
+    // What a grant of `o` promises at least, counted from the call, as the docs state it
+    // (configuration.md's drift_factor, locks.md's fair hand-off): the ttl, for a fair lock at
+    // most queue_timeout, less ttl * drift_factor + 2 ms.
+    static std::uint64_t promised_ms(const redlock::lock_options& o, const redlock::client& client) {
+        const auto term = o.fair ? std::min(o.ttl, o.queue_timeout) : o.ttl;
+        const auto drift = static_cast<double>(term.count()) * client.config().drift_factor + 2.0;
+        return static_cast<std::uint64_t>(std::max(0.0, static_cast<double>(term.count()) - drift));
     }
 
     [[nodiscard]] bool hand_overs() const {
@@ -501,6 +511,7 @@ private:
                     co_await redlock::async_with_lock(
                         client, resource, o, diag,
                         [&](redlock::lease& l) {
+                            h.promised_ms = promised_ms(o, client);
                             h.granted =
                                 granted_nodes(diag, clients.size() == 1 ? 0 : i) + named_masters(client);
                             return body(l, h, o, client, hold, rng, hand_over);

@@ -32,7 +32,10 @@ struct hold_record {
     nanos valid_until = 0;     ///< the lease's validity when the body finished
     nanos granted_until = 0;   ///< the lease's validity when the body began (at `acquired`)
     std::uint64_t ttl_ms = 0;  ///< the acquire's ttl: a validity never lies further ahead
-    std::string outcome;       ///< "released", "lost", or the release's error
+    /// The least validity the grant promises, counted from `invoked` (the ttl less the drift
+    /// allowance: a round starts no earlier than the call); 0: none recorded.
+    std::uint64_t promised_ms = 0;
+    std::string outcome;  ///< "released", "lost", or the release's error
     /// The nodes (indices) that granted the acquire, "0,2,3"; for a Sentinel node, then the
     /// master its sentinels named last, "0 via 127.0.0.1:6379".
     std::string granted;

@@ -176,6 +176,15 @@ std::vector<violation> check_history(const history& h,
                 break;
             }
         }
+        const auto promised = static_cast<nanos>(hold.promised_ms) * 1'000'000;
+        if (hold.promised_ms != 0 && hold.granted_until < hold.invoked + promised) {
+            out.push_back({"validity_too_short",
+                           hold.resource + ": granted a validity of " +
+                               std::to_string((hold.granted_until - hold.invoked) / 1'000'000) +
+                               " ms from the call, of the " + std::to_string(hold.promised_ms) +
+                               " ms its ttl promises",
+                           {to_json_line(hold)}});
+        }
         if (hold.kind.starts_with("fenced") && hold.fence == 0) {
             out.push_back({"fence_missing",
                            hold.resource + ": a hold of kind " + hold.kind + " without a fence",

@@ -40,8 +40,9 @@ struct violation {
 ///   come from one lineage;
 /// - validity_too_long: a lease's validity, read at its body's start or end, never lies more
 ///   than the ttl ahead (a grant or a renewal starts no earlier than that moment): a hold's
-///   interval rests on valid_until, and one too late would hide overlaps (one too early would
-///   shrink holds until none can overlap: chaos_run's coverage rule sees that);
+///   interval rests on valid_until, and one too late would hide overlaps;
+/// - validity_too_short: a grant's validity, read at its body's start, reaches at least
+///   `invoked` + promised_ms: one too early would shrink holds until none can overlap;
 /// - fence_missing: every hold of a fenced kind has a fence;
 /// - watchdog_stopped / scopes_ended: every worker ended every scope and stopped every watchdog.
 /// `workers`: how many summaries there must be (a worker that left none died uncleanly), but
