@@ -31,7 +31,7 @@ test::redis_server_options data_server_options(bool persistent) {
 }
 
 std::vector<std::string> essential_faults(topology t) {
-    if (t == topology::masters) return {"server_restart_empty", "worker_pause"};
+    if (t == topology::masters) return {"server_restart_empty", "quorum_restart_empty", "worker_pause"};
     std::vector<std::string> kinds = {"master_restart_empty",
                                       "master_unreplicated_failover",
                                       "master_down_failover",

@@ -2,14 +2,17 @@
 // The long-run chaos mode: randomized schedules (see chaos_run.hpp) one after another until the
 // time is up, then a JSON report: schedules run, faults injected by kind, operations, and every
 // violation with its seed and evidence. Exit status 0 with no violation, 1 with any, 2 on usage;
-// a negative control (--broken, --no-min-replicas) the other way round: 0 when the checker found
+// a negative control (--broken, --no-min-replicas, --no-restart-quarantine) the other way round:
+// 0 when the checker found
 // second holders, 1 when it found none.
 //
 //   chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] [--broken]
-//         [--topology masters|cluster|sentinel] [--no-min-replicas] --worker PATH
+//         [--topology masters|cluster|sentinel] [--no-min-replicas] [--no-restart-quarantine]
+//         --worker PATH
 //
 // --no-min-replicas (Sentinel only): masters write without a replica, the split brain's
-// negative control.
+// negative control. --no-restart-quarantine (masters only): the workers' restart quarantine is
+// off, its negative control (servers restart empty there).
 #include "fault/chaos/chaos_run.hpp"
 
 #include <nlohmann/json.hpp>
@@ -31,7 +34,8 @@ struct args {
     int schedule_seconds = 20;
     std::string report = "chaos-report.json";
     bool broken = false;
-    bool no_min_replicas = false;  // Sentinel: the split brain's negative control
+    bool no_min_replicas = false;        // Sentinel: the split brain's negative control
+    bool no_restart_quarantine = false;  // masters: the restart quarantine's negative control
     chaos::topology topology = chaos::topology::masters;
     std::string worker;
 };
@@ -45,6 +49,10 @@ bool parse(int argc, char** argv, args& a) {
         }
         if (flag == "--no-min-replicas") {
             a.no_min_replicas = true;
+            continue;
+        }
+        if (flag == "--no-restart-quarantine") {
+            a.no_restart_quarantine = true;
             continue;
         }
         if (i + 1 >= argc) return false;
@@ -69,7 +77,8 @@ bool parse(int argc, char** argv, args& a) {
         }
     }
     return !a.worker.empty() && a.minutes > 0 && a.schedule_seconds > 0 &&
-           (!a.no_min_replicas || a.topology == chaos::topology::sentinel);
+           (!a.no_min_replicas || a.topology == chaos::topology::sentinel) &&
+           (!a.no_restart_quarantine || a.topology == chaos::topology::masters);
 }
 
 }  // namespace
@@ -79,10 +88,11 @@ int main(int argc, char** argv) {
     args a;
     try {
         if (!parse(argc, argv, a)) {
-            std::fprintf(
-                stderr,
-                "usage: chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] "
-                "[--broken] [--topology masters|cluster|sentinel] [--no-min-replicas] --worker PATH\n");
+            std::fprintf(stderr,
+                         "usage: chaos --minutes M [--seed S] [--schedule-seconds T] [--report FILE] "
+                         "[--broken] [--topology masters|cluster|sentinel] [--no-min-replicas] "
+                         "[--no-restart-quarantine] "
+                         "--worker PATH\n");
             return 2;
         }
     } catch (const std::exception&) {
@@ -93,9 +103,10 @@ int main(int argc, char** argv) {
     std::printf("chaos: topology %s, seed %llu, %.1f minutes, schedules of %d s%s\n",
                 std::string(chaos::to_string(a.topology)).c_str(), static_cast<unsigned long long>(a.seed),
                 a.minutes, a.schedule_seconds,
-                a.broken            ? ", BROKEN variant (negative control)"
-                : a.no_min_replicas ? ", masters that write without a replica (negative control)"
-                                    : "");
+                a.broken                  ? ", BROKEN variant (negative control)"
+                : a.no_min_replicas       ? ", masters that write without a replica (negative control)"
+                : a.no_restart_quarantine ? ", no restart quarantine (negative control)"
+                                          : "");
     std::fflush(stdout);
 
     const auto started = std::chrono::steady_clock::now();
@@ -115,6 +126,7 @@ int main(int argc, char** argv) {
         o.seconds = a.schedule_seconds;
         o.broken = a.broken;
         o.min_replicas_to_write = !a.no_min_replicas;
+        o.restart_quarantine = !a.no_restart_quarantine;
         o.topology = a.topology;
         o.worker_path = a.worker;
         chaos::schedule_result r;
@@ -162,7 +174,7 @@ int main(int argc, char** argv) {
             static_cast<unsigned long long>(r.writes_refused), r.violations.size());
         std::fflush(stdout);
     }
-    const bool control = a.broken || a.no_min_replicas;
+    const bool control = a.broken || a.no_min_replicas || a.no_restart_quarantine;
     if (control) {
         // A negative control passes when the checker names what it broke: second holders.
         std::size_t second_holders = 0;
@@ -200,6 +212,7 @@ int main(int argc, char** argv) {
         {"seed", a.seed},
         {"broken", a.broken},
         {"min_replicas_to_write", !a.no_min_replicas},
+        {"restart_quarantine", !a.no_restart_quarantine},
         {"minutes",
          std::chrono::duration<double, std::ratio<60>>(std::chrono::steady_clock::now() - started).count()},
         {"schedules", schedules.size()},

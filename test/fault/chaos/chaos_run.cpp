@@ -41,9 +41,10 @@ namespace {
 // switch to a new master takes about a second here (two INFO periods of the sentinels), longer
 // than most of what a lease of 1.8 s has left when its holder is paused. (Leases that long in
 // every schedule would keep its masters in quarantine for 5 s after each failover, and the
-// fenced holds too few to meet a stale write.)
+// fenced holds too few to meet a stale write.) So does the restart quarantine's: the servers
+// that forgot the holds are back, and their clients reconnected, 0.5 to 1 s after the kill.
 std::chrono::milliseconds max_ttl_of(const schedule_options& o) {
-    return o.broken && o.topology == topology::sentinel ? 5000ms : 2000ms;
+    return (o.broken && o.topology == topology::sentinel) || !o.restart_quarantine ? 5000ms : 2000ms;
 }
 
 // The worker processes, killed (by PID) and reaped on every exit path. Worker k is pids[k].
@@ -231,9 +232,12 @@ schedule_result run_schedule(const schedule_options& options) {
     // long leases only, the ones that show what the quarantine is for (a lease of 0.8 s, paused
     // on a loaded machine, has often run out before the promoted master is asked).
     const std::string broken_ttls = options.topology == topology::sentinel ? "4000" : "1800";
-    const std::string ttls = options.topology == topology::masters ? "300,500,800"
-                             : no_failover_quarantine              ? broken_ttls
-                                                                   : "300,500,800,1800";
+    // The restart quarantine's control: long leases too, which a paused worker still counts
+    // when the servers that forgot them are back.
+    const std::string ttls = !options.restart_quarantine             ? "4000"
+                             : options.topology == topology::masters ? "300,500,800"
+                             : no_failover_quarantine                ? broken_ttls
+                                                                     : "300,500,800,1800";
     auto spawn_worker = [&](std::size_t slot, int seconds) {
         const auto w = histories.size();
         histories.push_back((dir.path / ("history-" + std::to_string(w) + ".jsonl")).string());
@@ -250,6 +254,7 @@ schedule_result run_schedule(const schedule_options& options) {
                                             "--fenced-replicas",     std::to_string(deployment->fenced_replicas()),
                                             "--broken",              quorum_of_one ? "1" : "0",
                                             "--failover-quarantine", no_failover_quarantine ? "0" : "1",
+                                            "--restart-quarantine",  options.restart_quarantine ? "1" : "0",
                                             "--ttls",                ttls,
                                             "--max-ttl",             std::to_string(max_ttl.count()),
                                             "--hand-overs",          options.hand_overs ? "1" : "0"},
@@ -322,7 +327,7 @@ schedule_result run_schedule(const schedule_options& options) {
              {}});
     }
 
-    if (!options.broken) {
+    if (!options.broken && options.restart_quarantine) {
         // Restarted servers vote again once the quarantine is over; then max_ttl is the bound.
         // (The negative controls leave what they broke behind them.)
         deployment->settle();

@@ -30,6 +30,9 @@ struct schedule_options {
     /// Sentinel: masters refuse writes without a replica (make_deployment). False is the split
     /// brain's negative control.
     bool min_replicas_to_write = true;
+    /// The workers' restart quarantine (client_config::restart_quarantine). False is its
+    /// negative control on the masters topology, whose servers restart empty.
+    bool restart_quarantine = true;
     std::string worker_path;  ///< the chaos_worker executable
 };
 

@@ -10,14 +10,16 @@
 //
 //   chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI
 //                --history FILE --seconds S --seed X [--coroutines C] [--resources R]
-//                [--fenced-replicas K] [--broken 1] [--failover-quarantine 0] [--ttls MS,MS,...]
-//                [--max-ttl MS] [--hand-overs 1]
+//                [--fenced-replicas K] [--broken 1] [--failover-quarantine 0]
+//                [--restart-quarantine 0] [--ttls MS,MS,...] [--max-ttl MS] [--hand-overs 1]
 // A node may be a cluster or a Sentinel URI. --fenced-replicas K: the fenced kinds' grants and
 // renewals wait for K replicas (lock_options::replicas), where a failover can promote one.
 // --broken 1: the negative control: one single-node client per node, and a hold as soon as any
 // one node grants (a quorum of 1): its holds overlap, which the checker must report.
 // --failover-quarantine 0: the failover topologies' negative control (client_config's
 // failover_quarantine off): a failover that loses grants lets a second holder in.
+// --restart-quarantine 0: the masters topology's negative control (client_config's
+// restart_quarantine off): a server restarted empty grants again the locks it forgot.
 // --ttls: the ttls a scope draws from (300,500,800 ms by default), each below --max-ttl, the
 // clients' max_ttl (2000 ms by default).
 // --hand-overs 1: hand leases over between workers (hand_over_lease, adopt_one).
@@ -92,6 +94,7 @@ struct args {
     int fenced_replicas = 0;  ///< lock_options::replicas of the fenced kinds
     bool broken = false;
     bool failover_quarantine = true;
+    bool restart_quarantine = true;
     std::vector<milliseconds> ttls = {300ms, 500ms, 800ms};
     milliseconds max_ttl{2000};
     bool hand_overs = false;
@@ -116,6 +119,7 @@ bool parse(int argc, char** argv, args& a) {
     if (kv.count("--fenced-replicas")) a.fenced_replicas = std::stoi(kv["--fenced-replicas"]);
     if (kv.count("--broken")) a.broken = kv["--broken"] == "1";
     if (kv.count("--failover-quarantine")) a.failover_quarantine = kv["--failover-quarantine"] != "0";
+    if (kv.count("--restart-quarantine")) a.restart_quarantine = kv["--restart-quarantine"] != "0";
     if (kv.count("--ttls")) {
         a.ttls.clear();
         for (const auto& t : redlock::test::split_commas(kv["--ttls"]))
@@ -129,17 +133,16 @@ bool parse(int argc, char** argv, args& a) {
            a.seconds > 0;
 }
 
-redlock::client_config node_config(std::vector<std::string> nodes, milliseconds max_ttl,
-                                   bool failover_quarantine) {
+redlock::client_config node_config(std::vector<std::string> nodes, const args& a) {
     redlock::client_config cfg;
     cfg.nodes = std::move(nodes);
     cfg.key_prefix = "chaos:";
     // Just above our ttls: a short max_ttl keeps the quarantines short too.
-    cfg.max_ttl = max_ttl;
+    cfg.max_ttl = a.max_ttl;
     cfg.node_timeout = 50ms;
     cfg.connect_timeout = 200ms;
-    cfg.restart_quarantine = true;
-    cfg.failover_quarantine = failover_quarantine;
+    cfg.restart_quarantine = a.restart_quarantine;
+    cfg.failover_quarantine = a.failover_quarantine;
     cfg.retry = {5ms, 50ms};
     return cfg;
 }
@@ -180,11 +183,10 @@ public:
                      const std::vector<std::string>& nodes) {
         if (args_.broken) {
             for (const auto& node : nodes)
-                into.push_back(std::make_unique<redlock::client>(
-                    ioc_.get_executor(), node_config({node}, args_.max_ttl, args_.failover_quarantine)));
+                into.push_back(
+                    std::make_unique<redlock::client>(ioc_.get_executor(), node_config({node}, args_)));
         } else {
-            into.push_back(std::make_unique<redlock::client>(
-                ioc_.get_executor(), node_config(nodes, args_.max_ttl, args_.failover_quarantine)));
+            into.push_back(std::make_unique<redlock::client>(ioc_.get_executor(), node_config(nodes, args_)));
         }
     }
 
@@ -442,7 +444,7 @@ private:
     }
 
     [[nodiscard]] bool hand_overs() const {
-        return args_.hand_overs && !args_.broken && args_.failover_quarantine;
+        return args_.hand_overs && !args_.broken && args_.failover_quarantine && args_.restart_quarantine;
     }
 
     asio::awaitable<void> run_coroutine(int index) {
@@ -574,7 +576,9 @@ int main(int argc, char** argv) {
                 stderr,
                 "usage: chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI "
                 "--history FILE --seconds S --seed X [--coroutines C] [--resources R] [--fenced-replicas K] "
-                "[--broken 1] [--failover-quarantine 0] [--ttls MS,MS,...] [--max-ttl MS] [--hand-overs "
+                "[--broken 1] [--failover-quarantine 0] [--restart-quarantine 0] [--ttls MS,MS,...] "
+                "[--max-ttl MS] "
+                "[--hand-overs "
                 "1]\n");
             return 2;
         }

@@ -55,9 +55,9 @@ void fault_injector::heal_all() {
 }
 
 void fault_injector::inject() {
-    // A paused worker, then a server restarted empty, so that no schedule lacks one by chance;
-    // the rest at random.
-    constexpr std::array<std::uint64_t, 2> essential_at = {3, 10};
+    // A paused worker, a server restarted empty, then twice a quorum restarted empty at once, so
+    // that no schedule lacks one by chance; the rest at random.
+    constexpr std::array<std::uint64_t, 4> essential_at = {3, 10, 20, 45};
     if (inject_essential_when_due(essential_at)) return;
     const int roll = uniform(0, 99);
     if (roll < 45) {
@@ -77,6 +77,7 @@ void fault_injector::inject() {
 
 bool fault_injector::inject_essential(std::size_t which) {
     if (which == 0) return worker_pause();
+    if (which >= 2) return restart_quorum_empty();
     // A server without AOF back empty, in a deployment that can lose one more node now.
     for (const auto n : available_servers()) {
         if (!persistent_[n] && out_in_deployment(deployment_[n]) < max_servers_out) {
@@ -205,6 +206,29 @@ void fault_injector::restart(std::size_t n) {
         servers_out_.erase(n);
         note("heal restarted", node_name(n));
     });
+}
+
+bool fault_injector::restart_quorum_empty() {
+    const auto deployments = *std::max_element(deployment_.begin(), deployment_.end()) + 1;
+    for (std::size_t d = 0; d < deployments; ++d) {
+        std::vector<std::size_t> forgetful;
+        for (std::size_t n = 0; n < servers_.size(); ++n)
+            if (deployment_[n] == d && !persistent_[n]) forgetful.push_back(n);
+        // A quorum of the deployment's nodes, and none of them out already.
+        if (forgetful.empty() || out_in_deployment(d) > 0) continue;
+        std::size_t nodes = 0;
+        for (std::size_t n = 0; n < servers_.size(); ++n)
+            nodes += deployment_[n] == d ? 1 : 0;
+        if (forgetful.size() < nodes / 2 + 1) continue;
+        // A worker asleep through it keeps counting its holds (a GC pause): with the quarantine,
+        // no rival is granted what they forgot before those holds' validity is over.
+        (void)worker_pause();
+        count("quorum_restart_empty", "deployment " + std::to_string(d));
+        for (const auto n : forgetful)
+            restart(n);
+        return true;
+    }
+    return false;
 }
 
 void fault_injector::server_command(const std::vector<std::string>& command, const std::string& kind) {

@@ -25,7 +25,10 @@ namespace redlock::chaos {
 ///   partition of one worker from two or three nodes;
 /// - processes: SIGSTOP of a server, kill -9 and restart (the AOF servers keep their data, the
 ///   others lose it), SIGSTOP of a worker past the longest ttl, SCRIPT FLUSH, CLIENT KILL.
-/// At most two servers of a deployment are paused or down at once.
+/// At most two servers of a deployment are paused or down at once, but twice per schedule every
+/// server without AOF of a deployment is restarted at once, while a worker sleeps: a quorum that
+/// forgot every grant, beside the two AOF servers that keep them (what the restart quarantine is
+/// for).
 class fault_injector final : public fault_schedule {
 public:
     /// proxies[w][n]: worker w's proxy to server n. deployment[n]: the Redlock deployment server
@@ -44,12 +47,14 @@ private:
     [[nodiscard]] std::chrono::milliseconds heal_after();
     [[nodiscard]] std::string node_name(std::size_t n) const;
 
-    // 0: a paused worker, 1: a server without AOF restarted empty.
+    // 0: a paused worker, 1: a server without AOF restarted empty, 2 and 3: restart_quorum_empty().
     [[nodiscard]] bool inject_essential(std::size_t which) override;
     void network_fault();
     void partition();
     void server_fault();
     void restart(std::size_t n);  // kill -9, back within 500 ms
+    // Every server without AOF of a deployment that has nothing out, if they are a quorum of it.
+    [[nodiscard]] bool restart_quorum_empty();
     void server_command(const std::vector<std::string>& command, const std::string& kind);
 
     std::vector<std::unique_ptr<test::redis_server>>& servers_;
