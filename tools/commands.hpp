@@ -34,6 +34,9 @@ int redlock_main(int argc, const char* const* argv, std::ostream& out, std::ostr
 inline constexpr int exit_usage = 2;
 inline constexpr int exit_lease_lost = 70;
 inline constexpr int exit_not_acquired = 75;
+/// The servers refused what no retry changes (sysexits' EX_CONFIG): the credentials, an ACL
+/// permission, a command they lack, their version.
+inline constexpr int exit_refused = 78;
 inline constexpr int exit_command_not_found = 127;
 
 }  // namespace redlock::cli

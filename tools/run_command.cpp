@@ -50,8 +50,10 @@ constexpr const char* run_footer =
     "\n"
     "durations: 500ms, 10s, 2m, 1h (a bare number is seconds)\n"
     "exit status: CMD's (128 + N if signal N ended it); 75 if the lock was not acquired within\n"
-    "--wait; 70 if the lease was lost while CMD ran; 127 if CMD could not be started; 2 for\n"
-    "usage errors; 128 + N if signal N interrupted redlock.\n";
+    "--wait; 78 if the servers refused what no retry changes (a wrong password, a missing ACL\n"
+    "permission, a command they lack, a server too old: at once, without waiting); 70 if the\n"
+    "lease was lost while CMD ran; 127 if CMD could not be started; 2 for usage errors;\n"
+    "128 + N if signal N interrupted redlock.\n";
 
 struct run_settings {
     deployment_flags where;
@@ -154,6 +156,12 @@ bool is_usage_error(error_code ec) {
            ec == error::invalid_uri;
 }
 
+// What the acquire ends with, at once, when the servers refused what no retry changes; also a
+// refusal that may pass (OOM, BUSY) but outlasted the whole wait: the operator's to look at.
+bool is_refusal_that_stays(error_code ec) {
+    return ec == error::auth_failed || ec == error::handshake_failed || ec == error::server_error;
+}
+
 // One acquire, one child, one release: the state of a `redlock run`.
 class run_session {
 public:
@@ -225,7 +233,9 @@ private:
                 std::fprintf(stderr, "redlock run: not acquired (%s): %s\n",
                              error_name(static_cast<error>(ec.value())),
                              diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
-                exit_ = is_usage_error(ec) ? exit_usage : exit_not_acquired;
+                exit_ = is_usage_error(ec)          ? exit_usage
+                        : is_refusal_that_stays(ec) ? exit_refused
+                                                    : exit_not_acquired;
             }
             finish();
             return;

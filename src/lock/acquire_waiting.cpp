@@ -12,7 +12,8 @@ namespace redlock::detail {
 
 void acquire_op::fail_round(error_code cause) {
     const auto now = clock::now();
-    if (!waits_ || now >= deadline_ || is_callers_mistake(report_.unreachable_cause())) {
+    if (!waits_ || now >= deadline_ || is_callers_mistake(report_.unreachable_cause()) ||
+        report_.no_quorum_ever(round_.tally().quorum())) {
         leave();
         // A round lost early to denials may still be one in which most nodes are down (the
         // denials then come from other contenders' doomed attempts). The last round hears

@@ -356,6 +356,8 @@ void client_state::admit(std::size_t node, std::string_view key, vote& v, boost:
         if (!link.is_connected()) {
             const auto last = link.last_error();
             if (last.code) detail = "not connected: " + last.message;
+            // What the server refused for good is the failure, not the wait for it.
+            if (last.permanent) ec = last.code;
         }
     }
 }

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "lock/round_report.hpp"
 
+#include "redis/handshake.hpp"
 #include <redlock/error.hpp>
+
+#include <algorithm>
 
 namespace redlock::detail {
 
@@ -77,19 +80,38 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
 boost::system::error_code round_report::unreachable_cause() const {
     bool refused = false;
     boost::system::error_code mistake;
+    boost::system::error_code permanent;
     for (const auto& a : answers_) {
         if (a.verdict != node_outcome::verdict::failed) continue;
         if (is_callers_mistake(a.error)) {
             mistake = a.error;
+        } else if (is_permanent_failure(a.error, a.detail)) {
+            if (!permanent) permanent = a.error;
         } else if (a.error == error::server_error) {
             refused = true;
         } else {
             return error::quorum_unreachable;
         }
     }
-    // The caller's own mistake, where a node said so, before the servers' refusals.
+    // The caller's own mistake, where a node said so, before the servers' refusals, and the
+    // refusals that stay before those that may pass.
     if (mistake) return mistake;
+    if (permanent) return permanent;
     return refused ? error::server_error : error::quorum_unreachable;
+}
+
+bool round_report::no_quorum_ever(std::size_t quorum) const {
+    const auto permanent = std::count_if(answers_.begin(), answers_.end(), [](const node_answer& a) {
+        return a.verdict == node_outcome::verdict::failed && is_permanent_failure(a.error, a.detail);
+    });
+    return static_cast<std::size_t>(permanent) > answers_.size() - quorum;
+}
+
+bool is_permanent_failure(boost::system::error_code ec, std::string_view detail) noexcept {
+    // auth_failed and handshake_failed reach a vote only from a connection whose server refused
+    // for good (client_state::admit); a command refused is judged on the server's words.
+    if (ec == error::auth_failed || ec == error::handshake_failed) return true;
+    return ec == error::server_error && redis::detail::is_permanent_refusal(detail);
 }
 
 bool is_callers_mistake(boost::system::error_code ec) noexcept {
@@ -105,7 +127,8 @@ std::string round_report::grant_summary(const vote_tally& tally, bool handed_ove
 
 std::string failure_cause(boost::system::error_code ec, std::string_view detail) {
     constexpr std::string_view not_connected = "not connected: ", connecting = "connecting to ";
-    if (ec == error::request_timeout && detail.starts_with(not_connected)) {
+    if ((ec == error::request_timeout || is_permanent_failure(ec, detail)) &&
+        detail.starts_with(not_connected)) {
         // The request never left: the connection's own error says why, without the address,
         // which the node's name already gives.
         auto why = detail.substr(not_connected.size());

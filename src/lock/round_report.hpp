@@ -29,7 +29,11 @@ public:
     /// answered with an error reply (a refused command, e.g. NOPERM from an ACL: the message
     /// names it), the caller's mistake when, beside such refusals, a node named one
     /// (is_callers_mistake); quorum_unreachable when any failed by timeout or connection.
+    /// A refusal that stays (is_permanent_failure) comes before the others.
     [[nodiscard]] boost::system::error_code unreachable_cause() const;
+    /// Whether the nodes that refused for good are too many for a quorum of `quorum`: waiting
+    /// cannot help, the acquire fails at once.
+    [[nodiscard]] bool no_quorum_ever(std::size_t quorum) const;
     /// `<operation> "<resource>" on N nodes: <outcome>: granted g, denied d, failed f, pending p
     /// (quorum q); denied: <nodes>; failed: <node>, <node> (<cause>); <node> (<cause>)`
     [[nodiscard]] std::string summary(const vote_tally& tally, std::string_view outcome) const;
@@ -66,6 +70,11 @@ struct node_cause {
 /// A node's refusal that waiting does not change: the caller asked for what the resource's
 /// holders forbid (permits_mismatch, upgrade_refused). The acquire fails at once.
 [[nodiscard]] bool is_callers_mistake(boost::system::error_code ec) noexcept;
+
+/// A node's failure that another round meets again: its server refused the credentials, an ACL
+/// permission, a command it lacks, or is too old (redis::connection_error::permanent,
+/// redis::detail::is_permanent_refusal). Not a timeout, a lost connection or a LOADING.
+[[nodiscard]] bool is_permanent_failure(boost::system::error_code ec, std::string_view detail) noexcept;
 
 }  // namespace redlock::detail
 

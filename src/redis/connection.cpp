@@ -254,7 +254,7 @@ error_code connection::impl::parse_buffered() {
 }
 
 error_code connection::impl::fail_handshake(detail::handshake_failure failure) {
-    set_last_error(failure.ec, std::move(failure.message));
+    set_last_error(failure.ec, std::move(failure.message), failure.permanent);
     return failure.ec;
 }
 

@@ -162,9 +162,9 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
     connection_error last_error_;
     connection_stats stats_;
 
-    void set_last_error(error_code ec, std::string message) {
+    void set_last_error(error_code ec, std::string message, bool permanent = false) {
         std::lock_guard lk(info_mutex_);
-        last_error_ = {ec, std::move(message)};
+        last_error_ = {ec, std::move(message), permanent};
     }
     template <class F>
     void update_stats(F f) {

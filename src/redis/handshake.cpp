@@ -25,7 +25,7 @@ bool is_auth_error(const resp::value& v) {
 
 handshake_failure refused(boost::system::error_code ec, std::string_view command, const std::string& node,
                           const resp::value& reply) {
-    return {ec, std::string(command) + " on " + node + " failed: " + reply.str};
+    return {ec, std::string(command) + " on " + node + " failed: " + reply.str, is_permanent_refusal(reply)};
 }
 
 handshake_failure refused(std::string_view command, const std::string& node, const resp::value& reply) {
@@ -40,6 +40,22 @@ const resp::value* hello_field(const resp::value& reply, std::string_view key) {
 }
 
 }  // namespace
+
+bool is_permanent_refusal(std::string_view text) {
+    const auto code = text.substr(0, text.find(' '));
+    if (code == "WRONGPASS" || code == "NOAUTH" || code == "NOPERM") return true;
+    if (code != "ERR") return false;
+    // The last two: a script's call the ACL refuses ("ERR The user executing the script can't
+    // run this command ...").
+    for (std::string_view words : {"unknown command", "unknown subcommand", "DB index", "AUTH",
+                                   "can't run this command", "no permissions"})
+        if (text.find(words) != std::string_view::npos) return true;
+    return false;
+}
+
+bool is_permanent_refusal(const resp::value& reply) {
+    return reply.is_error() && is_permanent_refusal(std::string_view(reply.str));
+}
 
 resp::request hello_request(const node_address& a) {
     resp::request hello;
@@ -62,8 +78,10 @@ hello_outcome read_hello(const resp::value& reply, const std::string& node, std:
     const auto* version = min_version.empty() ? nullptr : hello_field(reply, "version");
     if (version && older_than(version->str, min_version).value_or(false)) {
         return {3,
-                {error::handshake_failed, node + " runs Redis " + version->str + ", older than the " +
-                                              std::string(min_version) + " this client needs"}};
+                {error::handshake_failed,
+                 node + " runs Redis " + version->str + ", older than the " + std::string(min_version) +
+                     " this client needs",
+                 true}};
     }
     return {3, {}};
 }

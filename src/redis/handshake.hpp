@@ -25,7 +25,17 @@ namespace redlock::redis::detail {
 struct handshake_failure {
     boost::system::error_code ec;
     std::string message;
+    /// Another attempt gets the same answer (is_permanent_refusal, a server below the version
+    /// floor): see connection_error::permanent.
+    bool permanent = false;
 };
+
+/// Whether a server's error reply refuses what no retry changes: the credentials (WRONGPASS,
+/// NOAUTH, NOPERM, an AUTH error, a script's call the ACL refuses), a command that does not
+/// exist there (renamed or disabled: "ERR unknown command", "ERR unknown subcommand") or a
+/// database it does not have. LOADING, BUSY, MASTERDOWN, OOM and the like pass.
+[[nodiscard]] bool is_permanent_refusal(const resp::value& reply);
+[[nodiscard]] bool is_permanent_refusal(std::string_view server_text);
 
 [[nodiscard]] resp::request hello_request(const node_address& a);
 

@@ -242,6 +242,60 @@ BOOST_AUTO_TEST_CASE(a_missing_permission_is_a_server_error_that_names_it) {
     }());
 }
 
+// What no retry changes ends a wait at once, with its own error: a wrong password (refused by
+// the connection's handshake) and a missing permission (the acquire's own SET). Each waits up to
+// 60 s with retries every 5-20 ms: a wait that went on would show in its count of attempts. A
+// refusal on too few nodes to matter lets the others grant; beside a node that is down, it is
+// waited out like any failure, since the node may come back.
+BOOST_AUTO_TEST_CASE(a_refusal_that_stays_ends_the_wait_at_once) {
+    auto servers = start_redis_servers(3);
+    for (const auto& s : servers)
+        add_user(*s, "noset", {"-set"});
+    auto wrong = lock_config(servers);
+    for (auto& uri : wrong.nodes)
+        uri.insert(std::string("redis://").size(), "noset:wrong@");
+    auto one_wrong = lock_config(servers);
+    one_wrong.nodes[0] = wrong.nodes[0];
+    asio::io_context ioc;
+    redlock::client wrong_password(ioc.get_executor(), wrong);
+    redlock::client noset(ioc.get_executor(), as_user(servers, "noset"));
+    redlock::client one_refuses(ioc.get_executor(), one_wrong);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        redlock::diagnostics diag;
+        auto [ec, none] =
+            co_await wrong_password.async_acquire("stays", options(10s, 60s), diag, tuple_awaitable);
+        BOOST_TEST((ec == redlock::error::auth_failed), ec.message() << ": " << diag.message);
+        BOOST_TEST(diag.message.find("WRONGPASS") != std::string::npos, diag.message);
+        // The first round may run before the handshake has failed (a timeout, which may pass);
+        // the next one knows.
+        BOOST_TEST(diag.attempts <= 2u, diag.attempts << ": " << diag.message);
+
+        auto [set_ec, none_either] =
+            co_await noset.async_acquire("stays", options(10s, 60s), diag, tuple_awaitable);
+        BOOST_TEST((set_ec == redlock::error::server_error), set_ec.message() << ": " << diag.message);
+        BOOST_TEST(diag.message.find("no permissions to run the 'set' command") != std::string::npos,
+                   diag.message);
+        BOOST_TEST(diag.attempts == 1u, diag.attempts << ": " << diag.message);
+
+        // Two of three still grant.
+        auto [one_ec, held] =
+            co_await one_refuses.async_acquire("stays", options(10s, 60s), diag, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!one_ec, diag.message);
+        BOOST_TEST(held.nodes_granted() == 2u);
+        co_await held.async_release(asio::use_awaitable);
+
+        // With a node down too, no quorum now, but maybe later: the wait goes on to its end.
+        servers[2]->stop();
+        const auto started = std::chrono::steady_clock::now();
+        auto [later_ec, nothing] =
+            co_await one_refuses.async_acquire("stays", options(10s, 2s), diag, tuple_awaitable);
+        BOOST_TEST((std::chrono::steady_clock::now() - started >= 2s));
+        BOOST_TEST((later_ec == redlock::error::quorum_unreachable), later_ec.message()
+                                                                         << ": " << diag.message);
+        BOOST_TEST(diag.attempts >= 2u, diag.attempts << ": " << diag.message);
+    }());
+}
+
 // A waiter whose SSUBSCRIBE the ACL refuses (no +ssubscribe) hears no release: it is told once,
 // waits by polling, and gets the lock when the holder releases it (a plain and a fair lock).
 // The refusal is the SSUBSCRIBE's answer: the subscriber connection stays up (it used to take

@@ -263,6 +263,24 @@ BOOST_AUTO_TEST_CASE(run_waits_for_replicas) {
     BOOST_TEST(wait_until([&] { return master.command({"EXISTS", lock_key("job")}).integer == 0; }));
 }
 
+// A wrong password is refused at once with exit 78, not waited out as a lock held elsewhere
+// (75): with a 60 s wait, half of it would be a wait that went on.
+BOOST_FIXTURE_TEST_CASE(a_refusal_that_stays_is_78_at_once, three_servers) {
+    const auto out = dir.file("out");
+    auto uris = node_uris(servers);
+    for (auto at = uris.find("redis://"); at != std::string::npos; at = uris.find("redis://", at + 1))
+        uris.insert(at + std::string("redis://").size(), "nobody:wrong@");
+    const auto t0 = std::chrono::steady_clock::now();
+    BOOST_TEST(
+        run_redlock("run --nodes " + uris + " --restart-quarantine off --wait 60s job -- true", out) == 78,
+        read_file(out));
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < 30s));
+    BOOST_TEST(read_file(out).find("auth_failed") != std::string::npos, read_file(out));
+    BOOST_TEST(read_file(out).find("WRONGPASS") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock("run --help", out) == 0);
+    BOOST_TEST(read_file(out).find("78 if the servers refused") != std::string::npos, read_file(out));
+}
+
 BOOST_FIXTURE_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_2, three_servers) {
     const auto out = dir.file("out");
     auto holder = start_redlock(run + " busy -- sleep 3", dir.file("holder"));

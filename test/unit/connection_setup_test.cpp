@@ -93,6 +93,10 @@ BOOST_AUTO_TEST_CASE(a_refused_hello_says_why) {
              .failure.ec == redlock::error::auth_failed));
     BOOST_TEST((read_hello(error_reply("LOADING Redis is loading the dataset in memory"), "n").failure.ec ==
                 redlock::error::handshake_failed));
+    // Refused for good (no wait helps), or for now.
+    BOOST_TEST(wrong.failure.permanent);
+    BOOST_TEST(
+        !read_hello(error_reply("LOADING Redis is loading the dataset in memory"), "n").failure.permanent);
     const auto odd = read_hello(text_reply("hi", resp::type::simple_string), "redis://h:7000");
     BOOST_TEST((odd.failure.ec == redlock::error::unexpected_reply));
     BOOST_TEST(odd.failure.message.find("HELLO on redis://h:7000 returned") == 0u, odd.failure.message);
@@ -113,6 +117,7 @@ BOOST_AUTO_TEST_CASE(a_server_older_than_the_floor_fails_the_hello_naming_its_ve
     BOOST_TEST((old.failure.ec == redlock::error::handshake_failed));
     BOOST_TEST(old.failure.message ==
                "redis://h:7000 runs Redis 6.2.14, older than the 7.0 this client needs");
+    BOOST_TEST(old.failure.permanent);
     // Compared as numbers, not as text; no floor, or no version said: not checked.
     for (const auto* fine : {"7.0.0", "7.0.15", "7.2.4", "10.0.1"})
         BOOST_TEST(!read_hello(hello_of(fine), "n", "7.0").failure.ec, fine);
@@ -155,11 +160,17 @@ BOOST_AUTO_TEST_CASE(the_setup_is_one_write_and_each_reply_is_read_in_its_place)
     bad_db[0] = error_reply("ERR DB index is out of range");
     const auto db = plan.check(bad_db, "redis://h:7000/2");
     BOOST_TEST((db.ec == redlock::error::handshake_failed));
+    BOOST_TEST(db.permanent);
     BOOST_TEST(db.message == "SELECT 2 on redis://h:7000/2 failed: ERR DB index is out of range");
 
     auto no_setname = replies;
     no_setname[1] = error_reply("NOPERM this user has no permissions to run the 'client|setname' command");
     BOOST_TEST((plan.check(no_setname, "n").ec == redlock::error::auth_failed));
+    BOOST_TEST(plan.check(no_setname, "n").permanent);
+    auto loading = replies;
+    loading[4] = error_reply("LOADING Redis is loading the dataset in memory");
+    BOOST_TEST((plan.check(loading, "n").ec == redlock::error::handshake_failed));
+    BOOST_TEST(!plan.check(loading, "n").permanent);
 
     auto other_sha = replies;
     other_sha[5] = text_reply("3333333333333333333333333333333333333333");
@@ -170,6 +181,28 @@ BOOST_AUTO_TEST_CASE(the_setup_is_one_write_and_each_reply_is_read_in_its_place)
 
     replies.pop_back();
     BOOST_TEST((plan.check(replies, "n").ec == redlock::error::unexpected_reply));
+}
+
+// The server's words that no retry changes, and those that pass.
+BOOST_AUTO_TEST_CASE(a_refusal_that_stays_is_told_from_one_that_passes) {
+    using redlock::redis::detail::is_permanent_refusal;
+    for (const char* stays :
+         {"WRONGPASS invalid username-password pair or user is disabled.", "NOAUTH Authentication required.",
+          "NOPERM User noset has no permissions to run the 'set' command",
+          "ERR unknown command 'SET', with args beginning with: ",
+          "ERR unknown subcommand 'LOAD'. Try SCRIPT HELP.", "ERR DB index is out of range",
+          "ERR AUTH <password> called without any password configured for the default user.",
+          "ERR The user executing the script can't run this command or subcommand script: "
+          "abc, on @user_script:14."})
+        BOOST_TEST(is_permanent_refusal(stays), stays);
+    for (const char* passes :
+         {"LOADING Redis is loading the dataset in memory", "BUSY Redis is busy running a script.",
+          "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+          "OOM command not allowed when used memory > 'maxmemory'.",
+          "READONLY You can't write against a read only replica.",
+          "TRYAGAIN Multiple keys request during rehashing of slot", "ERR wrong number of arguments"})
+        BOOST_TEST(!is_permanent_refusal(passes), passes);
+    BOOST_TEST(!is_permanent_refusal(text_reply("ERR unknown command", resp::type::simple_string)));
 }
 
 BOOST_AUTO_TEST_CASE(a_plain_connection_has_only_its_scripts_to_set_up) {

@@ -93,6 +93,11 @@ struct REDLOCK_API connection_config {
 struct REDLOCK_API connection_error {
     error_code code;
     std::string message;
+    /// The server refused what no retry changes: the credentials or an ACL permission, a
+    /// command it does not have (renamed or disabled), a database it lacks, or its version is
+    /// below the floor. The connection still tries again (the server's configuration may be
+    /// fixed), but a caller that waits for it need not.
+    bool permanent = false;
 };
 
 /// Counters, for tests, metrics and the demo.
