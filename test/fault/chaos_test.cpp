@@ -26,6 +26,15 @@ chaos::schedule_options schedule(std::uint64_t seed, int seconds,
     return o;
 }
 
+// A negative control's schedule: one resource of each kind and 16 coroutines per worker, so
+// that more rivals wait for each lock and the one worker left running tries more of them at once.
+chaos::schedule_options control_schedule(chaos::topology topology = chaos::topology::masters) {
+    auto o = schedule(1, 20, topology);
+    o.resources = 1;
+    o.coroutines = 16;
+    return o;
+}
+
 // Every schedule injects the topology's essential faults (a node restarted empty, a paused
 // worker, failovers) at set points, whatever its seed: the run must have done them.
 void run_and_expect_no_violation(std::uint64_t seed, chaos::topology topology = chaos::topology::masters,
@@ -185,10 +194,8 @@ BOOST_AUTO_TEST_CASE(the_checker_catches_a_quorum_of_one) {
 BOOST_AUTO_TEST_CASE(the_checker_catches_a_failover_without_the_failover_quarantine) {
     for (const auto t : {chaos::topology::cluster, chaos::topology::sentinel}) {
         BOOST_TEST_CONTEXT(chaos::to_string(t)) {
-            auto o = schedule(1, 20, t);
+            auto o = control_schedule(t);
             o.broken = true;
-            o.resources = 1;    // more rivals waiting for each lock
-            o.coroutines = 16;  // and the one worker left running tries more of them at once
             const auto found =
                 run_control(o, "master_unreplicated_failover",
                             std::string(chaos::to_string(t)) + " without the failover quarantine");
@@ -204,11 +211,9 @@ BOOST_AUTO_TEST_CASE(the_checker_catches_a_failover_without_the_failover_quarant
 // holder, whose grant the two AOF servers still keep, counts as its own. Up to four seeds, as
 // above.
 BOOST_AUTO_TEST_CASE(the_checker_catches_a_quorum_restarted_empty_without_the_restart_quarantine) {
-    auto o = schedule(1, 20);
+    auto o = control_schedule();
     o.restart_quarantine = false;
     o.hand_overs = false;
-    o.resources = 1;
-    o.coroutines = 16;
     const auto found = run_control(o, "quorum_restart_empty", "masters without the restart quarantine");
     BOOST_TEST(found.faults >= 1u);
     BOOST_TEST(found.second_holders > 0u);
@@ -220,11 +225,9 @@ BOOST_AUTO_TEST_CASE(the_checker_catches_a_quorum_restarted_empty_without_the_re
 // to the worker left outside: unless a master refuses to write without a replica
 // (min-replicas-to-write), the checker must find second holders. Up to four seeds, as above.
 BOOST_AUTO_TEST_CASE(the_checker_catches_a_split_brain_without_min_replicas_to_write) {
-    auto o = schedule(1, 20, chaos::topology::sentinel);
+    auto o = control_schedule(chaos::topology::sentinel);
     o.min_replicas_to_write = false;
     o.hand_overs = false;
-    o.resources = 1;
-    o.coroutines = 16;
     const auto found = run_control(o, "split_brain", "sentinel without min-replicas-to-write");
     BOOST_TEST(found.faults >= 1u);
     BOOST_TEST(found.second_holders > 0u);
