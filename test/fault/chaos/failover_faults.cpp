@@ -245,10 +245,13 @@ std::vector<test::redis_server*> failover_faults::masters_of(failover_group& g) 
 std::vector<std::string> failover_faults::unreplicate_locks(const test::redis_server& master) {
     // The key is deleted (which replicates) and written back on the master alone, with what is
     // left of its ttl: later writes replicate as usual (a renewal of it does nothing on a
-    // replica that lacks it).
+    // replica that lacks it). A key due to expire this very millisecond answers PTTL 0, and
+    // RESTORE with 0 keeps a key forever (a sentinel schedule's lock outlived the run): it gets
+    // 1 ms. A key without a ttl (-1) keeps none.
     static constexpr const char* script =
         "local t = redis.call('PTTL', KEYS[1]) "
         "if t == -2 then return -2 end "
+        "if t == 0 then t = 1 end "
         "if t < 0 then t = 0 end "
         "local d = redis.call('DUMP', KEYS[1]) "
         "redis.call('DEL', KEYS[1]) "
