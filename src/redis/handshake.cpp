@@ -17,10 +17,20 @@ bool is_hello_unsupported(const resp::value& v) {
     return code == "NOPROTO" || (code == "ERR" && v.str.find("unknown command") != std::string::npos);
 }
 
-bool is_auth_error(const resp::value& v) {
-    auto code = v.error_code();
+// The error code is the reply's first word.
+std::string_view error_code_of(std::string_view text) {
+    return text.substr(0, text.find(' '));
+}
+
+// A server's refusal of the credentials or of an ACL permission, from its error text.
+bool is_auth_refusal(std::string_view text) {
+    const auto code = error_code_of(text);
     return code == "WRONGPASS" || code == "NOAUTH" || code == "NOPERM" ||
-           (code == "ERR" && v.str.find("AUTH") != std::string::npos);
+           (code == "ERR" && text.find("AUTH") != std::string_view::npos);
+}
+
+bool is_auth_error(const resp::value& v) {
+    return v.is_error() && is_auth_refusal(v.str);
 }
 
 handshake_failure refused(boost::system::error_code ec, std::string_view command, const std::string& node,
@@ -42,13 +52,12 @@ const resp::value* hello_field(const resp::value& reply, std::string_view key) {
 }  // namespace
 
 bool is_permanent_refusal(std::string_view text) {
-    const auto code = text.substr(0, text.find(' '));
-    if (code == "WRONGPASS" || code == "NOAUTH" || code == "NOPERM") return true;
-    if (code != "ERR") return false;
+    if (is_auth_refusal(text)) return true;
+    if (error_code_of(text) != "ERR") return false;
     // The last two: a script's call the ACL refuses ("ERR The user executing the script can't
     // run this command ...").
-    for (std::string_view words : {"unknown command", "unknown subcommand", "DB index", "AUTH",
-                                   "can't run this command", "no permissions"})
+    for (std::string_view words :
+         {"unknown command", "unknown subcommand", "DB index", "can't run this command", "no permissions"})
         if (text.find(words) != std::string_view::npos) return true;
     return false;
 }
