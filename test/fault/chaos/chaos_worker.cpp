@@ -577,9 +577,7 @@ int main(int argc, char** argv) {
                 "usage: chaos_worker --worker K --nodes URI,URI,... --fenced-nodes URI,URI,... --store URI "
                 "--history FILE --seconds S --seed X [--coroutines C] [--resources R] [--fenced-replicas K] "
                 "[--broken 1] [--failover-quarantine 0] [--restart-quarantine 0] [--ttls MS,MS,...] "
-                "[--max-ttl MS] "
-                "[--hand-overs "
-                "1]\n");
+                "[--max-ttl MS] [--hand-overs 1]\n");
             return 2;
         }
         asio::io_context ioc;

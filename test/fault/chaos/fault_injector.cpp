@@ -212,14 +212,14 @@ bool fault_injector::restart_quorum_empty() {
     const auto deployments = *std::max_element(deployment_.begin(), deployment_.end()) + 1;
     for (std::size_t d = 0; d < deployments; ++d) {
         std::vector<std::size_t> forgetful;
-        for (std::size_t n = 0; n < servers_.size(); ++n)
-            if (deployment_[n] == d && !persistent_[n]) forgetful.push_back(n);
-        // A quorum of the deployment's nodes, and none of them out already.
-        if (forgetful.empty() || out_in_deployment(d) > 0) continue;
         std::size_t nodes = 0;
-        for (std::size_t n = 0; n < servers_.size(); ++n)
-            nodes += deployment_[n] == d ? 1 : 0;
-        if (forgetful.size() < nodes / 2 + 1) continue;
+        for (std::size_t n = 0; n < servers_.size(); ++n) {
+            if (deployment_[n] != d) continue;
+            ++nodes;
+            if (!persistent_[n]) forgetful.push_back(n);
+        }
+        // A quorum of the deployment's nodes, and none of them out already.
+        if (forgetful.size() < nodes / 2 + 1 || out_in_deployment(d) > 0) continue;
         // A worker asleep through it keeps counting its holds (a GC pause): with the quarantine,
         // no rival is granted what they forgot before those holds' validity is over.
         (void)worker_pause();
