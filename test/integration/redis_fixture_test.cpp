@@ -683,6 +683,68 @@ BOOST_AUTO_TEST_CASE(test_cluster_failover_promotes_the_replica) {
     check_bulk(old_master.command({"GET", key}), "kept");
 }
 
+BOOST_AUTO_TEST_CASE(test_cluster_cut_off_master_is_failed_over_while_it_still_answers_then_turns_replica) {
+    redis_cluster_options opts;
+    opts.partitionable = true;
+    opts.server.extra_args = {"--cluster-node-timeout", "1000"};
+    redis_cluster c(opts);
+    std::set<std::string> hosts;
+    for (std::size_t i = 0; i < c.size(); ++i)
+        hosts.insert(c.server(i).host());
+    BOOST_TEST(hosts.size() == c.size());
+    BOOST_TEST(!hosts.contains("127.0.0.1"));
+    // The others know each node by its own address, and its bus by its proxy's port.
+    const auto nodes = c.server(0).command({"CLUSTER", "NODES"}).str;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        const auto& s = c.server(i);
+        BOOST_TEST(nodes.find(s.host() + ":" + std::to_string(s.port()) + "@") != std::string::npos, nodes);
+        BOOST_TEST(nodes.find("@" + std::to_string(s.cluster_port())) == std::string::npos, nodes);
+    }
+    const std::string key = "{cut}:k";
+    const auto slot = key_slot_of(c.server(0), key);
+    auto& m = c.master_of_slot(slot);
+    check_simple(m.command({"SET", key, "before"}), "OK");
+    BOOST_TEST(m.command({"WAIT", "1", "2000"}).integer == 1);
+    redis_server* r = nullptr;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        const auto reply = c.server(i).command({"ROLE"});
+        if (reply.elements.size() >= 3 && reply.elements[0].str == "slave" &&
+            reply.elements[2].integer == m.port())
+            r = &c.server(i);
+    }
+    BOOST_TEST_REQUIRE(r != nullptr);
+
+    const auto t0 = steady::now();
+    c.cut_off(m);
+    BOOST_CHECK_THROW(c.cut_off(*r), std::logic_error);  // one at a time
+    BOOST_TEST(redlock::test::wait_until([&] {
+        return info_field(r->command({"INFO", "replication"}), "master_link_status") == "down";
+    }));
+    // Cut from the bus, it finds it cannot reach most masters and refuses what clients ask,
+    // though they still reach it; the others fail it over.
+    BOOST_TEST(redlock::test::wait_until([&] {
+        return info_field(m.command({"CLUSTER", "INFO"}), "cluster_state") == "fail";
+    }));
+    BOOST_TEST_MESSAGE("the cut master refuses " << elapsed_ms(t0) << " ms after the cut");
+    BOOST_TEST(m.command({"SET", key, "old side"}).str.starts_with("CLUSTERDOWN"));
+    BOOST_TEST(redlock::test::wait_until([&] { return role(*r) == "master"; }));
+    BOOST_TEST_MESSAGE("replica promoted " << elapsed_ms(t0) << " ms after the cut");
+    BOOST_TEST(role(m) == "master");
+    check_simple(r->command({"SET", key, "new side"}), "OK");
+
+    const auto t1 = steady::now();
+    c.rejoin(m);
+    BOOST_TEST(redlock::test::wait_until([&] { return role(m) == "slave"; }));
+    BOOST_CHECK_NO_THROW(c.wait_until_ok(10s));
+    BOOST_TEST(redlock::test::wait_until([&] {
+        return info_field(m.command({"INFO", "replication"}), "master_link_status") == "up";
+    }));
+    BOOST_TEST_MESSAGE("old master made a replica " << elapsed_ms(t1) << " ms after it rejoined");
+    BOOST_TEST(&c.master_of_slot(slot) == r);
+    check_bulk(r->command({"GET", key}), "new side");
+    BOOST_TEST(m.command({"GET", key}).str.starts_with("MOVED"));  // a replica of r
+}
+
 BOOST_AUTO_TEST_CASE(test_cluster_of_one_master_without_replicas_comes_up) {
     redis_cluster_options opts;
     opts.masters = 1;

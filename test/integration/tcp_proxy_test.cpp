@@ -28,6 +28,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -77,6 +78,13 @@ class blocking_client {
 public:
     explicit blocking_client(std::uint16_t port) : socket_(ioc_) {
         socket_.connect(tcp::endpoint(asio::ip::address_v4::loopback(), port));
+        socket_.set_option(tcp::no_delay(true));
+    }
+    /// To `host`:`port`, from the loopback address `from`.
+    blocking_client(const std::string& host, std::uint16_t port, const std::string& from) : socket_(ioc_) {
+        socket_.open(tcp::v4());
+        socket_.bind(tcp::endpoint(asio::ip::make_address_v4(from), 0));
+        socket_.connect(tcp::endpoint(asio::ip::make_address_v4(host), port));
         socket_.set_option(tcp::no_delay(true));
     }
 
@@ -345,6 +353,53 @@ BOOST_AUTO_TEST_CASE(blackhole_discards_both_ways) {
     BOOST_TEST(reset.data.empty());
     BOOST_TEST((reset.ec == asio::error::connection_reset), reset.ec.message());
     BOOST_TEST(server.command({"GET", "k"}).is_null());
+}
+
+BOOST_AUTO_TEST_CASE(the_clients_cut_by_address_lose_the_server_while_the_others_keep_it) {
+    redlock::test::redis_server_options o;
+    o.host = "127.0.0.3";
+    redis_server server(o);
+    // Its port is known after the proxy's (a cluster node's bus).
+    tcp_proxy proxy(server.host(), 0);
+    proxy.set_upstream_port(server.port());
+    BOOST_TEST(proxy.uri() == "redis://127.0.0.3:" + std::to_string(proxy.port()));
+    blocking_client cut(server.host(), proxy.port(), "127.0.0.4");
+    blocking_client kept(server.host(), proxy.port(), "127.0.0.5");
+    const auto ping = command({"PING"});
+    for (auto* c : {&cut, &kept}) {
+        c->send(ping);
+        c->read_exactly(pong);
+    }
+
+    proxy.cut_clients_from({"127.0.0.4"});
+    const auto before = proxy.bytes_from_clients();
+    cut.send(ping);
+    kept.send(ping);
+    kept.read_exactly(pong);
+    // A connection made during the cut is cut too.
+    blocking_client later(server.host(), proxy.port(), "127.0.0.4");
+    later.send(ping);
+    BOOST_TEST_REQUIRE(wait_until([&] { return proxy.bytes_from_clients() >= before + 3 * ping.size(); }));
+    for (auto* c : {&cut, &later}) {
+        const auto nothing = c->read(1, 300ms);
+        BOOST_TEST(nothing.timed_out);
+        BOOST_TEST(nothing.data.empty());
+    }
+
+    // Healed: the connections that lost bytes are reset, never handed a late answer; a new one
+    // from the same address passes.
+    proxy.cut_clients_from({});
+    for (auto* c : {&cut, &later}) {
+        const auto reset = c->read(1, patience);
+        BOOST_TEST(reset.data.empty());
+        BOOST_TEST((reset.ec == asio::error::connection_reset), reset.ec.message());
+    }
+    blocking_client again(server.host(), proxy.port(), "127.0.0.4");
+    again.send(ping);
+    again.read_exactly(pong);
+    kept.send(ping);
+    kept.read_exactly(pong);
+    BOOST_CHECK_THROW(proxy.cut_clients_from({"localhost"}), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(drop_requests_loses_commands_but_still_delivers_replies) {

@@ -9,6 +9,7 @@
 #include <redlock/resp/value.hpp>
 
 #include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -19,10 +20,10 @@
 namespace redlock::test::fixture {
 
 inline std::string address(const redis_server& s) {
-    return "127.0.0.1:" + std::to_string(s.port());
+    return s.host() + ":" + std::to_string(s.port());
 }
 
-/// "127.0.0.1:p1,127.0.0.1:p2,..." of `servers`.
+/// "host1:p1,host2:p2,..." of `servers`.
 inline std::string addresses(const std::vector<std::unique_ptr<redis_server>>& servers) {
     std::string text;
     for (const auto& s : servers) {
@@ -32,7 +33,7 @@ inline std::string addresses(const std::vector<std::unique_ptr<redis_server>>& s
     return text;
 }
 
-/// "WORDS on 127.0.0.1:port", for messages.
+/// "WORDS on host:port", for messages.
 inline std::string describe(const redis_server& s, const std::vector<std::string>& args) {
     std::string text;
     for (const auto& a : args) {
@@ -59,6 +60,46 @@ inline void expect_ok(const char* who, const redis_server& s, const std::vector<
     const auto reply = s.command(args);
     if (reply.kind != resp::type::simple_string || reply.str != "OK")
         throw std::runtime_error(std::string(who) + ": " + describe(s, args) + ": " + resp::to_string(reply));
+}
+
+/// The password of the users a fixture's servers log in to each other as (a replica to its
+/// master, a sentinel to a data server), and such a user's ACL rule: everything, as the
+/// default user may (a sentinel reconfigures servers and talks on their hello channel).
+inline constexpr const char* own_users_password = "fixture-internal";
+
+inline std::vector<std::string> own_user_rule(const char* user) {
+    return {user, "on", std::string(">") + own_users_password, "+@all", "~*", "&*"};
+}
+
+/// `--user <rule>` for each of `users`, then `--masteruser <replication_user> --masterauth ...`:
+/// the arguments that define them on a server and have it log in to its master as the first.
+inline void add_own_users(std::vector<std::string>& args, std::initializer_list<const char*> users,
+                          const char* replication_user) {
+    for (const char* user : users) {
+        const auto rule = own_user_rule(user);
+        args.push_back("--user");
+        args.insert(args.end(), rule.begin(), rule.end());
+    }
+    args.insert(args.end(), {"--masteruser", replication_user, "--masterauth", own_users_password});
+}
+
+/// ACL SETUSER `user` with its rule on `s` again (after an ACL DELUSER).
+inline void define_own_user(const char* who, const redis_server& s, const char* user) {
+    std::vector<std::string> command = {"ACL", "SETUSER"};
+    const auto rule = own_user_rule(user);
+    command.insert(command.end(), rule.begin(), rule.end());
+    expect_ok(who, s, command);
+}
+
+/// ACL DELUSER `users` on `s`: it also closes the connections logged in as them (ACL SETUSER
+/// off would not).
+inline void delete_own_users(const char* who, const redis_server& s, const std::vector<std::string>& users) {
+    std::vector<std::string> command = {"ACL", "DELUSER"};
+    command.insert(command.end(), users.begin(), users.end());
+    const auto reply = s.command(command);
+    if (reply.kind != resp::type::integer)
+        throw std::runtime_error(std::string(who) + ": " + describe(s, command) + ": " +
+                                 resp::to_string(reply));
 }
 
 /// One `field:value` line of an INFO or CLUSTER INFO reply; empty if absent.

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -49,6 +51,13 @@ constexpr auto failover_retry = 6s;         // a manual failover gives up after 
 constexpr auto poll_interval = 25ms;        // between two looks at the servers
 constexpr auto probe_timeout = 2s;          // one command while polling: a paused server must not stall us
 constexpr std::size_t migrate_batch = 100;  // keys per MIGRATE, as redis-cli's --cluster-pipeline default
+
+// The next loopback address of redis_cluster_options::partitionable: 127.0.0.2 to
+// 127.0.0.254, then again (an address names no server: the ports do).
+std::string own_loopback_host() {
+    static std::atomic<unsigned> next{0};
+    return "127.0.0." + std::to_string(2 + next.fetch_add(1) % 253);
+}
 
 // ---------------------------------------------------------------------------------------------
 // CLUSTER SLOTS, reduced to what the fixture compares: which master port owns which range.
@@ -293,7 +302,9 @@ redis_cluster::redis_cluster(redis_cluster_options opts) : opts_(std::move(opts)
     auto& server_opts = opts_.server;
     server_opts.cluster = true;
     auto& extra = server_opts.extra_args;
-    if (const auto pw = arg_value(extra, "--requirepass"); pw && !has_arg(extra, "--masterauth")) {
+    // partitionable: its replicas log in as a user of their own (start_partitionable).
+    if (const auto pw = arg_value(extra, "--requirepass");
+        pw && !has_arg(extra, "--masterauth") && !opts_.partitionable) {
         extra.insert(extra.end(), {"--masterauth", *pw});
     }
     // A master waits this long (5 s by default) for more replicas before a diskless full sync:
@@ -309,7 +320,11 @@ redis_cluster::redis_cluster(redis_cluster_options opts) : opts_(std::move(opts)
 
     // If anything below throws, servers_ is destroyed with the half-built object: every server
     // already started is stopped (start_redis_servers itself cleans up after a failed start).
-    servers_ = start_redis_servers(opts_.masters * (1 + opts_.replicas_per_master), server_opts);
+    if (opts_.partitionable) {
+        start_partitionable();
+    } else {
+        servers_ = start_redis_servers(opts_.masters * (1 + opts_.replicas_per_master), server_opts);
+    }
     if (opts_.masters >= 3) {
         create_with_redis_cli();
     } else {
@@ -322,6 +337,72 @@ redis_cluster::redis_cluster(redis_cluster_options opts) : opts_(std::move(opts)
 }
 
 redis_cluster::~redis_cluster() = default;
+
+void redis_cluster::start_partitionable() {
+    const auto n = opts_.masters * (1 + opts_.replicas_per_master);
+    for (std::size_t i = 0; i < n; ++i) {
+        auto o = opts_.server;
+        o.host = own_loopback_host();
+        // The others must be told the proxy's port before the server's own bus port is picked:
+        // the proxy learns where to forward once the server runs, before anyone meets it.
+        auto proxy = std::make_unique<tcp_proxy>(o.host, 0);
+        // Announced, the address and the bus port are what every node's packets carry, so the
+        // others know it by them and not by where its connections come from (the proxy).
+        o.extra_args.insert(
+            o.extra_args.end(),
+            {"--cluster-announce-ip", o.host, "--cluster-announce-bus-port", std::to_string(proxy->port())});
+        fixture::add_own_users(o.extra_args, {replication_user}, replication_user);
+        servers_.push_back(std::make_unique<redis_server>(o));
+        proxy->set_upstream_port(servers_.back()->cluster_port());
+        bus_proxies_.push_back(std::move(proxy));
+    }
+}
+
+std::size_t redis_cluster::index_of(const redis_server& server) const {
+    for (std::size_t i = 0; i < servers_.size(); ++i)
+        if (servers_[i].get() == &server) return i;
+    throw std::invalid_argument("redis_cluster: " + address(server) + " is not a server of this cluster");
+}
+
+unsigned short redis_cluster::bus_port(std::size_t i) const {
+    return opts_.partitionable ? bus_proxies_.at(i)->port() : servers_.at(i)->cluster_port();
+}
+
+void redis_cluster::cut_off(redis_server& server) {
+    if (!opts_.partitionable) throw std::logic_error("redis_cluster::cut_off: needs partitionable");
+    if (cut_off_) {
+        throw std::logic_error("redis_cluster::cut_off: " + address(*servers_[*cut_off_]) +
+                               " is cut off already");
+    }
+    const auto i = index_of(server);
+    std::vector<std::string> others;
+    for (std::size_t j = 0; j < servers_.size(); ++j) {
+        if (j == i) continue;
+        others.push_back(servers_[j]->host());
+        bus_proxies_[j]->cut_clients_from({server.host()});
+    }
+    bus_proxies_[i]->cut_clients_from(others);
+    cut_off_ = i;
+    fixture::delete_own_users("redis_cluster", server, {replication_user});
+}
+
+void redis_cluster::rejoin(redis_server& server) {
+    if (!opts_.partitionable) throw std::logic_error("redis_cluster::rejoin: needs partitionable");
+    if (cut_off_ != index_of(server))
+        throw std::logic_error("redis_cluster::rejoin: " + address(server) + " is not cut off");
+    // The user first: the bus tells the server of the failover, and its replicas (or it, a
+    // replica from now on) log in at once.
+    cut_off_.reset();
+    std::exception_ptr failed;
+    try {
+        fixture::define_own_user("redis_cluster", server, replication_user);
+    } catch (...) {
+        failed = std::current_exception();  // not answering: its restart defines the user again
+    }
+    for (auto& proxy : bus_proxies_)
+        proxy->cut_clients_from({});
+    if (failed) std::rethrow_exception(failed);
+}
 
 void redis_cluster::create_with_redis_cli() {
     const char* env = std::getenv("REDLOCK_TEST_REDIS_CLI");
@@ -358,8 +439,8 @@ void redis_cluster::create_by_hand() {
     }
     for (std::size_t i = 1; i < n; ++i) {
         expect_ok("redis_cluster", *servers_[0],
-                  {"CLUSTER", "MEET", "127.0.0.1", std::to_string(servers_[i]->port()),
-                   std::to_string(servers_[i]->cluster_port())});
+                  {"CLUSTER", "MEET", servers_[i]->host(), std::to_string(servers_[i]->port()),
+                   std::to_string(bus_port(i))});
     }
 
     // REPLICATE names a node the replica must already know.
@@ -543,7 +624,7 @@ void redis_cluster::migrate_slot_keys(std::uint16_t slot) {
                                      " s");
         }
         // MIGRATE host port "" db timeout-ms [AUTH pw] KEYS k...: the empty key selects KEYS.
-        std::vector<std::string> args{"MIGRATE", "127.0.0.1", std::to_string(to.port()), "", "0", "5000"};
+        std::vector<std::string> args{"MIGRATE", to.host(), std::to_string(to.port()), "", "0", "5000"};
         if (password) args.insert(args.end(), {"AUTH", *password});
         args.emplace_back("KEYS");
         for (const auto& k : keys.elements)

@@ -3,12 +3,14 @@
 #define REDLOCK_TEST_SUPPORT_REDIS_CLUSTER_HPP
 
 #include "support/redis_server.hpp"
+#include "support/tcp_proxy.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,10 @@ struct redis_cluster_options {
     /// a replica's first sync), and with `--requirepass` also `--masterauth` with the same
     /// password, which redis-cli and MIGRATE use too.
     redis_server_options server;
+    /// Each server on a loopback address of its own (127.0.0.2 and on; `server.host` is
+    /// ignored), its cluster bus reached through a proxy (a tcp_proxy announced as the bus
+    /// port), its replicas logged in to it as user `replication_user`: what cut_off() needs.
+    bool partitionable = false;
 };
 
 /// A Redis Cluster of real `redis-server` children (see redis_server) on loopback ports:
@@ -90,6 +96,17 @@ public:
     /// its replica with its link up. `master` must be running. Returns the promoted server.
     redis_server& failover(redis_server& master);
 
+    /// With options partitionable: cuts `server` from every other node, as a network
+    /// partition would, while clients still reach it: its bus proxy drops every other node,
+    /// the other proxies drop it, and its `replication_user` is deleted (replication runs on
+    /// the data port, which clients share). A master so cut goes on answering until it finds
+    /// it cannot reach most masters (cluster-node-timeout), while the others fail it over.
+    /// One server at a time. rejoin() heals it (it learns of the failover and turns replica).
+    /// Throws std::logic_error without partitionable or with a server already cut off.
+    void cut_off(redis_server& server);
+    void rejoin(redis_server& server);
+    static constexpr const char* replication_user = "replication";
+
     /// Waits until every live server reports cluster_state:ok in CLUSTER INFO and their
     /// CLUSTER SLOTS agree on one master for each of the 16384 slots; throws
     /// std::runtime_error with the last disagreement otherwise.
@@ -107,8 +124,15 @@ private:
     void wait_until_replicas_linked(std::chrono::steady_clock::time_point deadline);
     [[nodiscard]] redis_server& server_on_port(unsigned short port);
 
+    void start_partitionable();
+    [[nodiscard]] std::size_t index_of(const redis_server& server) const;
+    // The port the other nodes reach server i's bus on (its proxy's with partitionable).
+    [[nodiscard]] unsigned short bus_port(std::size_t i) const;
+
     redis_cluster_options opts_;
     std::vector<std::unique_ptr<redis_server>> servers_;
+    std::vector<std::unique_ptr<tcp_proxy>> bus_proxies_;  // partitionable: one per server
+    std::optional<std::size_t> cut_off_;                   // the server cut_off() cut
     std::map<std::uint16_t, migration> migrations_;
 };
 

@@ -129,14 +129,6 @@ std::string log_tail(const redis_server& s, std::size_t n) {
     return out;
 }
 
-// The password of redis_sentinel_options::own_users, and a user's ACL rule: everything, as the
-// default user may (a sentinel reconfigures servers and talks on their hello channel).
-constexpr const char* own_users_password = "fixture-internal";
-
-std::vector<std::string> user_rule(const char* user) {
-    return {user, "on", std::string(">") + own_users_password, "+@all", "~*", "&*"};
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -158,12 +150,7 @@ redis_sentinel_group::redis_sentinel_group(redis_sentinel_options opts) : opts_(
     if (opts_.own_users && !password)
         throw std::invalid_argument("redis_sentinel_group: own_users needs a --requirepass");
     if (opts_.own_users) {
-        for (const char* user : {replication_user, sentinel_user}) {
-            const auto rule = user_rule(user);
-            extra.push_back("--user");
-            extra.insert(extra.end(), rule.begin(), rule.end());
-        }
-        extra.insert(extra.end(), {"--masteruser", replication_user, "--masterauth", own_users_password});
+        fixture::add_own_users(extra, {replication_user, sentinel_user}, replication_user);
     } else if (password && !has_arg(extra, "--masterauth")) {
         extra.insert(extra.end(), {"--masterauth", *password});
     }
@@ -207,7 +194,7 @@ redis_sentinel_group::redis_sentinel_group(redis_sentinel_options opts) : opts_(
     // Quoted: the config parser splits on spaces. A password with a quote would need escaping.
     if (opts_.own_users) {
         line("sentinel auth-user " + name + " " + sentinel_user);
-        line("sentinel auth-pass " + name + " " + own_users_password);
+        line("sentinel auth-pass " + name + " " + fixture::own_users_password);
     } else if (password) {
         line("sentinel auth-pass " + name + " \"" + *password + "\"");
     }
@@ -321,22 +308,13 @@ redis_server* redis_sentinel_group::data_server_on_port(unsigned short port) {
 
 void redis_sentinel_group::cut_off(std::size_t i) {
     if (!opts_.own_users) throw std::logic_error("redis_sentinel_group::cut_off: needs own_users");
-    // ACL DELUSER closes the connections logged in as the user (ACL SETUSER off would not).
-    const std::vector<std::string> command = {"ACL", "DELUSER", replication_user, sentinel_user};
-    const auto reply = data_server(i).command(command);
-    if (reply.kind != resp::type::integer)
-        throw std::runtime_error("redis_sentinel_group: " + describe(data_server(i), command) + ": " +
-                                 resp::to_string(reply));
+    fixture::delete_own_users("redis_sentinel_group", data_server(i), {replication_user, sentinel_user});
 }
 
 void redis_sentinel_group::rejoin(std::size_t i) {
     if (!opts_.own_users) throw std::logic_error("redis_sentinel_group::rejoin: needs own_users");
-    for (const char* user : {replication_user, sentinel_user}) {
-        std::vector<std::string> command = {"ACL", "SETUSER"};
-        const auto rule = user_rule(user);
-        command.insert(command.end(), rule.begin(), rule.end());
-        expect_ok("redis_sentinel_group", data_server(i), command);
-    }
+    for (const char* user : {replication_user, sentinel_user})
+        fixture::define_own_user("redis_sentinel_group", data_server(i), user);
 }
 
 redis_sentinel_group::named_master redis_sentinel_group::ask_for_master() {

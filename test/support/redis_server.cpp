@@ -287,6 +287,10 @@ redis_server::redis_server(redis_server_options opts) : opts_(std::move(opts)), 
     }
     if (opts_.sentinel && opts_.cluster)
         throw std::invalid_argument("redis_server: sentinel and cluster modes exclude each other");
+    in_addr host{};
+    if (::inet_pton(AF_INET, opts_.host.c_str(), &host) != 1 || (ntohl(host.s_addr) >> 24) != 127)
+        throw std::invalid_argument("redis_server: host '" + opts_.host + "' is not a loopback IPv4 address");
+    host_address_ = host.s_addr;
     install_cleanup_hooks();
     dir_ = make_temp_dir();
     try {
@@ -325,11 +329,11 @@ redis_server::~redis_server() {
 }
 
 std::string redis_server::uri() const {
-    return "redis://127.0.0.1:" + std::to_string(port_);
+    return "redis://" + opts_.host + ":" + std::to_string(port_);
 }
 
 std::string redis_server::tls_uri() const {
-    return "rediss://127.0.0.1:" + std::to_string(tls_port_);
+    return "rediss://" + opts_.host + ":" + std::to_string(tls_port_);
 }
 
 std::string redis_server::sentinel_config_file() const {
@@ -408,7 +412,8 @@ void redis_server::spawn() {
         option("--cluster-config-file", "nodes.conf");
         option("--cluster-port", std::to_string(cluster_port_));
     }
-    option("--bind", "127.0.0.1");
+    option("--bind", opts_.host);
+    if (opts_.host != "127.0.0.1") option("--bind-source-addr", opts_.host);
     option("--save", "");  // no RDB snapshots: a kill9() without AOF loses everything
     option("--appendonly", opts_.appendonly ? "yes" : "no");
     if (opts_.appendonly) option("--appendfsync", opts_.appendfsync);
@@ -588,7 +593,7 @@ resp::value redis_server::command(const std::vector<std::string>& args,
     if (args.empty()) throw std::invalid_argument("redis_server::command: empty command");
     const auto deadline = steady::now() + timeout;
     const std::string where =
-        "redis_server::command " + args.front() + " on 127.0.0.1:" + std::to_string(port_);
+        "redis_server::command " + args.front() + " on " + opts_.host + ":" + std::to_string(port_);
     const auto timed_out = [&]() {
         return std::runtime_error(where + ": no reply within " + std::to_string(timeout.count()) + " ms");
     };
@@ -613,7 +618,7 @@ resp::value redis_server::command(const std::vector<std::string>& args,
 
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_addr.s_addr = host_address_;
     addr.sin_port = htons(port_);
     arm();
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {

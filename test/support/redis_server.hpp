@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,11 @@
 namespace redlock::test {
 
 struct redis_server_options {
+    /// The loopback address it listens on. Another one (127.0.0.2, ...: all of 127/8 is
+    /// loopback) gives it an address of its own, from which it also makes its own connections
+    /// (replication, cluster bus: --bind-source-addr), so that a fault proxy can tell them from
+    /// the others'. Ports are still picked free on 127.0.0.1: a port names one server.
+    std::string host = "127.0.0.1";
     bool appendonly = false;               // --appendonly yes|no
     std::string appendfsync = "everysec";  // with appendonly: always|everysec|no
     std::vector<std::string> extra_args;   // e.g. {"--requirepass", "pw"}
@@ -37,7 +43,7 @@ struct redis_server_options {
     std::string sentinel_config;
 };
 
-/// A real `redis-server` child process on a free 127.0.0.1 port, in its own temp dir.
+/// A real `redis-server` child process on a free loopback port, in its own temp dir.
 ///
 /// The binary is `$REDLOCK_TEST_REDIS_SERVER`, else `redis-server` from PATH.
 ///
@@ -64,10 +70,11 @@ public:
     redis_server& operator=(const redis_server&) = delete;
 
     [[nodiscard]] unsigned short port() const noexcept { return port_; }
-    [[nodiscard]] std::string host() const { return "127.0.0.1"; }
-    /// "redis://127.0.0.1:<port>"
+    /// options.host
+    [[nodiscard]] const std::string& host() const noexcept { return opts_.host; }
+    /// "redis://<host>:<port>"
     [[nodiscard]] std::string uri() const;
-    /// With options.tls: the TLS port, and "rediss://127.0.0.1:<tls_port>".
+    /// With options.tls: the TLS port, and "rediss://<host>:<tls_port>".
     [[nodiscard]] unsigned short tls_port() const noexcept { return tls_port_; }
     [[nodiscard]] std::string tls_uri() const;
     /// With options.cluster: the cluster bus port.
@@ -95,7 +102,7 @@ public:
     /// SIGCONT.
     void resume();
 
-    /// Sends one command over a fresh blocking loopback connection and returns the parsed reply
+    /// Sends one command over a fresh blocking connection to host():port() and returns the parsed reply
     /// (server errors are values of type `error`). If `--requirepass` is among the extra args,
     /// `AUTH` with that password is sent first on the same connection and its reply dropped.
     /// Throws std::runtime_error on I/O failure, a broken reply, or when the whole exchange does
@@ -118,6 +125,7 @@ private:
     unsigned short port_ = 0;
     unsigned short tls_port_ = 0;
     unsigned short cluster_port_ = 0;
+    std::uint32_t host_address_ = 0;  // options.host, in network byte order
     pid_t pid_ = -1;
     int slot_ = -1;  // index in the process-wide registry of live servers
     bool paused_ = false;

@@ -19,6 +19,7 @@
 #include <future>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -59,12 +60,13 @@ struct tcp_proxy_session {
     tcp_proxy_queue to_server;
     tcp_proxy_queue to_client;
     bool closed = false;
-    bool lost_bytes = false;     // a mode discarded some of what it read (see tcp_proxy::set_mode)
-    bool lost_requests = false;  // ... of the requests: none after the hole reach the server
-    bool lost_replies = false;   // ... of the replies: none after the hole reach the client
-    bool holding = false;        // requests read now are held (tcp_proxy::hold_requests)
-    bool was_held = false;       // outlives its client until the held requests reached the server
-    bool client_gone = false;    // the client closed its side
+    bool lost_bytes = false;           // a mode discarded some of what it read (see tcp_proxy::set_mode)
+    bool lost_requests = false;        // ... of the requests: none after the hole reach the server
+    bool lost_replies = false;         // ... of the replies: none after the hole reach the client
+    bool holding = false;              // requests read now are held (tcp_proxy::hold_requests)
+    bool was_held = false;             // outlives its client until the held requests reached the server
+    bool client_gone = false;          // the client closed its side
+    asio::ip::address client_address;  // where the client connects from (tcp_proxy::cut_clients_from)
     std::chrono::milliseconds::rep own_request_delay_ms = 0;  // new_request_delay_ms when accepted
 };
 
@@ -73,7 +75,7 @@ struct tcp_proxy_state {
     asio::io_context ioc{1};
     asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
     tcp::acceptor acceptor{ioc};
-    tcp::endpoint upstream;
+    tcp::endpoint upstream;  // proxy thread only once it runs (tcp_proxy::set_upstream_port)
 
     // Written by the test thread, read by the proxy thread.
     std::atomic<tcp_proxy::mode> mode{tcp_proxy::mode::pass};
@@ -90,6 +92,7 @@ struct tcp_proxy_state {
     std::atomic<std::uint64_t> from_server{0};
 
     // Proxy thread only.
+    std::set<asio::ip::address> cut_clients;  // tcp_proxy::cut_clients_from
     std::minstd_rand jitter_rng{std::random_device{}()};
     bool stopping = false;
     std::set<std::shared_ptr<tcp_proxy_session>> sessions;
@@ -133,10 +136,12 @@ void close_all_sessions(tcp_proxy_state& st, bool reset) {
         close_session(st, s, reset);
 }
 
+// A session that lost bytes stalls until nothing cuts it any more (see tcp_proxy::set_mode).
 void reset_sessions_that_lost_bytes(tcp_proxy_state& st) {
+    if (st.mode.load() != tcp_proxy::mode::pass) return;
     const auto sessions = st.sessions;
     for (const auto& s : sessions)
-        if (s->lost_bytes) close_session(st, s, true);
+        if (s->lost_bytes && !st.cut_clients.contains(s->client_address)) close_session(st, s, true);
 }
 
 // Runs `f` on the proxy thread and returns once it ran.
@@ -198,6 +203,7 @@ asio::awaitable<void> read_side(tcp_proxy_state* st, session_ptr s, direction di
             // set_mode(pass) resets the session.
             bool& lost = is_request ? s->lost_requests : s->lost_replies;
             const bool discard = lost || m == tcp_proxy::mode::blackhole ||
+                                 st->cut_clients.contains(s->client_address) ||
                                  (m == tcp_proxy::mode::drop_replies && !is_request) ||
                                  (m == tcp_proxy::mode::drop_requests && is_request);
             if (discard) {
@@ -305,6 +311,8 @@ asio::awaitable<void> accept_loop(tcp_proxy_state* st) {
         }
         st->accepted.fetch_add(1);
         auto s = std::make_shared<tcp_proxy_session>(std::move(sock), st->ioc);
+        error_code ignored;
+        s->client_address = s->client.remote_endpoint(ignored).address();
         s->own_request_delay_ms = st->new_request_delay_ms.load();
         st->sessions.insert(s);
         asio::co_spawn(st->ioc, run_session(st, s), asio::detached);
@@ -334,10 +342,16 @@ void run_proxy_thread(tcp_proxy_state* st) noexcept {
 
 }  // namespace
 
-tcp_proxy::tcp_proxy(std::uint16_t upstream_port) : state_(std::make_unique<detail::tcp_proxy_state>()) {
+tcp_proxy::tcp_proxy(std::uint16_t upstream_port) : tcp_proxy("127.0.0.1", upstream_port) {}
+
+tcp_proxy::tcp_proxy(const std::string& host, std::uint16_t upstream_port)
+    : state_(std::make_unique<detail::tcp_proxy_state>()), host_(host) {
     auto* st = state_.get();
-    st->upstream = tcp::endpoint(asio::ip::address_v4::loopback(), upstream_port);
-    const tcp::endpoint listen_on(asio::ip::address_v4::loopback(), 0);
+    error_code ec;
+    const auto address = asio::ip::make_address_v4(host, ec);
+    if (ec) throw std::invalid_argument("tcp_proxy: '" + host + "' is not an IPv4 address");
+    st->upstream = tcp::endpoint(address, upstream_port);
+    const tcp::endpoint listen_on(address, 0);
     st->acceptor.open(listen_on.protocol());
     st->acceptor.bind(listen_on);
     st->acceptor.listen();
@@ -362,7 +376,12 @@ tcp_proxy::~tcp_proxy() {
 }
 
 std::string tcp_proxy::uri() const {
-    return "redis://127.0.0.1:" + std::to_string(port_);
+    return "redis://" + host_ + ":" + std::to_string(port_);
+}
+
+void tcp_proxy::set_upstream_port(std::uint16_t upstream_port) {
+    auto* st = state_.get();
+    on_proxy_thread(*st, [st, upstream_port] { st->upstream.port(upstream_port); });
 }
 
 void tcp_proxy::set_reply_delay(std::chrono::milliseconds d) {
@@ -417,6 +436,24 @@ void tcp_proxy::heal() {
     set_slice(false);
     cut_replies_after(-1);
     cut_requests_after(-1);
+}
+
+void tcp_proxy::cut_clients_from(const std::vector<std::string>& hosts) {
+    std::set<asio::ip::address> cut;
+    for (const auto& h : hosts) {
+        error_code ec;
+        const auto address = asio::ip::make_address_v4(h, ec);
+        if (ec)
+            throw std::invalid_argument("tcp_proxy::cut_clients_from: '" + h + "' is not an IPv4 address");
+        cut.insert(address);
+    }
+    auto* st = state_.get();
+    // One step on the proxy thread, as set_mode(pass): no chunk is read between the new list
+    // and the resets.
+    on_proxy_thread(*st, [st, &cut] {
+        st->cut_clients = std::move(cut);
+        reset_sessions_that_lost_bytes(*st);
+    });
 }
 
 void tcp_proxy::reset_connections() {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace redlock::test {
 
@@ -19,10 +20,10 @@ struct tcp_proxy_state;
 /// (a `redis_server` of the fixture): latency per direction, replies that never arrive, a link
 /// that swallows everything, and connection resets.
 ///
-/// It listens on 127.0.0.1 on a free port and forwards every accepted connection to
-/// 127.0.0.1:`upstream_port` over a connection of its own. It runs its own io_context on its own
-/// thread, so it keeps working while the test's io_context is blocked or busy (a blocking client,
-/// a test that runs its io_context only inside run_coro).
+/// It listens on 127.0.0.1 (or another loopback address) on a free port and forwards every
+/// accepted connection to `upstream_port` on the same address over a connection of its own. It
+/// runs its own io_context on its own thread, so it keeps working while the test's io_context is blocked or
+/// busy (a blocking client, a test that runs its io_context only inside run_coro).
 ///
 /// Faults apply to every connection, current and future, from the moment each chunk of bytes is
 /// read by the proxy: a setter affects the chunks read after it returns, never those already
@@ -51,15 +52,23 @@ public:
     /// Binds 127.0.0.1:0 and starts the proxy thread. Throws boost::system::system_error if it
     /// cannot listen. The upstream is connected to only when a client connects.
     explicit tcp_proxy(std::uint16_t upstream_port);
+    /// The same on `host`:0, forwarding to `host`:`upstream_port` (both loopback addresses,
+    /// such as a redis_server's host()). Throws std::invalid_argument for an address that is
+    /// not IPv4.
+    tcp_proxy(const std::string& host, std::uint16_t upstream_port);
     /// Closes the listener and every connection, and joins the thread. Never throws.
     ~tcp_proxy();
 
     tcp_proxy(const tcp_proxy&) = delete;
     tcp_proxy& operator=(const tcp_proxy&) = delete;
 
-    /// The port the proxy listens on (127.0.0.1).
+    /// Where the connections accepted from now on go: for a server that must be told the
+    /// proxy's port before its own is known (a cluster node announces the port of its bus).
+    void set_upstream_port(std::uint16_t upstream_port);
+
+    /// The port the proxy listens on.
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
-    /// "redis://127.0.0.1:<port>"
+    /// "redis://<host>:<port>"
     [[nodiscard]] std::string uri() const;
 
     /// Delay for every chunk going server->client (replies): a chunk read at time t is written
@@ -101,6 +110,13 @@ public:
     /// the server has run all they held.
     [[nodiscard]] std::size_t abandoned_connections() const;
 
+    /// From now on, forwards nothing from or to the clients that connect from one of `hosts`
+    /// (their IPv4 addresses), on their connections open now and those they open later: a
+    /// partition between them and the server, which other clients still reach. Replaces the
+    /// previous list; a connection that lost bytes to it is reset once its client is no
+    /// longer listed (an empty list heals them all), as set_mode(pass) does.
+    void cut_clients_from(const std::vector<std::string>& hosts);
+
     /// Abruptly closes every current client and upstream connection (RST: SO_LINGER 0), dropping
     /// whatever is queued. Returns once they are closed. The proxy goes on accepting.
     void reset_connections();
@@ -115,6 +131,7 @@ public:
 
 private:
     std::unique_ptr<detail::tcp_proxy_state> state_;
+    std::string host_;
     std::uint16_t port_ = 0;
     std::thread thread_;
 };
