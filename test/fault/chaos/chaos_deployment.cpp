@@ -39,7 +39,7 @@ std::vector<std::string> essential_faults(topology t) {
                                       "promotion",
                                       "worker_pause",
                                       "worker_fresh_restart"};
-    if (t == topology::sentinel) kinds.push_back("split_brain");
+    kinds.push_back("split_brain");
     return kinds;
 }
 

@@ -5,6 +5,7 @@
 // sentinels.
 #include "fault/chaos/chaos_deployment.hpp"
 #include "fault/chaos/failover_faults.hpp"
+#include "support/fixture_commands.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/redis_sentinel.hpp"
 #include "support/tcp_proxy.hpp"
@@ -42,6 +43,7 @@ public:
             test::redis_cluster_options o;
             o.server = data_server_options(persistent);
             o.server.extra_args = {"--cluster-node-timeout", std::to_string(cluster_node_timeout.count())};
+            o.partitionable = true;  // the split brain
             clusters_.push_back(std::make_unique<test::redis_cluster>(o));
         }
     }
@@ -72,6 +74,15 @@ public:
                 const auto reply = r->command({"CLUSTER", "FAILOVER"}, 500ms);
                 if (reply.is_error()) throw std::runtime_error(reply.str);
                 return "CLUSTER FAILOVER on port " + std::to_string(r->port());
+            };
+            // Every worker reaches every node of a cluster, whatever its bus does: no worker is
+            // on a side, and the one cut off still answers those whose slot map sends them to it.
+            g.partition = [&cluster](test::redis_server& master, const std::vector<std::size_t>&, bool cut) {
+                if (cut) {
+                    cluster.cut_off(master);
+                } else {
+                    cluster.rejoin(master);
+                }
             };
             groups.push_back(std::move(g));
         }
@@ -165,6 +176,17 @@ public:
                 const auto reply = s.command({"SENTINEL", "FAILOVER", group.options().master_name}, 500ms);
                 if (reply.is_error()) throw std::runtime_error(reply.str);
                 return "SENTINEL FAILOVER on port " + std::to_string(s.port());
+            };
+            g.cut_replication = [&group](test::redis_server& master, bool cut) {
+                if (!cut) {
+                    test::fixture::define_own_user("chaos", master,
+                                                   test::redis_sentinel_group::replication_user);
+                    return;
+                }
+                // The replicas have what the fault deleted before they lose the link.
+                (void)master.command({"WAIT", std::to_string(group.data_servers() - 1), "1000"});
+                test::fixture::delete_own_users("chaos", master,
+                                                {test::redis_sentinel_group::replication_user});
             };
             g.partition = [this, i](test::redis_server& master, const std::vector<std::size_t>& slots,
                                     bool cut) {

@@ -286,6 +286,28 @@ bool failover_faults::unreplicated_failover(failover_group& g) {
         std::string lost;
         for (const auto& key : unreplicate_locks(*master))
             lost += (lost.empty() ? "" : " ") + key;
+        // A replica's data is always a prefix of its master's: no real replica lacks a key and
+        // then gets a later write of it. Through Sentinel's switch the worker left running
+        // could make one (a hand-over's SET KEEPTTL: a key without expiry there, which the
+        // promoted replica kept for good, seeds 3003 and 3031). So the replicas get nothing
+        // more from this master, as in the partition the fault stands for, until the switch
+        // is over (a cluster's CLUSTER FAILOVER stops the master's writes within milliseconds).
+        if (g.cut_replication) {
+            try {
+                g.cut_replication(*master, true);
+                out_.insert(master);  // no restart before the heal: it would define the user again
+                later(g.failure_detection + 2000ms, [this, &g, master] {
+                    try {
+                        g.cut_replication(*master, false);
+                    } catch (const std::exception& e) {
+                        note("heal replication cut failed", server_name(g, *master) + ": " + e.what());
+                    }
+                    out_.erase(master);
+                });
+            } catch (const std::exception& e) {
+                note("replication cut failed", server_name(g, *master) + ": " + e.what());
+            }
+        }
         try {
             const auto what = g.manual_failover(rng_, master);
             count("master_unreplicated_failover",
@@ -302,20 +324,23 @@ bool failover_faults::unreplicated_failover(failover_group& g) {
 
 bool failover_faults::split_brain(failover_group& g) {
     if (!g.partition || any_out(g.data) || any_out(g.sentinels)) return false;
-    const auto masters = masters_of(g);
-    if (masters.size() != 1) return false;  // in the middle of a failover
-    auto* master = masters.front();
-    // Every worker but one on the master's side: they hold and renew there while the
-    // sentinels promote a replica, which the one left (and fresh clients) then meet.
+    // Drawn before the roles are read, as data_server_fault's.
+    const auto pick = below(g.data.size());
     const auto stays = below(worker_slots());
+    const auto masters = masters_of(g);
+    // Sentinel names one master; a cluster with a master more or fewer is failing over.
+    if (masters.empty() || (!g.sentinels.empty() && masters.size() != 1)) return false;
+    auto* master = masters[pick % masters.size()];
+    // With Sentinel, every worker but one on the master's side: they hold and renew there while
+    // the sentinels promote a replica, which the one left (and fresh clients) then meet.
     std::vector<std::size_t> cut;
     std::string who;
-    for (std::size_t w = 0; w < worker_slots(); ++w) {
+    for (std::size_t w = 0; w < worker_slots() && !g.sentinels.empty(); ++w) {
         if (w == stays) continue;
         cut.push_back(w);
         who += " " + std::to_string(w);
     }
-    const auto target = server_name(g, *master) + " and workers" + who;
+    const auto target = server_name(g, *master) + (who.empty() ? "" : " and workers" + who);
     try {
         g.partition(*master, cut, true);
     } catch (const std::exception& e) {
@@ -331,8 +356,9 @@ bool failover_faults::split_brain(failover_group& g) {
     // Out for other faults: a restart would end the partition early.
     out_.insert(master);
     count("split_brain", target);
-    // Long enough for the sentinels to find the master down (down-after), promote a replica,
-    // and for the promoted master's failover quarantine to end while the partition lasts.
+    // Long enough for the sentinels or the other masters to find the master down (down-after,
+    // cluster-node-timeout), promote a replica, and for the promoted master's failover
+    // quarantine to end while the partition lasts.
     later(g.failure_detection + milliseconds(uniform(4000, 6000)), [this, &g, master, cut, target] {
         try {
             g.partition(*master, cut, false);

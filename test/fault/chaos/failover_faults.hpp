@@ -29,13 +29,18 @@ struct failover_group {
     /// FAILOVER) without waiting for it: of `master` if given (a cluster's replica of it), else
     /// of any master; returns what it asked, or throws.
     std::function<std::string(std::mt19937_64&, const test::redis_server* master)> manual_failover;
-    /// Cuts (`cut`: true) or heals a network partition with `master` and the workers in
-    /// `slots` on its small side: the master loses its replicas and the sentinels, those
-    /// workers lose the sentinels, and every worker still reaches every data server (the split
-    /// brain). Throws if it cannot. Null where the harness cannot cut the links (a cluster's
-    /// bus).
+    /// Cuts (`cut`: true) or heals a network partition with `master` on its small side (the
+    /// split brain): the master loses its replicas and the sentinels, or every other node of
+    /// its cluster, and every worker still reaches every data server. With Sentinel the
+    /// workers in `slots` are on the master's side: they lose the sentinels (a cluster's
+    /// workers have no side: they reach every node). Throws if it cannot.
     std::function<void(test::redis_server& master, const std::vector<std::size_t>& slots, bool cut)>
         partition;
+    /// Cuts (`cut`: true), once they have all it wrote, or heals the replication links of
+    /// `master` alone: its replicas get nothing more from it, while the sentinels and the
+    /// workers still reach it. Null for a cluster, whose coordinated CLUSTER FAILOVER needs the
+    /// links (its replica catches up first).
+    std::function<void(test::redis_server& master, bool cut)> cut_replication;
 };
 
 /// ROLE of a server: "master", "slave", or "" if it does not answer within half a second.
@@ -50,15 +55,18 @@ struct failover_group {
 /// - a coordinated failover (manual_failover);
 /// - with lose_grants, failovers that lose the grants of every master of the group without
 ///   persistence (whose locks wait for no replica): their lock keys are made ones their
-///   replicas never got, as a partition from their replicas would leave them, then a replica
-///   of each is promoted at once, while every worker but one is paused
+///   replicas never got, as a partition from their replicas would leave them (with Sentinel,
+///   whose switch takes a second or more, their replication is cut until it is over), then a
+///   replica of each is promoted at once, while every worker but one is paused
 ///   (the failover quarantine's case: the old grants are lost while their holders count on
 ///   them; without the quarantine the promoted master grants them again at once);
-/// - where the group can cut links (failover_group::partition: Sentinel), a split brain: its
-///   master and every worker but one cut from its replicas and sentinels for
-///   failure_detection + 4 to 6 s, the master still reached by every worker; the sentinels
-///   promote a replica meanwhile (a master that refuses to write without a replica is what
-///   keeps its side's holders from going on beside the promoted master's grants);
+/// - a split brain: a master cut for failure_detection + 4 to 6 s from its replicas and
+///   sentinels (with every worker but one) or from the other nodes of its cluster, still
+///   reached by every worker; a replica is promoted meanwhile. With Sentinel a master that
+///   refuses to write without a replica is what keeps its side's holders from going on beside
+///   the promoted master's grants; in a cluster, a master that cannot reach most masters
+///   refuses every command (CLUSTERDOWN) after cluster-node-timeout, before the others fail it
+///   over;
 /// - a sentinel paused or killed and restarted;
 /// - SCRIPT FLUSH or CLIENT KILL on a data server.
 /// Between faults, observe() counts a promotion ("promotion") when it sees one, not when a
@@ -69,12 +77,12 @@ struct failover_group {
 /// group without persistence, the 16th restarts a master of that group
 /// at once (late enough not to hide what the 4th did), the 20th pauses a worker, the 28th takes
 /// a master down until a failover, the 40th asks for one. Without: the 5th restarts, the 12th
-/// pauses a worker, the 28th takes a master down, the 40th asks for a failover. Where links
-/// can be cut, the 24th splits the brain of the group without persistence.
+/// pauses a worker, the 28th takes a master down, the 40th asks for a failover. The 24th
+/// splits the brain of the group without persistence.
 /// At most one data server and one sentinel of a group are out at a time: every fault leaves
 /// the group able to fail over. No network faults between workers and data servers: a
 /// cluster's clients follow its MOVED replies, and a Sentinel's the addresses the sentinels
-/// name, past any proxy; the split brain cuts the links it needs by other means.
+/// name, past any proxy; the split brain cuts the links it needs between the servers.
 class failover_faults final : public fault_schedule {
 public:
     /// lose_grants: whether failovers that lose grants are among the faults; fresh_clients:
@@ -102,7 +110,7 @@ private:
     void sentinel_fault(failover_group& g);  // a data server's for a cluster
     bool manual_failover(failover_group& g, const test::redis_server* master = nullptr);
     bool unreplicated_failover(failover_group& g);
-    // The group's master and all workers but one cut from its replicas and sentinels
+    // A master of the group (with Sentinel, and all workers but one) cut from the others
     // (failover_group::partition), healed failure_detection + 4 to 6 s later.
     bool split_brain(failover_group& g);
     // Makes every lock key of `master` one that its replicas never got; returns them.
