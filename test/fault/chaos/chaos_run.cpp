@@ -234,9 +234,12 @@ schedule_result run_schedule(const schedule_options& options) {
     const std::string broken_ttls = options.topology == topology::sentinel ? "4000" : "1800";
     // The restart quarantine's control: long leases too, which a paused worker still counts
     // when the servers that forgot them are back.
+    // A cluster's longest lease stays within what its split brain allows (docs/deployments.md:
+    // max_ttl - ttl at least cluster-node-timeout / 2 - 0.5 s: 0.5 s here).
     const std::string ttls = !options.restart_quarantine             ? "4000"
                              : options.topology == topology::masters ? "300,500,800"
                              : no_failover_quarantine                ? broken_ttls
+                             : options.topology == topology::cluster ? "300,500,800,1500"
                                                                      : "300,500,800,1800";
     auto spawn_worker = [&](std::size_t slot, int seconds) {
         const auto w = histories.size();
