@@ -43,7 +43,7 @@ inline on_server_info(c, n) {
 /* Property 1, checked where a client's belief begins (a grant, an extend): beliefs only end
  * otherwise, so this is [] !(BELIEVES(0) && BELIEVES(1)). */
 inline check_exclusion(c) {
-    assert(!BELIEVES(1 - c))
+    PROPERTY(mutual_exclusion, !BELIEVES(1 - c))
 }
 
 /* --- the protected resource: src/scripts/fenced_set.lua ---------------------------------- */
@@ -53,7 +53,7 @@ inline fenced_set(f) {
     if
     :: !no_fences && f < res_seen -> skip    /* refused: stale_fence */
     :: else ->
-        assert(f >= max_accepted_fence);
+        PROPERTY(resource_fence_order, f >= max_accepted_fence);
         if
         :: f > max_accepted_fence -> max_accepted_fence = f
         :: else -> skip
@@ -123,7 +123,7 @@ inline grant(c) {
         check_exclusion(c);
         /* Property 2's premise: fences strictly increase from grant to grant */
         if
-        :: fenced -> assert(fence[c] > max_granted_fence); max_granted_fence = fence[c]
+        :: fenced -> PROPERTY(fences_increase, fence[c] > max_granted_fence); max_granted_fence = fence[c]
         :: else -> skip
         fi;
         ext_left[c] = EXTENDS;

@@ -36,7 +36,7 @@ inline node_acquire(n, c, r, v, fv) {
 inline node_release(n, c, r) {
     if
     :: key_c[n] != NOBODY && HOLDS(n, c, r) ->
-        assert(key_c[n] == c && key_r[n] == r);
+        PROPERTY(own_round_release, key_c[n] == c && key_r[n] == r);
         key_c[n] = NOBODY; key_r[n] = 0; key_exp[n] = 0
     :: else -> skip
     fi

@@ -6,6 +6,11 @@
  * model compiled again (a compile of pan.c takes 14 s, longer than most runs). Each knob is a global that
  * init sets once, before any other process runs. */
 
+/* A property, checked where it may break: a hidden byte of its name, so that pan reports
+ * "assertion violated <name>" and check_model can tell which property a negative control broke.
+ * Hidden: not in the state vector, it adds no states. */
+#define PROPERTY(name, e)  name = (e); assert(name)
+
 #define N          3    /* nodes: quorum_of(3) = 2 (src/lock/quorum.hpp quorum_of) */
 #define CLIENTS    2
 #define Q          (N / 2 + 1)

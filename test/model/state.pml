@@ -58,5 +58,11 @@ bool known[CLIENTS * N];        /* node_health::known_ */
 byte res_seen;          /* KEYS[2]: the highest fence seen */
 
 /* --- ghosts: read only by assertions ----------------------------------------------------- */
+/* The properties (PROPERTY, params.pml): 1. mutual_exclusion, 2. fences_increase (grants) and
+ * resource_fence_order (the resource), 3. own_round_release; 4 is the ltl eventually_granted. */
+hidden byte mutual_exclusion;
+hidden byte fences_increase;
+hidden byte resource_fence_order;
+hidden byte own_round_release;
 byte max_granted_fence; /* the largest fence any lease was granted with */
 byte max_accepted_fence;/* the largest fence the resource accepted a write with */
