@@ -6,10 +6,7 @@
  * model compiled again (a compile of pan.c takes 14 s, longer than most runs). Each knob is a global that
  * init sets once, before any other process runs. */
 
-/* A property, checked where it may break: a hidden byte of its name, so that pan reports
- * "assertion violated <name>" and check_model can tell which property a negative control broke.
- * Hidden: not in the state vector, it adds no states. */
-#define PROPERTY(name, e)  name = (e); assert(name)
+#include "common.pml"
 
 #define N          3    /* nodes: quorum_of(3) = 2 (src/lock/quorum.hpp quorum_of) */
 #define CLIENTS    2
@@ -46,24 +43,6 @@ bool run_id_rule_only;  /* the quarantine without its uptime rule */
 bool counter_lost;      /* the restart loses the fence counter too (no AOF) */
 bool no_fences;         /* the resource takes any fence */
 bool one_token;         /* every round of a client has the same token */
-
-c_code {
-/* MODEL_<name> from the environment, or `fallback`; pan exits on a value out of range, so that
- * a mistyped knob cannot pass for a checked setting. */
-static int model_knob(const char* name, int fallback, int low, int high) {
-    char var[64];
-    snprintf(var, sizeof var, "MODEL_%s", name);
-    const char* text = getenv(var);
-    if (!text || !*text) return fallback;
-    char* end = 0;
-    long value = strtol(text, &end, 10);
-    if (*end || value < low || value > high) {
-        printf("model: %s=%s is not in [%d, %d]\n", var, text, low, high);
-        exit(2);
-    }
-    return (int) value;
-}
-}
 
 inline init_knobs() {
     c_code {
