@@ -126,7 +126,7 @@ inline grant(c) {
         :: fenced -> PROPERTY(fences_increase, fence[c] > max_granted_fence); max_granted_fence = fence[c]
         :: else -> skip
         fi;
-        ext_left[c] = EXTENDS;
+        ext_left[c] = (c == 0 -> EXTENDS : EXTENDS_1);
         wrote[c] = false;
         clear_round(c);
         phase[c] = HOLDING;
@@ -185,22 +185,30 @@ inline count(c, n, v, f) {
 }
 
 /* --- a lease: src/lock/lease_state.hpp, lease_ops.cpp -------------------------------------- */
+/* lease::async_extend(ttl): the watchdog's extends ask for the lease's ttl, a caller may ask
+ * for a shorter one (TTL_SHORT). */
 inline begin_extend(c) {
     ext_left[c]--;
     ext_t0[c] = now;
-    ext_granted[c] = 0; ext_other[c] = 0;
+    if
+    :: ext_ttl[c] = TTL
+    :: TTL_SHORT > 0 -> ext_ttl[c] = TTL_SHORT
+    fi;
+    ext_granted[c] = 0; ext_other[c] = 0; ext_answered[c] = 0;
     phase[c] = EXTENDING;
     i = 0;
     do
-    :: i < N -> send(c, i, EXTEND, round[c], 0); i++
+    :: i < N -> send(c, i, EXTEND, round[c], ext_ttl[c]); i++
     :: else -> break
     od;
     i = 0
 }
 
-/* An extend confirmed by a quorum moves the validity to ext_t0 + ttl - drift, but never
- * revives a lease whose validity already ran out (the watchdog declared it lost). */
+/* lease_ops.cpp extend_op::decided: an extend confirmed by a quorum moves the validity to
+ * ext_t0 + ttl - drift (lower, too, for a shorter ttl), but never revives a lease whose
+ * validity already ran out (the watchdog declared it lost). */
 inline count_extend(c, n, v) {
+    ext_answered[c] = ext_answered[c] | BIT(n);
     if
     :: v == GRANTED && VOTES(c, n) -> ext_granted[c]++
     :: else -> ext_other[c]++
@@ -208,15 +216,15 @@ inline count_extend(c, n, v) {
     if
     :: ext_granted[c] >= Q ->
         if
-        :: now < valid_until[c] && ext_t0[c] + TTL - MARGIN > valid_until[c] ->
-            valid_until[c] = ext_t0[c] + TTL - MARGIN;
+        :: now < valid_until[c] && VALIDITY_LEFT_OF(ext_t0[c], ext_ttl[c]) > 0 ->
+            valid_until[c] = ext_t0[c] + ext_ttl[c] - MARGIN;
             check_exclusion(c)
         :: else -> skip
         fi;
-        ext_granted[c] = 0; ext_other[c] = 0; ext_t0[c] = 0;
+        ext_granted[c] = 0; ext_other[c] = 0; ext_t0[c] = 0; ext_ttl[c] = 0; ext_answered[c] = 0;
         phase[c] = HOLDING
     :: ext_granted[c] < Q && ext_other[c] > MAY_FAIL ->
-        ext_granted[c] = 0; ext_other[c] = 0; ext_t0[c] = 0;
+        ext_granted[c] = 0; ext_other[c] = 0; ext_t0[c] = 0; ext_ttl[c] = 0; ext_answered[c] = 0;
         phase[c] = HOLDING
     :: else -> skip
     fi
@@ -265,7 +273,8 @@ inline on_reply(c, k, n, r, v, f) {
         :: confirmed[c] < Q && wb_pending[c] == 0 -> d = NEXT_LOSE    /* short of a quorum */
         :: else -> skip
         fi
-    :: k == EXTEND && r == round[c] && phase[c] == EXTENDING -> count_extend(c, n, v)
+    :: k == EXTEND && r == round[c] && phase[c] == EXTENDING && f == ext_ttl[c] && !(ext_answered[c] & BIT(n)) ->
+        count_extend(c, n, v)
     :: else -> skip   /* an answer to a round or call already decided */
     fi;
     decide(c)
@@ -288,6 +297,17 @@ end:
         n = 0
        }
     :: atomic { phase[c] == HOLDING && ext_left[c] > 0 -> begin_extend(c) }
+    :: atomic {
+        /* the same for an extend: its request may still run after it counted failed */
+        late_extends && phase[c] == EXTENDING && now >= ext_t0[c] + NODE_TIMEOUT && ext_answered[c] != BIT(N) - 1 ->
+        n = 0;
+        do
+        :: ext_answered[c] & BIT(n) -> n++
+        :: else -> break
+        od;
+        on_reply(c, EXTEND, n, round[c], FAILED, ext_ttl[c]);
+        n = 0
+       }
     /* A write with the lease's fence, also after its validity ran out: the holder paused */
     :: atomic { fenced && (phase[c] == HOLDING || phase[c] == EXTENDING) && !wrote[c] -> wrote[c] = true; fenced_set(fence[c]) }
     :: atomic { phase[c] == HOLDING -> release_lease(c) }

@@ -12,7 +12,8 @@
 
 byte acq_m[CLIENTS * N];    /* ACQUIRE of the rounds whose bits are set */
 byte rel_m[CLIENTS * N];    /* RELEASE (a lease's release or a failed round's cleanup) */
-byte ext_m[CLIENTS * N];    /* EXTEND */
+byte ext_m[CLIENTS * N];    /* EXTEND with the lease's ttl */
+byte ext_short_m[CLIENTS * N];  /* EXTEND with TTL_SHORT: apart, so that the two run in any order */
 byte wb_m[CLIENTS * N];     /* WRITEBACK, with the fence wb_f */
 byte wb_f[CLIENTS * N];
 
@@ -27,7 +28,8 @@ inline send(c, n, k, r, arg) {
     if
     :: k == ACQUIRE -> acq_m[CN(c, n)] = acq_m[CN(c, n)] | BIT(r)
     :: k == RELEASE -> rel_m[CN(c, n)] = rel_m[CN(c, n)] | BIT(r)
-    :: k == EXTEND -> ext_m[CN(c, n)] = ext_m[CN(c, n)] | BIT(r)
+    :: k == EXTEND && arg != TTL_SHORT -> ext_m[CN(c, n)] = ext_m[CN(c, n)] | BIT(r)
+    :: k == EXTEND && arg == TTL_SHORT -> ext_short_m[CN(c, n)] = ext_short_m[CN(c, n)] | BIT(r)
     :: k == WRITEBACK -> wb_m[CN(c, n)] = wb_m[CN(c, n)] | BIT(r); wb_f[CN(c, n)] = arg
     fi
 }

@@ -8,7 +8,8 @@
 /* acquire_round::previous_token: a key still holding the acquisition's previous round */
 #define HOLDS_PREVIOUS(n, c, r)  (!one_token && key_c[n] == (c) && key_r[n] + 1 == (r))
 
-/* The scripts below set the answer (v, and the counter's value fv for an acquire); the node
+/* The scripts below set the answer (v, and the counter's value fv for an acquire; for an
+ * extend fv is the ttl it asked for, so that its reply reaches only the extend that sent it); the node
  * sends it once, in one place (proctype node): every reply reaches client.pml's on_reply
  * through the same code, whichever script ran. */
 
@@ -42,10 +43,16 @@ inline node_release(n, c, r) {
     fi
 }
 
-/* src/scripts/extend.lua: a new ttl from now, only for its own token; never recreates a key. */
-inline node_extend(n, c, r, v) {
+/* src/scripts/extend.lua: a new ttl from now, only for its own token; never recreates a key,
+ * never shortens it (PEXPIRE ... GT); no_gt (negative control): PEXPIRE without GT. */
+inline node_extend(n, c, r, ttl, v) {
     if
-    :: key_c[n] != NOBODY && HOLDS(n, c, r) -> key_exp[n] = EXPIRY_FROM_NOW; v = GRANTED
+    :: key_c[n] != NOBODY && HOLDS(n, c, r) ->
+        if
+        :: no_gt || EXPIRY_AFTER(ttl) > key_exp[n] -> key_exp[n] = EXPIRY_AFTER(ttl)
+        :: else -> skip
+        fi;
+        v = GRANTED
     :: else -> v = DENIED
     fi
 }
@@ -81,7 +88,8 @@ end:
         if   /* executable only while some request to n is ready to run */
         :: IN_FLIGHT(acq_m, true, n) -> k = ACQUIRE; TAKE(acq_m, true, n, c, r)
         :: IN_FLIGHT(rel_m, false, n) -> k = RELEASE; TAKE(rel_m, false, n, c, r)
-        :: IN_FLIGHT(ext_m, false, n) -> k = EXTEND; TAKE(ext_m, false, n, c, r)
+        :: IN_FLIGHT(ext_m, false, n) -> k = EXTEND; TAKE(ext_m, false, n, c, r); f = TTL
+        :: IN_FLIGHT(ext_short_m, false, n) -> k = EXTEND; TAKE(ext_short_m, false, n, c, r); f = TTL_SHORT
         :: IN_FLIGHT(wb_m, false, n) -> k = WRITEBACK; TAKE(wb_m, false, n, c, r); f = wb_f[CN(c, n)]
         fi;
         if
@@ -95,12 +103,12 @@ end:
             if
             :: k == ACQUIRE -> node_acquire(n, c, r, v, fv)
             :: k == RELEASE -> node_release(n, c, r)
-            :: k == EXTEND -> node_extend(n, c, r, v)
+            :: k == EXTEND -> node_extend(n, c, r, f, v); fv = f
             :: k == WRITEBACK -> node_writeback(n, c, r, f, v)
             fi
         fi;
         if
-        :: fault != RAN -> v = FAILED; fv = 0
+        :: fault != RAN -> v = FAILED; fv = (k == EXTEND -> f : 0)
         :: else -> skip
         fi;
         if

@@ -13,15 +13,18 @@ inline fail_in_flight() {
     do
     :: cc < CLIENTS ->
         r = round[cc];
-        gone = ((acq_m[CN(cc, 0)] & BIT(r)) != 0) | (((ext_m[CN(cc, 0)] & BIT(r)) != 0) << 1) |
+        gone = ((acq_m[CN(cc, 0)] & BIT(r)) != 0) |
+               ((((ext_m[CN(cc, 0)] | ext_short_m[CN(cc, 0)]) & BIT(r)) != 0) << 1) |
                (((wb_m[CN(cc, 0)] & BIT(r)) != 0) << 2);
-        acq_m[CN(cc, 0)] = 0; rel_m[CN(cc, 0)] = 0; ext_m[CN(cc, 0)] = 0; wb_m[CN(cc, 0)] = 0;
+        acq_m[CN(cc, 0)] = 0; rel_m[CN(cc, 0)] = 0; ext_m[CN(cc, 0)] = 0; ext_short_m[CN(cc, 0)] = 0; wb_m[CN(cc, 0)] = 0;
         wb_f[CN(cc, 0)] = 0;
         kk = 0;
         do
         :: kk < 3 ->
             if
-            :: gone & BIT(kk) -> reply(cc, (kk == 0 -> ACQUIRE : (kk == 1 -> EXTEND : WRITEBACK)), 0, r, FAILED, 0)
+            :: gone & BIT(kk) ->
+                et = (kk == 1 -> ext_ttl[cc] : 0);   /* an extend's reply names its ttl (node.pml) */
+                reply(cc, (kk == 0 -> ACQUIRE : (kk == 1 -> EXTEND : WRITEBACK)), 0, r, FAILED, et)
             :: else -> skip
             fi;
             kk++
@@ -30,11 +33,11 @@ inline fail_in_flight() {
         cc++
     :: else -> break
     od;
-    cc = 0; kk = 0; r = 0; gone = 0
+    cc = 0; kk = 0; r = 0; gone = 0; et = 0
 }
 
 proctype restart() {
-    byte i, d, cc, kk, r, gone;   /* i, d: the loops and the decision of client.pml's inlines, which a reply runs here */
+    byte i, d, cc, kk, r, gone, et;   /* i, d: the loops and the decision of client.pml's inlines, which a reply runs here */
 end:
     atomic {
         restarts > 0 ->

@@ -42,6 +42,8 @@ byte wb_pending[CLIENTS];   /* fence_settlement::pending_ */
 bool held[CLIENTS];         /* a lease (lease_state), valid or not */
 byte valid_until[CLIENTS];  /* lease_state::valid_until */
 byte ext_t0[CLIENTS];
+byte ext_ttl[CLIENTS];      /* the ttl the extend in flight asked for */
+byte ext_answered[CLIENTS];   /* bit per node: counted in the extend in flight */
 byte ext_granted[CLIENTS];
 byte ext_other[CLIENTS];
 byte ext_left[CLIENTS];
