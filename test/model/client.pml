@@ -230,16 +230,50 @@ inline count_extend(c, n, v) {
     fi
 }
 
-/* lease_state::send_release: the token-checked release on every node */
+/* lease_state::send_release: the token-checked release on every node (an adopter that kept the
+ * written-out token releases that one: adopt_keeps_token) */
 inline release_lease(c) {
     i = 0;
     do
-    :: i < N -> send(c, i, RELEASE, round[c], 0); i++
+    :: i < N ->
+        if
+        :: adopt_keeps_token && c == 1 -> send(0, i, RELEASE, handed_round, 0)
+        :: else -> send(c, i, RELEASE, round[c], 0)
+        fi;
+        i++
     :: else -> break
     od;
     i = 0;
     held[c] = false; valid_until[c] = 0; fence[c] = 0; wrote[c] = false; ext_left[c] = 0;
     phase[c] = IDLE
+}
+
+/* --- the hand-over: src/lock/lease_handover.cpp, lease::handover and client::async_adopt --- */
+/* lease::handover: client 0 writes its lease out; its critical section is over (docs/locks.md
+ * asks for the hand-over then), so its belief ends here; the lease itself lives on: its release
+ * still goes out later (handed_release). */
+inline hand_over(c) {
+    handed_round = round[c];
+    handed_release = true;
+    held[c] = false; valid_until[c] = 0; fence[c] = 0; wrote[c] = false; ext_left[c] = 0;
+    phase[c] = IDLE
+}
+
+/* start_adopt: a round of the adopter's own (a new token, t0 before the first send) whose
+ * node step is handover.lua, counted as an acquire is: a quorum within the validity. A failed
+ * adoption's cleanup deletes what it took (the code gives it back to the written-out token:
+ * that lease's belief has ended either way). */
+inline begin_adopt(c) {
+    round[c]++;
+    t0[c] = now;
+    fence[c] = 0;
+    phase[c] = COUNTING;
+    i = 0;
+    do
+    :: i < N -> send(c, i, ADOPT, round[c], 0); i++
+    :: else -> break
+    od;
+    i = 0
 }
 
 inline decide(c) {
@@ -260,7 +294,7 @@ inline decide(c) {
 
 inline on_reply(c, k, n, r, v, f) {
     if
-    :: k == ACQUIRE && r == round[c] && phase[c] == COUNTING && !(answered[c] & BIT(n)) -> count(c, n, v, f)
+    :: (k == ACQUIRE || k == ADOPT) && r == round[c] && phase[c] == COUNTING && !(answered[c] & BIT(n)) -> count(c, n, v, f)
     :: k == WRITEBACK && r == round[c] && phase[c] == WRITING ->
         /* fence_settlement::on_writeback */
         wb_pending[c]--;
@@ -285,6 +319,18 @@ proctype client(byte c; byte rounds) {
 end:
     do
     :: atomic { phase[c] == IDLE && round[c] < rounds -> begin_round(c) }
+    :: atomic { adopt && c == 0 && handed_round == 0 && phase[c] == HOLDING -> hand_over(c) }
+    :: atomic {   /* the written-out lease's release, sent after the adoption or before it */
+        adopt && c == 0 && handed_release ->
+        handed_release = false;
+        i = 0;
+        do
+        :: i < N -> send(c, i, RELEASE, handed_round, 0); i++
+        :: else -> break
+        od;
+        i = 0
+       }
+    :: atomic { adopt && c == 1 && handed_round != 0 && round[c] == 0 -> begin_adopt(c) }
     :: atomic {
         /* the node timeout of a request still on its way: it may run later (a late request) */
         late && phase[c] == COUNTING && now >= t0[c] + NODE_TIMEOUT && answered[c] != BIT(N) - 1 ->

@@ -15,6 +15,7 @@ byte rel_m[CLIENTS * N];    /* RELEASE (a lease's release or a failed round's cl
 byte ext_m[CLIENTS * N];    /* EXTEND with the lease's ttl */
 byte ext_short_m[CLIENTS * N];  /* EXTEND with TTL_SHORT: apart, so that the two run in any order */
 byte wb_m[CLIENTS * N];     /* WRITEBACK, with the fence wb_f */
+byte adopt_m[CLIENTS * N];  /* ADOPT (handover.lua), the adopter's round */
 byte wb_f[CLIENTS * N];
 
 
@@ -30,6 +31,7 @@ inline send(c, n, k, r, arg) {
     :: k == RELEASE -> rel_m[CN(c, n)] = rel_m[CN(c, n)] | BIT(r)
     :: k == EXTEND && arg != TTL_SHORT -> ext_m[CN(c, n)] = ext_m[CN(c, n)] | BIT(r)
     :: k == EXTEND && arg == TTL_SHORT -> ext_short_m[CN(c, n)] = ext_short_m[CN(c, n)] | BIT(r)
+    :: k == ADOPT -> adopt_m[CN(c, n)] = adopt_m[CN(c, n)] | BIT(r)
     :: k == WRITEBACK -> wb_m[CN(c, n)] = wb_m[CN(c, n)] | BIT(r); wb_f[CN(c, n)] = arg
     fi
 }
@@ -42,7 +44,7 @@ inline reply(c, k, n, r, v, f) {
 
 /* Requests of one round go on one connection, in order: a release, an extend or a write-back
  * of round r runs after round r's acquire at that node. Rounds overtake each other freely. */
-#define AFTER_ACQUIRE(c, n, r)  ((acq_m[CN(c, n)] & BIT(r)) == 0)
+#define AFTER_ACQUIRE(c, n, r)  (((acq_m[CN(c, n)] | adopt_m[CN(c, n)]) & BIT(r)) == 0)
 
 /* `first`: m is the acquires, which wait for nothing */
 #define READY_ROUND(m, first, c, n, r)  ((m[CN(c, n)] & BIT(r)) && (first || AFTER_ACQUIRE(c, n, r)))

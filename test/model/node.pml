@@ -6,7 +6,10 @@
 
 #define HOLDS(n, c, r)           (key_c[n] == (c) && (one_token || key_r[n] == (r)))
 /* acquire_round::previous_token: a key still holding the acquisition's previous round */
-#define HOLDS_PREVIOUS(n, c, r)  (!one_token && key_c[n] == (c) && key_r[n] + 1 == (r))
+#define HOLDS_PREVIOUS(n, c, r)  (!one_token && key_c[n] == (c) && key_r[n] + 1 == (r) && \
+                                  !((c) == 0 && key_r[n] == handed_round))
+/* (client 0's rounds after a hand-over are another acquisition's: the written-out round is not
+ * their previous one) */
 
 /* The scripts below set the answer (v, and the counter's value fv for an acquire; for an
  * extend fv is the ttl it asked for, so that its reply reaches only the extend that sent it); the node
@@ -71,6 +74,25 @@ inline node_writeback(n, c, r, f, v) {
     fi
 }
 
+/* src/scripts/handover.lua, shape 'string': where the written-out token (client 0's
+ * handed_round) holds, the adopter's own token (c, r) takes its place, the expiry never
+ * shortened; adopt_keeps_token (negative control): the token stays, as adoptions did before. */
+inline node_adopt(n, c, r, v) {
+    if
+    :: key_c[n] != NOBODY && HOLDS(n, 0, handed_round) ->
+        if
+        :: !adopt_keeps_token -> key_c[n] = c; key_r[n] = r
+        :: else -> skip
+        fi;
+        if
+        :: EXPIRY_FROM_NOW > key_exp[n] -> key_exp[n] = EXPIRY_FROM_NOW
+        :: else -> skip
+        fi;
+        v = GRANTED
+    :: else -> v = DENIED
+    fi
+}
+
 #define RAN       0   /* the request ran and its reply arrives */
 #define NOT_RUN   1   /* lost on its way: it never runs */
 #define NO_REPLY  2   /* it ran; its reply is lost */
@@ -87,6 +109,7 @@ end:
     :: atomic {
         if   /* executable only while some request to n is ready to run */
         :: IN_FLIGHT(acq_m, true, n) -> k = ACQUIRE; TAKE(acq_m, true, n, c, r)
+        :: IN_FLIGHT(adopt_m, true, n) -> k = ADOPT; TAKE(adopt_m, true, n, c, r)
         :: IN_FLIGHT(rel_m, false, n) -> k = RELEASE; TAKE(rel_m, false, n, c, r)
         :: IN_FLIGHT(ext_m, false, n) -> k = EXTEND; TAKE(ext_m, false, n, c, r); f = TTL
         :: IN_FLIGHT(ext_short_m, false, n) -> k = EXTEND; TAKE(ext_short_m, false, n, c, r); f = TTL_SHORT
@@ -105,6 +128,7 @@ end:
             :: k == RELEASE -> node_release(n, c, r)
             :: k == EXTEND -> node_extend(n, c, r, f, v); fv = f
             :: k == WRITEBACK -> node_writeback(n, c, r, f, v)
+            :: k == ADOPT -> node_adopt(n, c, r, v)
             fi
         fi;
         if

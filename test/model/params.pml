@@ -49,6 +49,8 @@ bool run_id_rule_only;  /* the quarantine without its uptime rule */
 bool counter_lost;      /* the restart loses the fence counter too (no AOF) */
 bool no_fences;         /* the resource takes any fence */
 bool one_token;         /* every round of a client has the same token */
+bool adopt;             /* ADOPT: client 0 hands its lease over, client 1 adopts it */
+bool adopt_keeps_token; /* the adopter holds under the written-out token (negative control) */
 bool no_gt;             /* an extend sets its expiry even when that shortens the key's */
 
 inline init_knobs() {
@@ -81,12 +83,14 @@ inline init_knobs() {
         now.no_fences = model_knob("NO_FENCES", 0, 0, 1);
         now.one_token = model_knob("ONE_TOKEN", 0, 0, 1);
         now.no_gt = model_knob("NO_GT", 0, 0, 1);
+        now.adopt = model_knob("ADOPT", 0, 0, 1);
+        now.adopt_keeps_token = model_knob("ADOPT_KEEPS_TOKEN", 0, 0, 1);
         now.k_margin = model_knob("NO_DRIFT_MARGIN", 0, 0, 1) ? 0 : DRIFT;
         printf("model knobs: TTL=%d MAXT=%d MARGIN=%d ROUNDS=%d ROUNDS_1=%d EXTENDS=%d EXTENDS_1=%d TTL_SHORT=%d NODE_TIMEOUT=%d LOSSES=%d "
                "RESTARTS=%d FENCED=%d LATE=%d LATE_EXTENDS=%d SYNC=%d NO_QUARANTINE=%d RUN_ID_RULE_ONLY=%d "
-               "COUNTER_LOST=%d NO_FENCES=%d ONE_TOKEN=%d NO_GT=%d\n",
+               "COUNTER_LOST=%d NO_FENCES=%d ONE_TOKEN=%d NO_GT=%d ADOPT=%d ADOPT_KEEPS_TOKEN=%d\n",
                now.k_ttl, now.k_maxt, now.k_margin, now.k_rounds, now.k_rounds_1, now.k_extends, now.k_extends_1, now.k_ttl_short, now.k_node_timeout, now.losses,
                now.restarts, now.fenced, now.late, now.late_extends, now.sync, now.no_quarantine, now.run_id_rule_only,
-               now.counter_lost, now.no_fences, now.one_token, now.no_gt);
+               now.counter_lost, now.no_fences, now.one_token, now.no_gt, now.adopt, now.adopt_keeps_token);
     }
 }

@@ -13,10 +13,10 @@ inline fail_in_flight() {
     do
     :: cc < CLIENTS ->
         r = round[cc];
-        gone = ((acq_m[CN(cc, 0)] & BIT(r)) != 0) |
+        gone = (((acq_m[CN(cc, 0)] | adopt_m[CN(cc, 0)]) & BIT(r)) != 0) |
                ((((ext_m[CN(cc, 0)] | ext_short_m[CN(cc, 0)]) & BIT(r)) != 0) << 1) |
                (((wb_m[CN(cc, 0)] & BIT(r)) != 0) << 2);
-        acq_m[CN(cc, 0)] = 0; rel_m[CN(cc, 0)] = 0; ext_m[CN(cc, 0)] = 0; ext_short_m[CN(cc, 0)] = 0; wb_m[CN(cc, 0)] = 0;
+        acq_m[CN(cc, 0)] = 0; adopt_m[CN(cc, 0)] = 0; rel_m[CN(cc, 0)] = 0; ext_m[CN(cc, 0)] = 0; ext_short_m[CN(cc, 0)] = 0; wb_m[CN(cc, 0)] = 0;
         wb_f[CN(cc, 0)] = 0;
         kk = 0;
         do

@@ -3,7 +3,7 @@
  * resource, and the ghost variables the properties read. Globals, not locals, so that the
  * assertions of one process can see another's lease. */
 
-mtype:kind = { ACQUIRE, RELEASE, EXTEND, WRITEBACK };
+mtype:kind = { ACQUIRE, RELEASE, EXTEND, WRITEBACK, ADOPT };
 
 /* vote (src/lock/quorum.hpp enum vote) */
 #define DENIED   0
@@ -48,6 +48,10 @@ byte ext_granted[CLIENTS];
 byte ext_other[CLIENTS];
 byte ext_left[CLIENTS];
 bool wrote[CLIENTS];
+
+/* The hand-over (ADOPT): the round of client 0's lease that lease::handover wrote out; 0: none. */
+byte handed_round;
+bool handed_release;    /* its release is still to be sent */
 
 /* What each client knows of each node (node_health, src/lock/node_health.hpp). */
 byte conn_run[CLIENTS * N];     /* the run_id its connection reached; 0: not connected */
