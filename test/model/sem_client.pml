@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSL-1.0 */
+/* sem_client.pml: a client of the semaphore: its rounds, its lease (extend, release), as a
+ * lock's client (client.pml) without quarantine or fences (a semaphore is not fenced). The
+ * coroutines that drive them (acquire_op.cpp) only decide when a message is sent, which the
+ * model leaves to the scheduler: a client may begin its next round, extend or release at any
+ * step. */
+
+#define NEXT_NONE   0
+#define NEXT_GRANT  1
+#define NEXT_LOSE   2
+
+/* The property, checked where a client's belief begins (a grant, an extend): beliefs only end
+ * otherwise (the clock), so this is [] (believers <= floor(K * N / Q)). */
+inline check_bound() {
+    cnt = 0;
+    i = 0;
+    do
+    :: i < CLIENTS ->
+        if
+        :: BELIEVES(i) -> cnt++
+        :: else -> skip
+        fi;
+        i++
+    :: else -> break
+    od;
+    i = 0;
+    PROPERTY(permits_within_bound, cnt <= BOUND);
+    cnt = 0
+}
+
+inline clear_round(c) {
+    answered[c] = 0; denied_by[c] = 0;
+    n_granted[c] = 0; n_denied[c] = 0; n_failed[c] = 0
+}
+
+/* acquire_op::start_round + acquire_round::begin: a new token, t0 before the first send; a
+ * retry of the acquisition names its previous round's token (semaphore.cpp acquire, ARGV[4]) */
+inline begin_round(c) {
+    round[c]++;
+    if
+    :: again[c] -> retries[c] = retries[c] | BIT(round[c])
+    :: else -> skip
+    fi;
+    t0[c] = now;
+    phase[c] = COUNTING;
+    i = 0;
+    do
+    :: i < NN -> send(c, i, ACQUIRE, round[c]); i++
+    :: else -> break
+    od;
+    i = 0
+}
+
+/* acquire_waiting.cpp fail_round / leave: the cleanup (semaphore.cpp round_cleanup: a quiet
+ * release) to every node that did not deny (acquire_round::nodes_to_release). The next round,
+ * if any is left, is a retry of this acquisition. Its cleanups' replies are not waited for: the
+ * next round may overtake them (after their timeout, in the real code). */
+inline lose_round(c) {
+    i = 0;
+    do
+    :: i < NN ->
+        if
+        :: denied_by[c] & BIT(i) -> skip
+        :: else -> send(c, i, RELEASE, round[c])
+        fi;
+        i++
+    :: else -> break
+    od;
+    i = 0;
+    clear_round(c);
+    again[c] = true;
+    phase[c] = IDLE
+}
+
+/* acquire_op::grant: a quorum that came after the validity ran out is validity_expired, a
+ * lost round. */
+inline grant(c) {
+    if
+    :: VALIDITY_LEFT(t0[c]) > 0 ->
+        held[c] = true;
+        valid_until[c] = t0[c] + TTL - MARGIN;
+        check_bound();
+        ext_left[c] = EXTENDS;
+        clear_round(c);
+        again[c] = false;
+        phase[c] = HOLDING;
+        d = NEXT_NONE
+    :: else -> d = NEXT_LOSE
+    fi
+}
+
+/* acquire_round::count, vote_tally::add: decided as soon as the outcome is certain */
+inline count(c, n, v) {
+    answered[c] = answered[c] | BIT(n);
+    if
+    :: v == GRANTED -> n_granted[c]++
+    :: v == DENIED -> denied_by[c] = denied_by[c] | BIT(n); n_denied[c]++
+    :: else -> n_failed[c]++
+    fi;
+    if
+    :: n_granted[c] >= Q -> d = NEXT_GRANT
+    :: n_granted[c] < Q && n_denied[c] + n_failed[c] > MAY_FAIL -> d = NEXT_LOSE
+    :: else -> skip
+    fi
+}
+
+/* --- a lease: src/lock/lease_state.hpp, lease_ops.cpp -------------------------------------- */
+inline begin_extend(c) {
+    ext_left[c]--;
+    ext_t0[c] = now;
+    ext_granted[c] = 0; ext_other[c] = 0;
+    phase[c] = EXTENDING;
+    i = 0;
+    do
+    :: i < NN -> send(c, i, EXTEND, round[c]); i++
+    :: else -> break
+    od;
+    i = 0
+}
+
+/* An extend confirmed by a quorum moves the validity to ext_t0 + ttl - drift, never reviving a
+ * lease whose validity already ran out. */
+inline count_extend(c, v) {
+    if
+    :: v == GRANTED -> ext_granted[c]++
+    :: else -> ext_other[c]++
+    fi;
+    if
+    :: ext_granted[c] >= Q ->
+        if
+        :: now < valid_until[c] && ext_t0[c] + TTL - MARGIN > valid_until[c] ->
+            valid_until[c] = ext_t0[c] + TTL - MARGIN;
+            check_bound()
+        :: else -> skip
+        fi;
+        ext_granted[c] = 0; ext_other[c] = 0; ext_t0[c] = 0;
+        phase[c] = HOLDING
+    :: ext_granted[c] < Q && ext_other[c] > MAY_FAIL ->
+        ext_granted[c] = 0; ext_other[c] = 0; ext_t0[c] = 0;
+        phase[c] = HOLDING
+    :: else -> skip
+    fi
+}
+
+/* lease_state::send_release: the token's release on every node */
+inline release_lease(c) {
+    i = 0;
+    do
+    :: i < NN -> send(c, i, RELEASE, round[c]); i++
+    :: else -> break
+    od;
+    i = 0;
+    held[c] = false; valid_until[c] = 0; ext_left[c] = 0;
+    phase[c] = IDLE
+}
+
+inline on_reply(c, k, n, r, v) {
+    d = NEXT_NONE;
+    if
+    :: k == ACQUIRE && r == round[c] && phase[c] == COUNTING && !(answered[c] & BIT(n)) -> count(c, n, v)
+    :: k == EXTEND && r == round[c] && phase[c] == EXTENDING -> count_extend(c, v)
+    :: else -> skip   /* an answer to a round or call already decided */
+    fi;
+    if
+    :: d == NEXT_GRANT -> grant(c)
+    :: else -> skip
+    fi;
+    if
+    :: d == NEXT_LOSE -> lose_round(c)
+    :: else -> skip
+    fi;
+    d = NEXT_NONE
+}
+
+proctype client(byte c) {
+    byte i;
+end:
+    do
+    :: atomic { phase[c] == IDLE && round[c] < ROUNDS(c) -> begin_round(c) }
+    :: atomic { phase[c] == HOLDING && ext_left[c] > 0 -> begin_extend(c) }
+    :: atomic { phase[c] == HOLDING -> release_lease(c) }
+    od
+}
