@@ -13,6 +13,24 @@
 #define NEXT_GRANT   2   /* a quorum has the fence: the lease, if validity is left (grant) */
 #define NEXT_LOSE    3   /* the round is lost: clean up (lose_round) */
 
+/* failover_mark.lua on node n, in client c's handshake: mark a promoted master once, starting
+ * the quarantine of max_ttl + drift (the longest recorded: every client's is TTL + MARGIN
+ * here); every client that connects while it runs waits for it. */
+inline failover_mark(c, n) {
+    if
+    :: failover && !no_failover_mark && n == 0 && promoted ->
+        if
+        :: !marked -> marked = true; failover_until = now + TTL + MARGIN
+        :: else -> skip
+        fi;
+        if
+        :: failover_until > now && q_until[CN(c, n)] < failover_until -> q_until[CN(c, n)] = failover_until
+        :: else -> skip
+        fi
+    :: else -> skip
+    fi
+}
+
 /* --- restart quarantine: src/lock/node_health.cpp node_health::on_server_info ------------ */
 /* A connection's handshake read INFO server: run_id and uptime. */
 inline on_server_info(c, n) {
@@ -32,6 +50,7 @@ inline on_server_info(c, n) {
         :: else -> skip
         fi
     fi;
+    failover_mark(c, n);
     seen_run[CN(c, n)] = run_id[n];
     known[CN(c, n)] = true;
     conn_run[CN(c, n)] = run_id[n]

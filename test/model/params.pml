@@ -51,6 +51,8 @@ bool no_fences;         /* the resource takes any fence */
 bool one_token;         /* every round of a client has the same token */
 bool adopt;             /* ADOPT: client 0 hands its lease over, client 1 adopts it */
 bool adopt_keeps_token; /* the adopter holds under the written-out token (negative control) */
+bool failover;          /* FAILOVER: node 0's master fails over to its replica (failover.pml) */
+bool no_failover_mark;  /* the failover quarantine only for clients that saw the switch */
 bool no_gt;             /* an extend sets its expiry even when that shortens the key's */
 
 inline init_knobs() {
@@ -84,13 +86,19 @@ inline init_knobs() {
         now.one_token = model_knob("ONE_TOKEN", 0, 0, 1);
         now.no_gt = model_knob("NO_GT", 0, 0, 1);
         now.adopt = model_knob("ADOPT", 0, 0, 1);
+        now.failover = model_knob("FAILOVER", 0, 0, 1);
+        now.no_failover_mark = model_knob("NO_FAILOVER_MARK", 0, 0, 1);
+        if (now.failover && (now.restarts || now.fenced)) {
+            printf("model: MODEL_FAILOVER excludes MODEL_RESTARTS and MODEL_FENCED (node 0 is the one that fails)\n");
+            exit(2);
+        }
         now.adopt_keeps_token = model_knob("ADOPT_KEEPS_TOKEN", 0, 0, 1);
         now.k_margin = model_knob("NO_DRIFT_MARGIN", 0, 0, 1) ? 0 : DRIFT;
         printf("model knobs: TTL=%d MAXT=%d MARGIN=%d ROUNDS=%d ROUNDS_1=%d EXTENDS=%d EXTENDS_1=%d TTL_SHORT=%d NODE_TIMEOUT=%d LOSSES=%d "
                "RESTARTS=%d FENCED=%d LATE=%d LATE_EXTENDS=%d SYNC=%d NO_QUARANTINE=%d RUN_ID_RULE_ONLY=%d "
-               "COUNTER_LOST=%d NO_FENCES=%d ONE_TOKEN=%d NO_GT=%d ADOPT=%d ADOPT_KEEPS_TOKEN=%d\n",
+               "COUNTER_LOST=%d NO_FENCES=%d ONE_TOKEN=%d NO_GT=%d ADOPT=%d ADOPT_KEEPS_TOKEN=%d FAILOVER=%d NO_FAILOVER_MARK=%d\n",
                now.k_ttl, now.k_maxt, now.k_margin, now.k_rounds, now.k_rounds_1, now.k_extends, now.k_extends_1, now.k_ttl_short, now.k_node_timeout, now.losses,
                now.restarts, now.fenced, now.late, now.late_extends, now.sync, now.no_quarantine, now.run_id_rule_only,
-               now.counter_lost, now.no_fences, now.one_token, now.no_gt, now.adopt, now.adopt_keeps_token);
+               now.counter_lost, now.no_fences, now.one_token, now.no_gt, now.adopt, now.adopt_keeps_token, now.failover, now.no_failover_mark);
     }
 }

@@ -16,6 +16,7 @@
 #include "client.pml"
 #include "node.pml"
 #include "restart.pml"
+#include "failover.pml"
 #include "live.pml"   /* ignored by the safety runs: their pan is compiled with -DNOCLAIM */
 
 init {
@@ -37,6 +38,7 @@ init {
         run clock();
         run node(0); run node(1); run node(2);
         run client(0, ROUNDS); run client(1, ROUNDS_1);
-        run restart()
+        run restart();
+        run fail_over()
     }
 }

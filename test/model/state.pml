@@ -60,6 +60,14 @@ byte q_until[CLIENTS * N];      /* node_health::quarantined_until_ */
 bool known[CLIENTS * N];        /* node_health::known_ */
 #define CN(c, n) ((c) * N + (n))
 
+/* --- node 0's replica and its promotion (failover.pml) ----------------------------------- */
+byte rep_c = NOBODY;    /* the replica's copy of node 0's key: token (client, round), expiry */
+byte rep_r;
+byte rep_exp;
+bool promoted;          /* the failover happened */
+bool marked;            /* failover_mark.lua marked the promoted master */
+byte failover_until;    /* its quarantine key expires then; 0: none */
+
 /* --- the protected resource (fenced_set.lua) --------------------------------------------- */
 byte res_seen;          /* KEYS[2]: the highest fence seen */
 

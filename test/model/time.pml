@@ -32,7 +32,11 @@ inline expire_keys() {
         e++
     :: else -> break
     od;
-    e = 0
+    e = 0;
+    if   /* the replica's copy (failover.pml) expires as the master's key does */
+    :: rep_c != NOBODY && rep_exp <= now -> rep_c = NOBODY; rep_r = 0; rep_exp = 0
+    :: else -> skip
+    fi
 }
 
 /* A round in flight: counting votes or writing its fence back. */
