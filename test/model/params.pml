@@ -3,7 +3,7 @@
  *
  * The knobs are read by init from pan's environment (MODEL_<NAME>, see init_knobs below and
  * check_model): every run and negative control is one compiled pan with other settings, not a
- * model compiled again (a compile of pan.c takes 14 s, longer than most runs). Each knob is a global that
+ * model compiled again (an optimised compile of pan.c takes 30 s, longer than most runs). Each knob is a global that
  * init sets once, before any other process runs. */
 
 #include "common.pml"

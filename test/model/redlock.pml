@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSL-1.0 */
-/* redlock.pml: a model of redlock-asio's lock protocol (issue 22), checked by check_model.
- * N = 3 nodes, 2 clients, a network that loses and reorders, one node restart, a paused
- * holder, bounded drift, fences and their write-back, the restart quarantine.
- * Properties (assertions, except 4):
- *   1. mutual exclusion          client.pml check_exclusion
- *   2. fence monotonicity        client.pml grant (grants) and fenced_set (the resource)
- *   3. the per-round token rule  node.pml node_release
- *   4. liveness                  live.pml (the liveness runs: pan -a -f)
- * The knobs that select a run and the negative controls: params.pml and check_model. */
+/* redlock.pml: a model of redlock-asio's plain and fenced lock, checked by check_model.
+ * N = 3 nodes, 2 clients, a network that loses and reorders, one node restart or one failover
+ * to an asynchronous replica, a paused holder, bounded drift, fences and their write-back, the
+ * restart and failover quarantines, extends with two ttls, a hand-over.
+ * Properties (PROPERTY assertions, named; except the last):
+ *   mutual_exclusion         client.pml check_exclusion
+ *   fences_increase          client.pml grant
+ *   resource_fence_order     client.pml fenced_set (the resource)
+ *   own_round_release        node.pml node_release (the per-round token rule)
+ *   eventually_granted       live.pml (the liveness runs: pan -a -f)
+ * The knobs that select a run: params.pml; the runs and negative controls: redlock.runs. */
 
 #include "params.pml"
 #include "state.pml"
