@@ -124,8 +124,7 @@ byte cln_rq[CLIENTS * NMAX];
 byte rel_m[CLIENTS * NMAX];     /* RELEASE */
 byte deq_m[CLIENTS * NMAX];     /* DEQUEUE */
 
-/* A client believes it holds the lock: a lease with validity left by its own clock. */
-#define BELIEVES(c)  (held[c] && now < valid_until[c])
+/* BELIEVES: common.pml. */
 
 /* --- the properties (PROPERTY, common.pml) ------------------------------------------------- */
 hidden byte mutual_exclusion;

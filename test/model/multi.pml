@@ -68,8 +68,7 @@ bool no_cleanup;   /* control: a failed round sends no cleanup */
 /* --- time (time.pml's rules) ------------------------------------------------------------ */
 byte now;
 #define EXPIRY_FROM_NOW       (now + TTL - DRIFT)
-#define VALIDITY_LEFT(start)  ((start) + TTL - MARGIN > now -> (start) + TTL - MARGIN - now : 0)
-#define BELIEVES(c)           (held[c] && now < valid_until[c])
+/* VALIDITY_LEFT and BELIEVES: common.pml. */
 
 /* --- nodes: a key per resource, its token (client, round) -------------------------------- */
 #define KI(n, x)  ((n) * RES + (x))

@@ -115,8 +115,7 @@ byte now;
  * DRIFT faster than the client's (the worst case for exclusion, taken always). */
 #define EXPIRY_FROM_NOW  (now + TTL - DRIFT)
 
-/* src/lock/quorum.cpp validity_left: ttl - elapsed - drift_allowance, counted from t0 */
-#define VALIDITY_LEFT(start)  ((start) + TTL - MARGIN > now -> (start) + TTL - MARGIN - now : 0)
+/* VALIDITY_LEFT and BELIEVES: common.pml. */
 
 mtype:kind = { ACQUIRE, QUIET, RELEASE, EXTEND, UNMARK };
 #define DENIED   0
@@ -148,8 +147,6 @@ byte ext_granted[MAXC];
 byte ext_other[MAXC];
 byte ext_left[MAXC];
 
-/* A client believes it holds: a lease with validity left by its own clock. */
-#define BELIEVES(c)  (held[c] && now < valid_until[c])
 /* Two clients whose holds exclude each other: one writes, and they are not one owner's. */
 #define APART(a, b)  ((mode[a] == WRITE || mode[b] == WRITE) && \
                       !(owner[a] != NO_OWNER && owner[a] == owner[b]))

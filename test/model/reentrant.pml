@@ -68,8 +68,7 @@ bool nested;       /* NESTED: the outer released only after the inner (not a con
 /* --- time ------------------------------------------------------------------------------------- */
 byte now;
 #define EXPIRY_FROM_NOW       (now + TTL - DRIFT)
-#define VALIDITY_LEFT(start)  ((start) + TTL - MARGIN > now -> (start) + TTL - MARGIN - now : 0)
-#define BELIEVES(l)           (held[l] && now < valid_until[l])
+/* VALIDITY_LEFT and BELIEVES (of a lease l): common.pml. */
 #define OWNER_BELIEVES(c)     (BELIEVES(L(c, 0)) || BELIEVES(L(c, 1)))
 
 /* --- nodes: the hash ---------------------------------------------------------------------------- */

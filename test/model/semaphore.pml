@@ -99,8 +99,7 @@ byte now;
  * DRIFT faster than the client's (the worst case for the bound, taken always). */
 #define EXPIRY_FROM_NOW  (now + TTL - DRIFT)
 
-/* src/lock/quorum.cpp validity_left: ttl - elapsed - drift_allowance, counted from t0 */
-#define VALIDITY_LEFT(start)  ((start) + TTL - MARGIN > now -> (start) + TTL - MARGIN - now : 0)
+/* VALIDITY_LEFT and BELIEVES: common.pml. */
 
 mtype:kind = { ACQUIRE, RELEASE, EXTEND };
 #define DENIED   0
@@ -129,8 +128,6 @@ byte ext_granted[MAXC];
 byte ext_other[MAXC];
 byte ext_left[MAXC];
 
-/* A client believes it holds a permit: a lease with validity left by its own clock. */
-#define BELIEVES(c)  (held[c] && now < valid_until[c])
 
 hidden byte permits_within_bound;
 

@@ -11,13 +11,7 @@ byte now;
 #define EXPIRY_FROM_NOW  (now + TTL - DRIFT)
 #define EXPIRY_AFTER(ttl)  (now + (ttl) - DRIFT)
 
-/* src/lock/quorum.cpp validity_left with acquire_round::validity's min_validity 0:
- * ttl - elapsed - drift_allowance, counted from t0 (before the first send). Nothing left: 0. */
-#define VALIDITY_LEFT(start)  VALIDITY_LEFT_OF(start, TTL)
-#define VALIDITY_LEFT_OF(start, ttl)  ((start) + (ttl) - MARGIN > now -> (start) + (ttl) - MARGIN - now : 0)
-
-/* A client believes it holds the lock: a lease with validity left by its own clock. */
-#define BELIEVES(c)  (held[c] && now < valid_until[c])
+/* VALIDITY_LEFT, VALIDITY_LEFT_OF and BELIEVES: common.pml. */
 
 /* Redis expires keys lazily or actively; either way an expired key is gone for every command.
  * Dropping it on the tick keeps one representation per state. */
