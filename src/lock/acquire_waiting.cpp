@@ -95,6 +95,8 @@ void acquire_op::on_handoff(std::size_t node, std::string_view round_token) {
     if (!client_->votes(node, keys().lock)) return;
     const auto handed = round_.hand_over(node);
     if (handed == 0) return;
+    // Its release granted it to us: what diagnostics list as the nodes that granted.
+    report_.record(node, vote::granted, {}, {});
     const auto now = clock::now();
     const auto verdict =
         judge_handoff(handed, round_.tally().quorum(), options_.ttl, options_.queue_timeout,
@@ -113,6 +115,11 @@ void acquire_op::on_handoff(std::size_t node, std::string_view round_token) {
     handed_over_to_us_ = true;
     // The nodes that did not hand over still queue us: succeed() takes us out there.
     round_.take_handoff(kind_->place());
+    // As the round counts it: a grant of this round's on a node that did not hand over was
+    // given back when the round failed.
+    const auto refused = round_.refused();
+    for (std::size_t i = 0; i < refused.size(); ++i)
+        if (refused[i]) report_.given_back(i);
     succeed(now, now + verdict.left, handed, verdict.extend_now);
 }
 

@@ -36,6 +36,11 @@ void round_report::record(std::size_t node, vote v, boost::system::error_code ec
     a.detail = std::move(detail);
 }
 
+void round_report::given_back(std::size_t node) {
+    if (node < answers_.size() && answers_[node].verdict == node_outcome::verdict::granted)
+        answers_[node].verdict = node_outcome::verdict::denied;
+}
+
 std::vector<node_outcome> round_report::outcomes() const {
     std::vector<node_outcome> out;
     out.reserve(answers_.size());

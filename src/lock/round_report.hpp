@@ -23,6 +23,9 @@ public:
 
     void reset();
     void record(std::size_t node, vote v, boost::system::error_code ec, std::string detail);
+    /// A grant of node `node`'s no longer counts (the round that had it failed, and the lock
+    /// came by a hand-off): it is reported as denied.
+    void given_back(std::size_t node);
 
     [[nodiscard]] std::vector<node_outcome> outcomes() const;
     /// The error of a round too many nodes failed: server_error when every node that failed

@@ -159,7 +159,9 @@ BOOST_AUTO_TEST_CASE(sentinel_keeps_every_rule_through_failovers) {
 
 // A checker that never fails proves nothing: workers that hold on a single node's grant overlap
 // under contention alone (a writer beside readers among them, and more holders of a semaphore
-// than its bound), and their per-node fences go back; the checker must say so.
+// than its bound), and their per-node fences go back; the checker must say so. Every hold was
+// granted by one node of five, below the quorum of three, overlap or not; and no node granted
+// two holds that overlap (no fault made one forget), which each overlap must say.
 BOOST_AUTO_TEST_CASE(the_checker_catches_a_quorum_of_one) {
     auto o = schedule(7, 10);
     o.broken = true;
@@ -167,21 +169,29 @@ BOOST_AUTO_TEST_CASE(the_checker_catches_a_quorum_of_one) {
     const auto r = chaos::run_schedule(o);
     std::size_t overlaps = 0;
     std::size_t read_write = 0;
+    std::size_t overlaps_of_disjoint_grants = 0;
     std::size_t permits = 0;
     std::size_t fence_order = 0;
+    std::size_t without_quorum = 0;
     for (const auto& v : r.violations) {
         overlaps += v.rule == "mutual_exclusion" ? 1 : 0;
         read_write += v.rule == "mutual_exclusion" && v.detail.starts_with("read_write:") ? 1 : 0;
+        overlaps_of_disjoint_grants +=
+            v.rule == "mutual_exclusion" && v.detail.ends_with(": no node granted both") ? 1 : 0;
         permits += v.rule == "permits_exceeded" ? 1 : 0;
         fence_order += v.rule == "fence_order" ? 1 : 0;
+        without_quorum += v.rule == "grant_without_quorum" ? 1 : 0;
     }
     BOOST_TEST_MESSAGE("broken: " << r.holds << " holds, " << overlaps << " overlaps (" << read_write
                                   << " of a read-write lock), " << permits << " semaphores over their bound, "
-                                  << fence_order << " fence-order violations");
+                                  << fence_order << " fence-order violations, " << without_quorum
+                                  << " holds granted without a quorum");
     BOOST_TEST(overlaps > 0u);
     BOOST_TEST(read_write > 0u);
+    BOOST_TEST(overlaps_of_disjoint_grants == overlaps);
     BOOST_TEST(permits > 0u);
     BOOST_TEST(fence_order > 0u);
+    BOOST_TEST(without_quorum == r.holds);
     BOOST_TEST(r.holds >= 50u);
 }
 

@@ -205,7 +205,8 @@ BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_t
         auto wait = fair(20s, queue_timeout);
         wait.node_timeout = 2s;  // a request held back is not a node that failed
         const auto wait_began = clock_type::now();
-        waiter.async_acquire("h", wait, [&](error_code ec, redlock::lease l) {
+        redlock::diagnostics diag;
+        waiter.async_acquire("h", wait, diag, [&](error_code ec, redlock::lease l) {
             result = ec;
             got_at = clock_type::now();
             // Before the extend to the full ttl, held back by the proxies.
@@ -246,6 +247,12 @@ BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_t
         BOOST_TEST(waiter.metrics().attempts == before.attempts);
         BOOST_TEST(lease.held());
         BOOST_TEST(lease.nodes_granted() >= static_cast<unsigned>(n / 2 + 1));
+        // The diagnostics say so, and name the nodes that handed it over as the ones that granted.
+        BOOST_TEST(diag.message.find("handed over by the release") != std::string::npos, diag.message);
+        const auto granted_by = std::count_if(diag.nodes.begin(), diag.nodes.end(), [](const auto& o) {
+            return o.result == redlock::node_outcome::verdict::granted;
+        });
+        BOOST_TEST(granted_by == static_cast<std::ptrdiff_t>(lease.nodes_granted()));
         // Its validity is counted from its last round, which began after the wait did, and ends
         // with its place's deadline (less the drift allowance, 1 % + 2 ms).
         BOOST_TEST((valid_until_at_grant - got_at <= queue_timeout));
@@ -583,7 +590,7 @@ BOOST_DATA_TEST_CASE(a_busy_fair_lock_moves_by_wake_ups_alone, node_counts, n) {
     run_coro(
         ioc,
         [&]() -> asio::awaitable<void> {
-            int holds = 0, failed = 0, finished = 0, inside = 0, max_inside = 0;
+            int holds = 0, failed = 0, finished = 0, inside = 0, max_inside = 0, diag_disagrees = 0;
             auto ex = co_await asio::this_coro::executor;
             for (int c = 0; c < coroutines; ++c) {
                 auto& client = c % 2 == 0 ? a : b;
@@ -591,12 +598,23 @@ BOOST_DATA_TEST_CASE(a_busy_fair_lock_moves_by_wake_ups_alone, node_counts, n) {
                     ex,
                     [&]() -> asio::awaitable<void> {
                         for (int r = 0; r < rounds; ++r) {
+                            redlock::diagnostics diag;
                             auto [ec, l] = co_await client.async_acquire("busy", fair(20s, queue_timeout),
-                                                                         tuple_awaitable);
+                                                                         diag, tuple_awaitable);
                             if (ec) {
                                 ++failed;
                                 continue;
                             }
+                            // Whether a round or hand-offs granted it, the diagnostics name the
+                            // nodes the lease counts, a quorum.
+                            const auto granted_by =
+                                std::count_if(diag.nodes.begin(), diag.nodes.end(), [](const auto& o) {
+                                    return o.result == redlock::node_outcome::verdict::granted;
+                                });
+                            diag_disagrees += granted_by != static_cast<std::ptrdiff_t>(l.nodes_granted()) ||
+                                                      granted_by < n / 2 + 1
+                                                  ? 1
+                                                  : 0;
                             // Inside across a suspension: another holder would be seen here.
                             max_inside = std::max(max_inside, ++inside);
                             co_await sleep_for(1ms);
@@ -613,6 +631,7 @@ BOOST_DATA_TEST_CASE(a_busy_fair_lock_moves_by_wake_ups_alone, node_counts, n) {
             BOOST_TEST(holds == coroutines * rounds);
             BOOST_TEST(failed == 0);
             BOOST_TEST(max_inside == 1);
+            BOOST_TEST(diag_disagrees == 0);
             const auto longest =
                 std::max(a.metrics().acquire_latency.max_us, b.metrics().acquire_latency.max_us);
             BOOST_TEST_MESSAGE("N=" << n << ": " << holds << " holds; the longest acquire took " << longest

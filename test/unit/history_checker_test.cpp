@@ -213,6 +213,51 @@ BOOST_AUTO_TEST_CASE(a_validity_shorter_than_the_ttl_promises_is_reported) {
     BOOST_TEST(chaos::check_history(h, {}, 1).empty());
 }
 
+// A hold granted by fewer distinct nodes than its quorum is reported, whether or not a rival
+// overlapped it; a node named twice, or an item that is not a node, does not count.
+BOOST_AUTO_TEST_CASE(a_grant_by_fewer_nodes_than_a_quorum_is_reported) {
+    chaos::history h;
+    h.holds = {hold("r", "a", 0, 0, 10 * ms, 50 * ms), hold("s", "b", 0, 0, 10 * ms, 50 * ms),
+               hold("t", "c", 0, 0, 10 * ms, 50 * ms)};
+    h.summaries = {clean_summary(0)};
+    h.holds[0].granted = "0,2,4";
+    h.holds[0].quorum = 3;
+    h.holds[1].granted = "0 via 127.0.0.1:6379";
+    h.holds[1].quorum = 1;
+    h.holds[2].granted = "";  // not recorded: quorum 0
+    BOOST_TEST(chaos::check_history(h, {}, 1).empty());
+    for (const char* fewer : {"0,2", "0,2,2", "0,x,4", "0,2,", "0,-1,4", "0,2 via 3,4", ""}) {
+        h.holds[0].granted = fewer;
+        const auto v = chaos::check_history(h, {}, 1);
+        BOOST_TEST(rules(v) == std::vector<std::string>{"grant_without_quorum"}, fewer);
+        BOOST_TEST(v.at(0).detail.find("of a quorum of 3") != std::string::npos, v.at(0).detail);
+    }
+    h.holds[0].granted = "0,2,4";
+    h.holds[1].quorum = 2;
+    const auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST(rules(v) == std::vector<std::string>{"grant_without_quorum"});
+    BOOST_TEST(v.at(0).detail.find("s: a plain hold granted by 1 node(s)") != std::string::npos, v.at(0).detail);
+}
+
+// An overlap names the nodes that granted both holds (they forgot the first grant), or says
+// that none did (the grants were not quorums that meet).
+BOOST_AUTO_TEST_CASE(an_overlap_names_the_nodes_that_granted_both) {
+    chaos::history h;
+    h.holds = {hold("r", "a", 0, 0, 10 * ms, 50 * ms), hold("r", "b", 0, 9 * ms, 20 * ms, 60 * ms)};
+    h.summaries = {clean_summary(0)};
+    h.holds[0].granted = "0,1,2";
+    h.holds[1].granted = "2,3,1";
+    auto v = chaos::check_history(h, {}, 1);
+    BOOST_TEST_REQUIRE(rules(v) == std::vector<std::string>{"mutual_exclusion"});
+    BOOST_TEST(v[0].detail.find("granted by 0,1,2 and by 2,3,1: nodes 1,2 granted both") != std::string::npos,
+               v[0].detail);
+    h.holds[0].granted = "0 via 127.0.0.1:7000";
+    h.holds[1].granted = "1";
+    v = chaos::check_history(h, {}, 1);
+    BOOST_TEST_REQUIRE(v.size() == 1u);
+    BOOST_TEST(v[0].detail.find(": no node granted both") != std::string::npos, v[0].detail);
+}
+
 BOOST_AUTO_TEST_CASE(a_fence_that_goes_back_is_reported) {
     chaos::history h;
     h.holds = {hold("r", "a", 5, 0, 10 * ms, 50 * ms), hold("r", "b", 3, 11 * ms, 20 * ms, 60 * ms)};

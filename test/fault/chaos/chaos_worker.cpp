@@ -15,7 +15,8 @@
 // A node may be a cluster or a Sentinel URI. --fenced-replicas K: the fenced kinds' grants and
 // renewals wait for K replicas (lock_options::replicas), where a failover can promote one.
 // --broken 1: the negative control: one single-node client per node, and a hold as soon as any
-// one node grants (a quorum of 1): its holds overlap, which the checker must report.
+// one node grants (a quorum of 1): its holds overlap, and each is granted by fewer nodes than
+// the deployment's quorum, which the checker must report.
 // --failover-quarantine 0: the failover topologies' negative control (client_config's
 // failover_quarantine off): a failover that loses grants lets a second holder in.
 // --restart-quarantine 0: the masters topology's negative control (client_config's
@@ -372,6 +373,7 @@ private:
         ++adoptions_;
         h.promised_ms = promised_ms(o, client);
         h.granted = granted_nodes(diag, 0) + named_masters(client);
+        h.quorum = deployment_quorum(o.fenced);
         const auto hold = milliseconds(rng() % static_cast<std::uint64_t>(o.ttl.count() * 3 / 2 + 1));
         // As async_with_lock: a loss ends the critical section (cancels the body) at once.
         auto ex = co_await asio::this_coro::executor;
@@ -423,6 +425,13 @@ private:
             if (diag.nodes[n].result == redlock::node_outcome::verdict::granted)
                 out += (out.empty() ? "" : ",") + std::to_string(first + n);
         return out;
+    }
+
+    // How many nodes of the deployment a hold needs, N / 2 + 1: of the deployment, not of the
+    // client, whose own count the checker would then only repeat (the broken variant's clients
+    // have one node each, and its holds one node of N).
+    [[nodiscard]] std::uint64_t deployment_quorum(bool fenced) const {
+        return (fenced ? args_.fenced_nodes : args_.nodes).size() / 2 + 1;
     }
 
     // " via host:port": the master the sentinels named last, for a Sentinel node (which server
@@ -516,6 +525,7 @@ private:
                             h.promised_ms = promised_ms(o, client);
                             h.granted =
                                 granted_nodes(diag, clients.size() == 1 ? 0 : i) + named_masters(client);
+                            h.quorum = deployment_quorum(kind.fenced);
                             return body(l, h, o, client, hold, rng, hand_over);
                         },
                         asio::use_awaitable);

@@ -22,7 +22,7 @@ nanos now_ns() noexcept {
 // The JSON members are the fields' names.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(hold_record, worker, coroutine, resource, kind, token, fence, invoked,
                                    acquired, ended, valid_until, granted_until, ttl_ms, promised_ms, outcome,
-                                   granted, holders_allowed, handed_from, lineage)
+                                   granted, quorum, holders_allowed, handed_from, lineage)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(failure_record, worker, resource, kind, invoked, completed, error)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(write_record, worker, resource, token, fence, invoked, completed,
                                    valid_until, accepted)

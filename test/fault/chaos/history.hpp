@@ -39,6 +39,9 @@ struct hold_record {
     /// The nodes (indices) that granted the acquire, "0,2,3"; for a Sentinel node, then the
     /// master its sentinels named last, "0 via 127.0.0.1:6379".
     std::string granted;
+    /// How many nodes of its deployment must grant a hold: N / 2 + 1, counted by the worker from
+    /// the deployment, not asked of the client; 0: not recorded.
+    std::uint64_t quorum = 0;
     /// A semaphore's: how many of its holds may overlap (floor(K N / quorum), docs/safety.md).
     std::uint64_t holders_allowed = 1;
     /// An adopted hold (client::async_adopt): the token of the hold that handed it over, whose

@@ -2,7 +2,10 @@
 #include "fault/chaos/history_checker.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
+#include <string_view>
+#include <system_error>
 #include <utility>
 
 namespace redlock::chaos {
@@ -63,10 +66,45 @@ private:
     std::map<std::string, const hold_record*> by_token_;
 };
 
+// The node indices of hold_record::granted ("0,2,3", then any " via host:port"). An item that
+// does not read as an index is left out: a malformed record grants less, never more.
+std::set<std::uint64_t> granting_nodes(const hold_record& h) {
+    std::set<std::uint64_t> out;
+    const std::string_view list = std::string_view(h.granted).substr(0, h.granted.find(' '));
+    for (std::size_t start = 0; start < list.size();) {
+        const auto end = std::min(list.find(',', start), list.size());
+        const auto item = list.substr(start, end - start);
+        std::uint64_t n = 0;
+        const auto [rest, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+        if (!item.empty() && ec == std::errc{} && rest == item.data() + item.size()) out.insert(n);
+        start = end + 1;
+    }
+    return out;
+}
+
+// Two holds that overlap were granted either by quorums that meet, whose common nodes granted
+// twice (they forgot the first grant: a restart, a failover), or by sets that do not (the
+// client took less than a quorum): the first thing to know when reading a violation.
+std::string granted_both(const hold_record& earlier, const hold_record& h) {
+    if (earlier.granted.empty() || h.granted.empty()) return "";
+    const auto first = granting_nodes(earlier);
+    std::vector<std::uint64_t> both;
+    for (const auto n : granting_nodes(h))
+        if (first.contains(n)) both.push_back(n);
+    std::string out = "; granted by " + earlier.granted + " and by " + h.granted + ": ";
+    if (both.empty()) return out + "no node granted both";
+    out += both.size() == 1 ? "node " : "nodes ";
+    for (std::size_t i = 0; i < both.size(); ++i) {
+        if (i != 0) out += ',';
+        out += std::to_string(both[i]);
+    }
+    return out + " granted both";
+}
+
 std::string overlap(const hold_record& earlier, const hold_record& h) {
     return h.resource + ": a " + h.kind + " hold began " +
            std::to_string((hold_end(earlier) - h.acquired) / 1000) + " us before a " + earlier.kind +
-           " hold ended";
+           " hold ended" + granted_both(earlier, h);
 }
 
 // `holds` by start. A hold may overlap the holds still running when it starts if both are reads,
@@ -183,6 +221,13 @@ std::vector<violation> check_history(const history& h,
                                std::to_string((hold.granted_until - hold.invoked) / 1'000'000) +
                                " ms from the call, of the " + std::to_string(hold.promised_ms) +
                                " ms its ttl promises",
+                           {to_json_line(hold)}});
+        }
+        if (const auto granting = granting_nodes(hold).size(); granting < hold.quorum) {
+            out.push_back({"grant_without_quorum",
+                           hold.resource + ": a " + hold.kind + " hold granted by " + std::to_string(granting) +
+                               " node(s) (\"" + hold.granted + "\"), of a quorum of " +
+                               std::to_string(hold.quorum),
                            {to_json_line(hold)}});
         }
         if (hold.kind.starts_with("fenced") && hold.fence == 0) {

@@ -28,7 +28,8 @@ struct violation {
 
 /// Checks a history against a mutex with fencing (I/O-free):
 /// - mutual_exclusion: no two holds of one resource overlap, a hold being
-///   [acquired, min(ended, valid_until)], save two reads (kind "read") of a read-write lock;
+///   [acquired, min(ended, valid_until)], save two reads (kind "read") of a read-write lock (the
+///   detail names the nodes that granted both, if any);
 /// - permits_exceeded: no more than holders_allowed holds of a semaphore overlap;
 /// - fence_order: of two holds of a resource, the one that started after the other ended has
 ///   the larger fence, or the same one if both are of one lineage (a reentrant lock's holds of
@@ -43,6 +44,8 @@ struct violation {
 ///   interval rests on valid_until, and one too late would hide overlaps;
 /// - validity_too_short: a grant's validity, read at its body's start, reaches at least
 ///   `invoked` + promised_ms: one too early would shrink holds until none can overlap;
+/// - grant_without_quorum: every hold was granted by at least its quorum of distinct nodes (read
+///   from hold_record::granted), whether or not a rival happened to overlap it;
 /// - fence_missing: every hold of a fenced kind has a fence;
 /// - watchdog_stopped / scopes_ended: every worker ended every scope and stopped every watchdog.
 /// `workers`: how many summaries there must be (a worker that left none died uncleanly), but
