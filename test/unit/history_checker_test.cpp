@@ -236,7 +236,8 @@ BOOST_AUTO_TEST_CASE(a_grant_by_fewer_nodes_than_a_quorum_is_reported) {
     h.holds[1].quorum = 2;
     const auto v = chaos::check_history(h, {}, 1);
     BOOST_TEST(rules(v) == std::vector<std::string>{"grant_without_quorum"});
-    BOOST_TEST(v.at(0).detail.find("s: a plain hold granted by 1 node(s)") != std::string::npos, v.at(0).detail);
+    BOOST_TEST(v.at(0).detail.find("s: a plain hold granted by 1 node(s)") != std::string::npos,
+               v.at(0).detail);
 }
 
 // An overlap names the nodes that granted both holds (they forgot the first grant), or says

@@ -225,9 +225,9 @@ std::vector<violation> check_history(const history& h,
         }
         if (const auto granting = granting_nodes(hold).size(); granting < hold.quorum) {
             out.push_back({"grant_without_quorum",
-                           hold.resource + ": a " + hold.kind + " hold granted by " + std::to_string(granting) +
-                               " node(s) (\"" + hold.granted + "\"), of a quorum of " +
-                               std::to_string(hold.quorum),
+                           hold.resource + ": a " + hold.kind + " hold granted by " +
+                               std::to_string(granting) + " node(s) (\"" + hold.granted +
+                               "\"), of a quorum of " + std::to_string(hold.quorum),
                            {to_json_line(hold)}});
         }
         if (hold.kind.starts_with("fenced") && hold.fence == 0) {
