@@ -1,38 +1,28 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSL-1.0
 # Builds the tests that use more than one thread with ThreadSanitizer and runs them; any report
-# fails the run. scripts/test --tsan runs it in build-tsan/, and the plain ctest run as the test
-# thread_sanitizer, in its build tree, beside the integration suite.
+# fails the run. scripts/test --tsan runs it in build-tsan/.
 #
-#   test/thread_sanitizer.sh SOURCE_DIR BUILD_DIR [--nice-build] [CXX_COMPILER]
+#   test/thread_sanitizer.sh SOURCE_DIR BUILD_DIR
 #
 # What runs: a client shared by an io_context on four threads (lock_async_test), the watchdog's
 # (watchdog_test), the fault proxy's thread of its own (tcp_proxy_test, lock_fault_test), callers
 # on strands of their own that cancel requests while the connection completes them, and the
-# stress test in small (two threads). --nice-build: the build at nice 19, the tests not (they
-# bound what the code promises, not what a starved process does).
+# stress test in small (two threads).
 set -euo pipefail
 source_dir=$1
 build=$2
-shift 2
-nice_build=()
-if [[ ${1:-} == --nice-build ]]; then
-    nice_build=(nice -n 19)
-    shift
-fi
-compiler=()
-if [[ -n ${1:-} ]]; then compiler=(-DCMAKE_CXX_COMPILER="$1"); fi
 
 # -Wno-tsan: GCC 12 warns that TSan does not model the fences asio uses. -O1 with line tables:
 # what a report needs, in about half the compile time of -O2 -g.
 flags="-fsanitize=thread -fno-omit-frame-pointer -Wno-tsan"
-cmake -S "$source_dir" -B "$build" -G Ninja "${compiler[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S "$source_dir" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DREDLOCK_INTEGRATION_TESTS=ON -DREDLOCK_WERROR=ON \
     -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_TOOLS=OFF -DREDLOCK_INSTALL=OFF \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags"
-"${nice_build[@]}" cmake --build "$build" --target threaded_tests stress
+cmake --build "$build" --target threaded_tests stress
 
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$source_dir/test/tsan_suppressions.txt}
 # This libtsan maps its shadow memory at fixed addresses: without address randomisation a
 # kernel with more mmap entropy cannot put a library where the shadow is.
 norandom=(setarch "$(uname -m)" -R)
