@@ -36,6 +36,7 @@ using namespace std::chrono_literals;
 using boost::system::error_code;
 using redlock::test::background_acquire;
 using redlock::test::eventually;
+using redlock::test::granted_in;
 using redlock::test::held_everywhere;
 using redlock::test::key_tag;
 using redlock::test::lock_config;
@@ -249,10 +250,7 @@ BOOST_DATA_TEST_CASE(a_release_hands_the_lock_over_to_the_head_without_a_round_t
         BOOST_TEST(lease.nodes_granted() >= static_cast<unsigned>(n / 2 + 1));
         // The diagnostics say so, and name the nodes that handed it over as the ones that granted.
         BOOST_TEST(diag.message.find("handed over by the release") != std::string::npos, diag.message);
-        const auto granted_by = std::count_if(diag.nodes.begin(), diag.nodes.end(), [](const auto& o) {
-            return o.result == redlock::node_outcome::verdict::granted;
-        });
-        BOOST_TEST(granted_by == static_cast<std::ptrdiff_t>(lease.nodes_granted()));
+        BOOST_TEST(granted_in(diag) == lease.nodes_granted());
         // Its validity is counted from its last round, which began after the wait did, and ends
         // with its place's deadline (less the drift allowance, 1 % + 2 ms).
         BOOST_TEST((valid_until_at_grant - got_at <= queue_timeout));
@@ -607,12 +605,9 @@ BOOST_DATA_TEST_CASE(a_busy_fair_lock_moves_by_wake_ups_alone, node_counts, n) {
                             }
                             // Whether a round or hand-offs granted it, the diagnostics name the
                             // nodes the lease counts, a quorum.
-                            const auto granted_by =
-                                std::count_if(diag.nodes.begin(), diag.nodes.end(), [](const auto& o) {
-                                    return o.result == redlock::node_outcome::verdict::granted;
-                                });
-                            diag_disagrees += granted_by != static_cast<std::ptrdiff_t>(l.nodes_granted()) ||
-                                                      granted_by < n / 2 + 1
+                            const auto granted_by = granted_in(diag);
+                            diag_disagrees += granted_by != l.nodes_granted() ||
+                                                      granted_by < static_cast<std::size_t>(n / 2 + 1)
                                                   ? 1
                                                   : 0;
                             // Inside across a suspension: another holder would be seen here.

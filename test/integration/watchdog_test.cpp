@@ -37,6 +37,7 @@ using namespace std::chrono_literals;
 using boost::system::error_code;
 using redlock::test::command_calls;
 using redlock::test::eventually;
+using redlock::test::granted_in;
 using redlock::test::holder_on;
 using redlock::test::lock_config;
 using redlock::test::lock_key;
@@ -147,8 +148,7 @@ BOOST_DATA_TEST_CASE(with_diagnostics_the_body_sees_which_nodes_granted, node_co
         redlock::diagnostics diag;
         std::size_t granted_in_body = 0;
         auto body = [&](redlock::lease&) -> asio::awaitable<void> {
-            for (const auto& node : diag.nodes)
-                granted_in_body += node.result == redlock::node_outcome::verdict::granted ? 1 : 0;
+            granted_in_body += granted_in(diag);
             co_return;
         };
         co_await redlock::async_with_lock(client, "g", short_lease(), diag, body, asio::use_awaitable);

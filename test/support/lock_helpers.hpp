@@ -190,6 +190,13 @@ inline std::size_t nodes_holding(const server_list& servers, const std::string& 
     return n;
 }
 
+/// How many nodes the diagnostics of an operation name as granted.
+inline std::size_t granted_in(const diagnostics& diag) {
+    return static_cast<std::size_t>(
+        std::count_if(diag.nodes.begin(), diag.nodes.end(),
+                      [](const node_outcome& o) { return o.result == node_outcome::verdict::granted; }));
+}
+
 /// Whether `holder`'s grant has reached every node, not only the quorum that answered first. A
 /// waiter that starts before may be granted a node the holder has not reached yet: its rounds
 /// are then split (it retries soon), and a fair waiter's split rounds leave that node without
