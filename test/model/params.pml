@@ -8,7 +8,9 @@
 
 #include "common.pml"
 
-#define N          3    /* nodes: quorum_of(3) = 2 (src/lock/quorum.hpp quorum_of) */
+#ifndef N
+#define N          3    /* nodes: quorum_of(3) = 2 (src/lock/quorum.hpp quorum_of); redlock_n5.pml: 5 */
+#endif
 #define CLIENTS    2
 #define Q          (N / 2 + 1)
 #define MAY_FAIL   (N - Q)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSL-1.0 */
 /* redlock.pml: a model of redlock-asio's plain and fenced lock, checked by check_model.
- * N = 3 nodes, 2 clients, a network that loses and reorders, one node restart or one failover
- * to an asynchronous replica, a paused holder, bounded drift, fences and their write-back, the
- * restart and failover quarantines, extends with two ttls, a hand-over.
+ * N = 3 nodes (5 in redlock_n5.pml), 2 clients, a network that loses and reorders, one node
+ * restart or one failover to an asynchronous replica, a paused holder, bounded drift, fences
+ * and their write-back, the restart and failover quarantines, extends with two ttls, a
+ * hand-over.
  * Properties (PROPERTY assertions, named; except the last):
  *   mutual_exclusion         client.pml check_exclusion
  *   fences_increase          client.pml grant
@@ -39,6 +40,9 @@ init {
         n = 0;
         run clock();
         run node(0); run node(1); run node(2);
+#if N == 5
+        run node(3); run node(4);
+#endif
         run client(0, ROUNDS); run client(1, ROUNDS_1);
         run restart();
         run fail_over()
