@@ -8,27 +8,56 @@
 namespace redlock::cli {
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
-    std::uint64_t amount = 0;
-    const auto* end = text.data() + text.size();
-    auto [p, ec] = std::from_chars(text.data(), end, amount);
-    if (ec != std::errc() || p == text.data()) return std::nullopt;
-    const std::string_view unit(p, static_cast<std::size_t>(end - p));
-    std::uint64_t scale = 0;
-    if (unit == "ms") {
-        scale = 1;
-    } else if (unit == "s" || unit.empty()) {
-        scale = 1000;
-    } else if (unit == "m") {
-        scale = 60'000;
-    } else if (unit == "h") {
-        scale = 3'600'000;
-    } else {
-        return std::nullopt;
-    }
     // A week is more than any lock or wait needs, and far from overflowing anything.
     constexpr std::uint64_t limit = 7ull * 24 * 3'600'000;
-    if (amount > limit / scale) return std::nullopt;
-    return std::chrono::milliseconds(static_cast<std::int64_t>(amount * scale));
+    struct unit_of_time {
+        std::string_view name;
+        std::uint64_t milliseconds;
+    };
+    // "ms" before "m": the longest name that matches.
+    constexpr unit_of_time units[] = {{"h", 3'600'000}, {"ms", 1}, {"m", 60'000}, {"s", 1000}};
+    if (text.empty()) return std::nullopt;
+    std::uint64_t total = 0;
+    // Parts go from the largest unit down, each once: "1m30s", not "30s1m" nor "1m1m".
+    std::uint64_t previous_scale = limit + 1;
+    while (!text.empty()) {
+        std::uint64_t whole = 0;
+        const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), whole);
+        if (ec != std::errc() || p == text.data()) return std::nullopt;
+        text.remove_prefix(static_cast<std::size_t>(p - text.data()));
+        std::uint64_t fraction = 0;
+        std::uint64_t fraction_scale = 1;
+        if (!text.empty() && text.front() == '.') {
+            text.remove_prefix(1);
+            while (!text.empty() && text.front() >= '0' && text.front() <= '9') {
+                if (fraction_scale == 1'000'000'000) return std::nullopt;  // nine digits at most
+                fraction = fraction * 10 + static_cast<std::uint64_t>(text.front() - '0');
+                fraction_scale *= 10;
+                text.remove_prefix(1);
+            }
+            if (fraction_scale == 1) return std::nullopt;  // "1.s"
+        }
+        std::uint64_t scale = 0;
+        if (text.empty() && previous_scale > limit) {
+            scale = 1000;  // a bare number, alone: seconds
+        } else {
+            for (const auto& u : units) {
+                if (text.starts_with(u.name)) {
+                    scale = u.milliseconds;
+                    text.remove_prefix(u.name.size());
+                    break;
+                }
+            }
+        }
+        if (scale == 0 || scale >= previous_scale) return std::nullopt;
+        previous_scale = scale;
+        // A part finer than a millisecond ("1.0005s") is refused, not rounded.
+        if (fraction * scale % fraction_scale != 0) return std::nullopt;
+        if (whole > limit / scale) return std::nullopt;
+        total += whole * scale + fraction * scale / fraction_scale;
+        if (total > limit) return std::nullopt;
+    }
+    return std::chrono::milliseconds(static_cast<std::int64_t>(total));
 }
 
 namespace {
@@ -36,7 +65,7 @@ namespace {
 // The check of a DURATION flag: CLI11 prefixes its message with the flag's name.
 std::string duration_error(const std::string& text) {
     if (parse_duration(text)) return {};
-    return "\"" + text + "\" is not a duration (like 500ms, 10s, 2m)";
+    return "\"" + text + "\" is not a duration (like 500ms, 1.5s, 1m30s)";
 }
 
 }  // namespace

@@ -22,12 +22,13 @@ struct usage_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-/// "500ms", "10s", "2m", "1h", or a bare number of seconds; nullopt if it is none of those or
-/// is negative or too large.
+/// "500ms", "10s", "1.5s", "2m", "1h", parts of those from the largest unit down ("1m30s",
+/// "1h2m3.5s"), or a bare number of seconds ("3", "0.25"); nullopt if it is none of those, is
+/// negative, finer than a millisecond ("1.0005s") or longer than a week.
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 /// Adds `flag DURATION` to `command`: a value parse_duration reads goes to `into`, any other is
-/// a parse error naming the flag ("--ttl: "10x" is not a duration (like 500ms, 10s, 2m)").
+/// a parse error naming the flag ("--ttl: "10x" is not a duration (like 500ms, 1.5s, 1m30s)").
 CLI::Option* add_duration_flag(CLI::App& command, const std::string& flag, std::chrono::milliseconds& into,
                                const std::string& description);
 CLI::Option* add_duration_flag(CLI::App& command, const std::string& flag,

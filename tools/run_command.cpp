@@ -48,7 +48,7 @@ constexpr const char* run_footer =
     "Ctrl-C (or SIGTERM, SIGHUP) stops CMD with SIGTERM, SIGKILL --grace later, and releases the\n"
     "lock.\n"
     "\n"
-    "durations: 500ms, 10s, 2m, 1h (a bare number is seconds)\n"
+    "durations: 500ms, 1.5s, 2m, 1h, 1m30s (a bare number is seconds)\n"
     "exit status: CMD's (128 + N if signal N ended it); 75 if the lock was not acquired within\n"
     "--wait; 78 if the servers refused what no retry changes (a wrong password, a missing ACL\n"
     "permission, a command they lack, a server too old: at once, without waiting); 70 if the\n"

@@ -316,6 +316,34 @@ BOOST_FIXTURE_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_
     BOOST_TEST(read_file(out).find("exit status") != std::string::npos);
 }
 
+// Durations as an operator writes them: in parts ("1m30s", not only "90s") and with a fraction
+// ("1.5s"). A ttl above client_config::max_ttl (60 s) is refused with the ttl as read.
+BOOST_FIXTURE_TEST_CASE(durations_come_in_parts_and_with_fractions, three_servers) {
+    const auto out = dir.file("out");
+    BOOST_TEST(run_redlock(run + " --ttl 1m30s r -- true", out) == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("ttl 90000 ms is not in") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock(run + " --ttl 1m0.5s r -- true", out) == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("ttl 60500 ms is not in") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock(run + " --wait 1.0005s r -- true", out) == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("--wait: \"1.0005s\" is not a duration") != std::string::npos,
+               read_file(out));
+
+    auto holder = start_redlock(run + " --ttl 0.5m parts -- sleep 60", dir.file("holder"));
+    BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "parts"); }),
+                       read_file(dir.file("holder")));
+    for (const std::string wait : {"1.5s", "1s500ms"}) {
+        const auto t0 = std::chrono::steady_clock::now();
+        BOOST_TEST(run_redlock(run + " --wait " + wait + " parts -- true", out) == 75, read_file(out));
+        const auto waited = std::chrono::steady_clock::now() - t0;
+        BOOST_TEST(read_file(out).find("wait_timeout") != std::string::npos, read_file(out));
+        BOOST_TEST((waited >= 1500ms), wait);  // a part or a fraction dropped gives up after 1 s
+        BOOST_TEST((waited < 15s), wait);
+    }
+    ::kill(holder, SIGINT);
+    BOOST_TEST(wait_child(holder, 20s) == 130, read_file(dir.file("holder")));
+    BOOST_TEST(!key_anywhere(servers, "parts"));
+}
+
 // The command line is CLI11's: every command has a --help of its own that lists its flags (exit
 // 0); a flag that is unknown, lacks its value or has a bad one is an error that names it (exit 2).
 BOOST_AUTO_TEST_CASE(every_command_has_a_help_and_bad_flags_are_named) {

@@ -11,6 +11,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -86,8 +87,21 @@ BOOST_AUTO_TEST_CASE(durations) {
     BOOST_TEST(parse_duration("1h").value().count() == 3'600'000);
     BOOST_TEST(parse_duration("3").value().count() == 3'000);  // bare: seconds
     BOOST_TEST(parse_duration("0").value().count() == 0);
-    for (const char* bad : {"", "ms", "10x", "-1s", "1.5s", "10 s", "s10", "99999999999999999999s", "200h"})
-        BOOST_TEST(!parse_duration(bad).has_value(), bad);
+    BOOST_TEST(parse_duration("1.5s").value().count() == 1'500);
+    BOOST_TEST(parse_duration("0.25").value().count() == 250);  // bare: seconds
+    BOOST_TEST(parse_duration("1m30s").value().count() == 90'000);
+    BOOST_TEST(parse_duration("1h2m3.5s").value().count() == 3'723'500);
+    BOOST_TEST(parse_duration("1s500ms").value().count() == 1'500);
+    BOOST_TEST(parse_duration("0.001s").value().count() == 1);
+    BOOST_TEST(parse_duration("1.25m").value().count() == 75'000);
+    BOOST_TEST(parse_duration("168h").value().count() == 604'800'000);  // a week: the most
+    const auto refused = [](std::initializer_list<const char*> texts) {
+        for (const char* text : texts)
+            BOOST_TEST(!parse_duration(text).has_value(), text);
+    };
+    refused({"", "ms", "10x", "-1s", "10 s", "s10", "+1s", "1e3s", "1.", "1.s", ".5s", "1.5.5s"});
+    refused({"99999999999999999999s", "200h", "169h", "167h120m", "1.0005s", "0.5ms"});  // range, grain
+    refused({"1m30", "30s1m", "1m1m", "1s1h"});  // parts: each with its unit, the largest first
 }
 
 BOOST_AUTO_TEST_CASE(duration_flags_take_a_value_after_the_flag_or_after_an_equals_sign) {
@@ -110,7 +124,7 @@ BOOST_AUTO_TEST_CASE(a_bad_or_missing_value_is_a_parse_error_naming_the_flag) {
     redlock::cli::add_duration_flag(command, "--ttl", ttl, "");
     redlock::cli::add_switch(command, "--fenced", fenced, "");
     BOOST_TEST(parse_error_of([&] { command.parse("--ttl 10x"); }) ==
-               "--ttl: \"10x\" is not a duration (like 500ms, 10s, 2m)");
+               "--ttl: \"10x\" is not a duration (like 500ms, 1.5s, 1m30s)");
     BOOST_TEST(parse_error_of([&] { command.parse("--ttl=-1s"); }).find("--ttl: \"-1s\"") == 0u);
     BOOST_TEST(parse_error_of([&] { command.parse("--ttl"); }).find("--ttl: ") == 0u);
     BOOST_TEST(contains(parse_error_of([&] { command.parse("--fenced=no"); }), "fenced"));
