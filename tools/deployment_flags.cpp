@@ -5,16 +5,20 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <cstdlib>
+
 namespace redlock::cli {
 
 void deployment_flags::add_to(CLI::App& command) {
-    command.add_option("--config", config_file, "a client_config JSON file (see docs/locks.md)")
+    command
+        .add_option("--config", config_file,
+                    "a client_config JSON file (see docs/locks.md); or REDLOCK_CONFIG")
         ->type_name("FILE");
     command
         .add_option_function<std::string>(
             "--nodes", [this](const std::string& list) { nodes = split_node_list(list); },
             "the nodes: redis://[:password@]host:port[/db], unix:///path, redis-cluster://, "
-            "redis-sentinel://")
+            "redis-sentinel://; or REDLOCK_NODES")
         ->check([](const std::string& list) {
             return split_node_list(list).empty() ? std::string("no node URI given") : std::string();
         })
@@ -34,22 +38,52 @@ void deployment_flags::add_to(CLI::App& command) {
         ->type_name("on|off");
 }
 
+namespace {
+
+// An environment variable's value; empty when it is unset.
+std::string environment(const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr ? std::string(value) : std::string();
+}
+
+}  // namespace
+
 client_config deployment_flags::to_config(bool validate) const {
     if (config_file && !nodes.empty()) throw usage_error("--config and --nodes: give one of them, not both");
+    // Either flag wins over the environment, both of whose variables it then ignores.
+    std::optional<std::string> file = config_file;
+    std::vector<std::string> uris = nodes;
+    std::string source = config_file ? "--config" : "--nodes";
+    if (!config_file && nodes.empty()) {
+        const auto env_config = environment("REDLOCK_CONFIG");
+        const auto env_nodes = environment("REDLOCK_NODES");
+        if (!env_config.empty() && !env_nodes.empty())
+            throw usage_error(
+                "REDLOCK_CONFIG and REDLOCK_NODES are both set: unset one, or give --config or --nodes");
+        if (!env_config.empty()) {
+            file = env_config;
+            source = "REDLOCK_CONFIG";
+        } else if (!env_nodes.empty()) {
+            uris = split_node_list(env_nodes);
+            source = "REDLOCK_NODES";
+            if (uris.empty()) throw usage_error("REDLOCK_NODES: no node URI given");
+        } else {
+            throw usage_error(
+                "no nodes: give --config FILE or --nodes URI,... (or set REDLOCK_CONFIG or REDLOCK_NODES)");
+        }
+    }
     client_config cfg;
     boost::system::error_code ec;
     std::string why;
-    if (config_file) {
-        cfg = client_config::from_file(*config_file, ec, why);
-        if (ec) throw usage_error("--config " + *config_file + ": " + why);
-    } else if (!nodes.empty()) {
-        cfg.nodes = nodes;
+    if (file) {
+        cfg = client_config::from_file(*file, ec, why);
+        if (ec) throw usage_error(source + " " + *file + ": " + why);
     } else {
-        throw usage_error("no nodes: give --config FILE or --nodes URI,...");
+        cfg.nodes = uris;
     }
     if (restart_quarantine) cfg.restart_quarantine = *restart_quarantine;
     if (failover_quarantine) cfg.failover_quarantine = *failover_quarantine;
-    const std::string source = config_file ? "--config: " : "--nodes: ";
+    source += ": ";
     if (validate) {
         if ((ec = cfg.validate(why))) throw usage_error(source + why);
         return cfg;

@@ -25,8 +25,9 @@ struct deployment_flags {
     /// Adds the four flags to `command`, stored here. `--nodes` with no URI in its list and a
     /// quarantine switch other than on or off are parse errors naming the flag.
     void add_to(CLI::App& command);
-    /// The config they describe; usage_error if they describe none, or a config that is not valid
-    /// (with `validate` false: only a node URI that does not parse).
+    /// The config they describe; without --config and --nodes, the one REDLOCK_CONFIG (a file)
+    /// or REDLOCK_NODES (a node list) describes. usage_error if they describe none, or a config
+    /// that is not valid (with `validate` false: only a node URI that does not parse).
     [[nodiscard]] client_config to_config(bool validate = true) const;
 };
 

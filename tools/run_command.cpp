@@ -49,8 +49,9 @@ constexpr const char* run_footer =
     "lock.\n"
     "\n"
     "durations: 500ms, 1.5s, 2m, 1h, 1m30s (a bare number is seconds)\n"
-    "exit status: CMD's (128 + N if signal N ended it); 75 if the lock was not acquired within\n"
-    "--wait; 78 if the servers refused what no retry changes (a wrong password, a missing ACL\n"
+    "exit status: CMD's (128 + N if signal N ended it); 75 (--conflict-exit-code) if the lock was\n"
+    "not acquired within --wait; 78 if the servers refused what no retry changes (a wrong password, a "
+    "missing ACL\n"
     "permission, a command they lack, a server too old: at once, without waiting); 70 if the\n"
     "lease was lost while CMD ran; 127 if CMD could not be started; 2 for usage errors;\n"
     "128 + N if signal N interrupted redlock.\n";
@@ -67,6 +68,7 @@ struct run_settings {
     lock_mode mode = lock_mode::exclusive;
     milliseconds max_hold{0};
     int replicas = 0;
+    int conflict_exit = exit_not_acquired;
     bool quiet = false;
     // What follows the flags: RESOURCE..., --, CMD and its arguments, untouched.
     std::vector<std::string> positional;
@@ -102,6 +104,11 @@ void add_flags(CLI::App& run, run_settings& s) {
                    "failover keeps the lease (default 0)")
         ->check(CLI::Range(0, 1'000))
         ->type_name("K");
+    run.add_option("--conflict-exit-code", s.conflict_exit,
+                   "the exit status when the lock was not acquired within --wait, to tell it from CMD's own "
+                   "(default 75)")
+        ->check(CLI::Range(0, 255))
+        ->type_name("N");
     add_switch(run, "--quiet", s.quiet, "no status line while waiting");
     // One list, split at its first `--` after parsing: of two positional lists CLI11 would
     // give the first everything. From RESOURCE on nothing is parsed (add_command), so CMD's
@@ -235,7 +242,7 @@ private:
                              diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
                 exit_ = is_usage_error(ec)          ? exit_usage
                         : is_refusal_that_stays(ec) ? exit_refused
-                                                    : exit_not_acquired;
+                                                    : s_.conflict_exit;
             }
             finish();
             return;

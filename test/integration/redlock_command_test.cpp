@@ -344,6 +344,54 @@ BOOST_FIXTURE_TEST_CASE(durations_come_in_parts_and_with_fractions, three_server
     BOOST_TEST(!key_anywhere(servers, "parts"));
 }
 
+// The nodes from the environment (REDLOCK_NODES, REDLOCK_CONFIG), for every command, a flag
+// winning over both; and --conflict-exit-code, which tells a wait that ran out from a CMD that
+// exits with 75 itself.
+BOOST_FIXTURE_TEST_CASE(nodes_from_the_environment_and_a_status_of_ones_own_for_a_conflict, three_servers) {
+    const auto out = dir.file("out");
+    const auto with_env = [&](const std::string& env, const std::string& args) {
+        return wait_child(spawn_shell("env " + env + " " + redlock_path + " " + args, out), 60s);
+    };
+    const std::string env_nodes = "REDLOCK_NODES=" + node_uris(servers);
+    const std::string quarantine_off = " --restart-quarantine off ";
+    auto holder =
+        spawn_shell("env " + env_nodes + " " + redlock_path + " run" + quarantine_off + "envheld -- sleep 60",
+                    dir.file("holder"));
+    BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "envheld"); }),
+                       read_file(dir.file("holder")));
+    BOOST_TEST(with_env(env_nodes, "inspect envheld") == 0, read_file(out));
+    BOOST_TEST(read_file(out).find("envheld: held") != std::string::npos, read_file(out));
+
+    BOOST_TEST(
+        with_env(env_nodes, "run" + quarantine_off + "--wait 0 --conflict-exit-code 9 envheld -- true") == 9,
+        read_file(out));
+    BOOST_TEST(read_file(out).find("not_acquired") != std::string::npos, read_file(out));
+    BOOST_TEST(
+        with_env(env_nodes, "run" + quarantine_off + "--conflict-exit-code 9 free -- sh -c 'exit 75'") == 75,
+        read_file(out));
+    BOOST_TEST(with_env(env_nodes, "run --conflict-exit-code 256 free -- true") == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("--conflict-exit-code") != std::string::npos, read_file(out));
+
+    const auto config = write_config_file(dir, servers, "config");
+    BOOST_TEST(with_env("REDLOCK_CONFIG=" + config, "run --wait 0 envheld -- true") == 75, read_file(out));
+    BOOST_TEST(with_env("REDLOCK_CONFIG=" + config, "run free -- true") == 0, read_file(out));
+    // A flag wins: the environment names a port nothing listens on.
+    BOOST_TEST(with_env("REDLOCK_NODES=redis://127.0.0.1:1 REDLOCK_CONFIG=/nonexistent",
+                        "run " + nodes + " free -- true") == 0,
+               read_file(out));
+    BOOST_TEST(with_env("REDLOCK_CONFIG=" + config + " " + env_nodes, "run free -- true") == 2,
+               read_file(out));
+    BOOST_TEST(read_file(out).find("REDLOCK_CONFIG and REDLOCK_NODES are both set") != std::string::npos,
+               read_file(out));
+    BOOST_TEST(with_env("REDLOCK_CONFIG=/nonexistent", "run free -- true") == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("REDLOCK_CONFIG /nonexistent: ") != std::string::npos, read_file(out));
+    BOOST_TEST(with_env("REDLOCK_NODES=http://x", "run free -- true") == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("REDLOCK_NODES: ") != std::string::npos, read_file(out));
+
+    ::kill(holder, SIGINT);
+    BOOST_TEST(wait_child(holder, 20s) == 130, read_file(dir.file("holder")));
+}
+
 // The command line is CLI11's: every command has a --help of its own that lists its flags (exit
 // 0); a flag that is unknown, lacks its value or has a bad one is an error that names it (exit 2).
 BOOST_AUTO_TEST_CASE(every_command_has_a_help_and_bad_flags_are_named) {
