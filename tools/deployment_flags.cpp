@@ -5,7 +5,10 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <cctype>
 #include <cstdlib>
+#include <fstream>
+#include <string_view>
 
 namespace redlock::cli {
 
@@ -36,6 +39,11 @@ void deployment_flags::add_to(CLI::App& command) {
             "what its old master may still hold)")
         ->check(CLI::IsMember({"on", "off"}).description(""))
         ->type_name("on|off");
+    command
+        .add_option("--password-file", password_file,
+                    "log in to every node whose URI has no password with the first line of FILE; or "
+                    "REDLOCK_PASSWORD")
+        ->type_name("FILE");
 }
 
 namespace {
@@ -44,6 +52,51 @@ namespace {
 std::string environment(const char* name) {
     const char* value = std::getenv(name);
     return value != nullptr ? std::string(value) : std::string();
+}
+
+// Percent-encodes all but the unreserved characters, for a URI's credentials.
+std::string percent_encoded(std::string_view text) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (std::isalnum(byte) != 0 || c == '-' || c == '.' || c == '_' || c == '~') {
+            out += c;
+        } else {
+            out += '%';
+            out += hex[byte >> 4];
+            out += hex[byte & 0xf];
+        }
+    }
+    return out;
+}
+
+// `uri` logging in with `password` if it has no credentials of its own, which win. A URI that
+// does not parse is left as it is, for the config's validation to name.
+std::string with_password(const std::string& uri, const std::string& password) {
+    redis::node_spec spec;
+    std::string why;
+    if (redis::parse_node_spec(uri, spec, why) || spec.addresses.empty()) return uri;
+    const auto& first = spec.addresses.front();
+    if (!first.password.empty() || !first.username.empty()) return uri;
+    const auto credentials_at = uri.find("://") + 3;
+    std::string out = uri.substr(0, credentials_at);
+    out += ':';
+    out += percent_encoded(password);
+    out += '@';
+    out += uri.substr(credentials_at);
+    return out;
+}
+
+// The password of --password-file (its first line), else REDLOCK_PASSWORD; empty if neither.
+std::string password_from(const std::optional<std::string>& file) {
+    if (!file) return environment("REDLOCK_PASSWORD");
+    std::ifstream in(*file);
+    std::string line;
+    if (!in || !std::getline(in, line)) throw usage_error("--password-file " + *file + ": cannot read it");
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) throw usage_error("--password-file " + *file + ": its first line is empty");
+    return line;
 }
 
 }  // namespace
@@ -83,6 +136,10 @@ client_config deployment_flags::to_config(bool validate) const {
     }
     if (restart_quarantine) cfg.restart_quarantine = *restart_quarantine;
     if (failover_quarantine) cfg.failover_quarantine = *failover_quarantine;
+    if (const auto password = password_from(password_file); !password.empty()) {
+        for (auto& uri : cfg.nodes)
+            uri = with_password(uri, password);
+    }
     source += ": ";
     if (validate) {
         if ((ec = cfg.validate(why))) throw usage_error(source + why);

@@ -392,6 +392,44 @@ BOOST_FIXTURE_TEST_CASE(nodes_from_the_environment_and_a_status_of_ones_own_for_
     BOOST_TEST(wait_child(holder, 20s) == 130, read_file(dir.file("holder")));
 }
 
+// A password kept off the command line: from --password-file's first line or REDLOCK_PASSWORD,
+// percent-encoded into every node URI without credentials of its own (those win).
+BOOST_AUTO_TEST_CASE(a_password_from_a_file_or_the_environment) {
+    const std::string password = "p@ss:w/rd %1";
+    redlock::test::redis_server_options opts;
+    opts.extra_args = {"--requirepass", password};
+    redis_server server(opts);
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    const auto password_file = dir.file("password");
+    std::ofstream(password_file) << password << "\n";
+    const auto address = "127.0.0.1:" + std::to_string(server.port());
+    const std::string run = "run --nodes redis://" + address + " --restart-quarantine off ";
+    const auto with_env = [&](const std::string& env, const std::string& args) {
+        return wait_child(spawn_shell("env " + env + " " + redlock_path + " " + args, out), 60s);
+    };
+    BOOST_TEST(with_env("", run + "--wait 5s pw -- true") == 78, read_file(out));  // NOAUTH
+    BOOST_TEST(with_env("'REDLOCK_PASSWORD=" + password + "'", run + "pw -- true") == 0, read_file(out));
+    BOOST_TEST(with_env("", run + "--password-file " + password_file + " pw -- true") == 0, read_file(out));
+    BOOST_TEST(
+        with_env("REDLOCK_PASSWORD=wrong", run + "--password-file " + password_file + " pw -- true") == 0,
+        read_file(out));
+    BOOST_TEST(
+        with_env("'REDLOCK_NODES=unix://" + server.unix_socket() + "' 'REDLOCK_PASSWORD=" + password + "'",
+                 "run --restart-quarantine off pw -- true") == 0,
+        read_file(out));
+    // The URI's own credentials win.
+    BOOST_TEST(
+        with_env("'REDLOCK_PASSWORD=" + password + "'",
+                 "run --nodes redis://:wrong@" + address + " --restart-quarantine off pw -- true") == 78,
+        read_file(out));
+    BOOST_TEST(read_file(out).find("WRONGPASS") != std::string::npos, read_file(out));
+    BOOST_TEST(with_env("", run + "--password-file " + dir.file("none") + " pw -- true") == 2,
+               read_file(out));
+    BOOST_TEST(read_file(out).find("--password-file") != std::string::npos, read_file(out));
+    BOOST_TEST(read_file(out).find(password) == std::string::npos, read_file(out));
+}
+
 // The command line is CLI11's: every command has a --help of its own that lists its flags (exit
 // 0); a flag that is unknown, lacks its value or has a bad one is an error that names it (exit 2).
 BOOST_AUTO_TEST_CASE(every_command_has_a_help_and_bad_flags_are_named) {
