@@ -62,9 +62,10 @@ int redlock_main(int argc, const char* const* argv, std::ostream& out, std::ostr
     redlock.footer(redlock_footer);
     redlock.set_version_flag("--version", std::string("redlock ") + REDLOCK_VERSION,
                              "print the version and exit");
-    const std::vector<subcommand> commands = {add_run_command(redlock),     add_check_command(redlock),
-                                              add_demo_command(redlock),    add_bench_command(redlock),
-                                              add_inspect_command(redlock), add_unlock_command(redlock)};
+    const std::vector<subcommand> commands = {add_run_command(redlock),   add_hold_command(redlock),
+                                              add_check_command(redlock), add_demo_command(redlock),
+                                              add_bench_command(redlock), add_inspect_command(redlock),
+                                              add_unlock_command(redlock)};
     // `redlock help`, as `redlock --help` (whatever follows it, as before CLI11); not listed
     // among the commands.
     auto* help = redlock.add_subcommand("help", "this text")->group("")->allow_extras();

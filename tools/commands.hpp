@@ -19,6 +19,7 @@ struct subcommand {
 
 /// Each adds its subcommand (and its flags) to `redlock`.
 subcommand add_run_command(CLI::App& redlock);
+subcommand add_hold_command(CLI::App& redlock);
 subcommand add_check_command(CLI::App& redlock);
 subcommand add_demo_command(CLI::App& redlock);
 subcommand add_bench_command(CLI::App& redlock);

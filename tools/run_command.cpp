@@ -2,7 +2,7 @@
 // redlock run: hold a lock while a command runs (like flock(1), etcdctl lock, consul lock).
 #include "cli_args.hpp"
 #include "commands.hpp"
-#include "deployment_flags.hpp"
+#include "lock_flags.hpp"
 #include "wait_status.hpp"
 #include <redlock/redlock.hpp>
 
@@ -57,59 +57,18 @@ constexpr const char* run_footer =
     "128 + N if signal N interrupted redlock.\n";
 
 struct run_settings {
-    deployment_flags where;
-    milliseconds ttl{10'000};
-    milliseconds wait{30'000};
+    lock_flags lock;
     std::optional<milliseconds> grace;  // default: grace_for(ttl)
-    bool fenced = false;
-    int permits = 0;
-    bool shared = false;
-    bool writer = false;
-    lock_mode mode = lock_mode::exclusive;
-    milliseconds max_hold{0};
-    int replicas = 0;
-    int conflict_exit = exit_not_acquired;
-    bool quiet = false;
     // What follows the flags: RESOURCE..., --, CMD and its arguments, untouched.
     std::vector<std::string> positional;
-    std::vector<std::string> resources;
-    std::string resource;  // for messages: the resources, joined by ", "
     std::vector<std::string> command;
 };
 
 void add_flags(CLI::App& run, run_settings& s) {
-    s.where.add_to(run);
-    add_duration_flag(run, "--ttl", s.ttl, "the lease's ttl, renewed every third of it (default 10s)");
-    add_duration_flag(run, "--wait", s.wait, "how long to wait for the lock; 0: try once (default 30s)");
-    add_switch(run, "--fenced", s.fenced, "number the lease with a fencing token (REDLOCK_FENCE)");
-    run.add_option("--permits", s.permits,
-                   "a semaphore: up to K runs hold RESOURCE at once (every run of RESOURCE must name the "
-                   "same K); not with --fenced")
-        ->check(CLI::Range(1, 1'000'000))
-        ->type_name("K");
-    add_switch(run, "--shared", s.shared,
-               "a reader of a read-write lock: runs with --shared share RESOURCE, never with a --writer or a "
-               "plain run");
-    add_switch(run, "--writer", s.writer,
-               "the writer of a read-write lock: alone, and while it waits no new --shared run gets in (a "
-               "stream of readers cannot starve it)");
-    add_duration_flag(run, "--max-hold", s.max_hold,
-                      "stop renewing after this long: CMD is stopped as when the lease is lost (exit status "
-                      "70); 0: no bound (default)");
+    s.lock.add_to(run, "CMD");
     add_duration_flag(run, "--grace", s.grace,
                       "from SIGTERM to SIGKILL; at most half of --ttl (default: 5s, or half of --ttl if that "
                       "is less)");
-    run.add_option("--replicas", s.replicas,
-                   "count a node's grant and renewals only once K of its replicas have them (WAIT), so a "
-                   "failover keeps the lease (default 0)")
-        ->check(CLI::Range(0, 1'000))
-        ->type_name("K");
-    run.add_option("--conflict-exit-code", s.conflict_exit,
-                   "the exit status when the lock was not acquired within --wait, to tell it from CMD's own "
-                   "(default 75)")
-        ->check(CLI::Range(0, 255))
-        ->type_name("N");
-    add_switch(run, "--quiet", s.quiet, "no status line while waiting");
     // One list, split at its first `--` after parsing: of two positional lists CLI11 would
     // give the first everything. From RESOURCE on nothing is parsed (add_command), so CMD's
     // arguments reach it untouched, also those that look like flags.
@@ -120,53 +79,19 @@ void add_flags(CLI::App& run, run_settings& s) {
 
 // The checks that need more than one flag, or the positional arguments.
 void check_flags(run_settings& s) {
-    if (s.shared && s.writer) throw usage_error("--shared and --writer: one or the other");
-    if (s.shared) s.mode = lock_mode::read;
-    if (s.writer) s.mode = lock_mode::write;
     const auto& rest = s.positional;
     const auto dashes = std::find(rest.begin(), rest.end(), std::string("--"));
     if (dashes == rest.begin()) throw usage_error("no RESOURCE given (see redlock run --help)");
     if (dashes == rest.end()) throw usage_error("expected -- and a command after RESOURCE");
-    s.resources.assign(rest.begin(), dashes);
-    for (const auto& r : s.resources) {
-        // `run job --ttl 5s -- cmd` would lock "job", "--ttl" and "5s" and run with the defaults.
-        if (r.starts_with('-'))
-            throw usage_error("\"" + r + "\" after RESOURCE looks like a flag: flags go before RESOURCE");
-    }
-    std::sort(s.resources.begin(), s.resources.end());
-    s.resources.erase(std::unique(s.resources.begin(), s.resources.end()), s.resources.end());
-    for (const auto& r : s.resources) {
-        if (!s.resource.empty()) s.resource += ", ";
-        s.resource += r;
-    }
+    s.lock.set_resources({rest.begin(), dashes});
     s.command.assign(dashes + 1, rest.end());
     if (s.command.empty()) throw usage_error("no command after --");
-    if (s.ttl < milliseconds(3)) throw usage_error("--ttl: at least 3ms");
-    if (s.fenced && s.permits > 0)
-        throw usage_error("--permits: not with --fenced (a semaphore's holders are not numbered)");
-    if (s.mode != lock_mode::exclusive && s.permits > 0)
-        throw usage_error("--permits: not with --shared or --writer");
-    if (s.fenced && s.mode == lock_mode::read)
-        throw usage_error("--fenced: not with --shared (readers are not numbered; fence the --writer)");
-    if (s.max_hold < milliseconds::zero()) throw usage_error("--max-hold: not negative");
-    if (s.resources.size() > 1 && (s.permits > 0 || s.mode != lock_mode::exclusive))
-        throw usage_error("several RESOURCEs: plain locks only (not --permits, --shared or --writer)");
+    s.lock.check();
     // SIGTERM goes out --grace before the validity ends, which must leave the watchdog its
     // renewals (every third of the ttl) first.
-    if (s.grace && *s.grace * 2 > s.ttl)
+    if (s.grace && *s.grace * 2 > s.lock.ttl)
         throw usage_error("--grace: at most half of --ttl (CMD gets SIGTERM --grace before the lease ends)");
-    if (!s.grace) s.grace = std::min(milliseconds(5'000), s.ttl / 2);
-}
-
-bool is_usage_error(error_code ec) {
-    return ec == error::invalid_config || ec == error::invalid_ttl || ec == error::invalid_resource ||
-           ec == error::invalid_uri;
-}
-
-// What the acquire ends with, at once, when the servers refused what no retry changes; also a
-// refusal that may pass (OOM, BUSY) but outlasted the whole wait: the operator's to look at.
-bool is_refusal_that_stays(error_code ec) {
-    return ec == error::auth_failed || ec == error::handshake_failed || ec == error::server_error;
+    if (!s.grace) s.grace = std::min(milliseconds(5'000), s.lock.ttl / 2);
 }
 
 // One acquire, one child, one release: the state of a `redlock run`.
@@ -181,30 +106,19 @@ public:
           grace_timer_(ioc),
           validity_timer_(ioc),
           drain_timer_(ioc) {
-        if (!s_.quiet && ::isatty(STDERR_FILENO) == 1 && s_.wait > milliseconds::zero()) {
-            status_.emplace(ioc.get_executor(), cfg, s_.resources.front());
+        if (!s_.lock.quiet && ::isatty(STDERR_FILENO) == 1 && s_.lock.wait > milliseconds::zero()) {
+            status_.emplace(ioc.get_executor(), cfg, s_.lock.resources.front());
         }
     }
 
     void start() {
         wait_for_signal();
         if (status_) status_->start();
-        lock_options o;
-        o.ttl = s_.ttl;
-        o.wait = s_.wait;
-        o.fenced = s_.fenced;
-        o.permits = s_.permits;
-        o.mode = s_.mode;
-        o.max_hold = s_.max_hold;
-        o.replicas = s_.replicas;
-        o.watchdog = true;
-        auto when_acquired = asio::bind_cancellation_slot(
-            acquire_cancel_.slot(), [this](error_code ec, lease l) { this->on_acquired(ec, std::move(l)); });
-        if (s_.resources.size() > 1) {
-            client_.async_acquire_all(s_.resources, o, diag_, std::move(when_acquired));
-        } else {
-            client_.async_acquire(s_.resources.front(), o, diag_, std::move(when_acquired));
-        }
+        async_acquire_flagged(
+            client_, s_.lock, diag_,
+            asio::bind_cancellation_slot(acquire_cancel_.slot(), [this](error_code ec, lease l) {
+                this->on_acquired(ec, std::move(l));
+            }));
     }
 
     [[nodiscard]] int exit_status() const noexcept { return exit_; }
@@ -240,9 +154,7 @@ private:
                 std::fprintf(stderr, "redlock run: not acquired (%s): %s\n",
                              error_name(static_cast<error>(ec.value())),
                              diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
-                exit_ = is_usage_error(ec)          ? exit_usage
-                        : is_refusal_that_stays(ec) ? exit_refused
-                                                    : s_.conflict_exit;
+                exit_ = s_.lock.exit_for(ec);
             }
             finish();
             return;
@@ -274,7 +186,7 @@ private:
             fences += std::to_string(f);
         }
         std::vector<std::string> env_strings = {
-            "REDLOCK_RESOURCE=" + s_.resource, "REDLOCK_TOKEN=" + lease_.token(),
+            "REDLOCK_RESOURCE=" + s_.lock.resource, "REDLOCK_TOKEN=" + lease_.token(),
             "REDLOCK_FENCE=" + std::to_string(lease_.fence()), "REDLOCK_FENCES=" + fences};
         std::vector<char*> envp;
         for (char** e = environ; *e != nullptr; ++e) {
@@ -326,7 +238,7 @@ private:
             terminated_ = true;
             std::fprintf(stderr,
                          "redlock run: lost the lock on \"%s\"; stopping %s (SIGTERM, then SIGKILL)\n",
-                         s_.resource.c_str(), s_.command[0].c_str());
+                         s_.lock.resource.c_str(), s_.command[0].c_str());
             ::kill(child_, SIGTERM);
         }
         guard_validity();
@@ -351,7 +263,7 @@ private:
             std::fprintf(stderr,
                          "redlock run: the lease on \"%s\" was not renewed and ends in %lldms; stopping %s "
                          "(SIGTERM, SIGKILL before it ends)\n",
-                         s_.resource.c_str(),
+                         s_.lock.resource.c_str(),
                          static_cast<long long>(std::chrono::ceil<milliseconds>(until - now).count()),
                          s_.command[0].c_str());
             ::kill(child_, SIGTERM);
@@ -365,7 +277,7 @@ private:
     // SIGKILL this long before the validity ends: the kernel's time to end the process, and the
     // steps between our clock and the nodes' expiry.
     [[nodiscard]] milliseconds kill_margin() const {
-        return std::clamp(s_.ttl / 20, milliseconds(1), milliseconds(100));
+        return std::clamp(s_.lock.ttl / 20, milliseconds(1), milliseconds(100));
     }
 
     void stop_child() {
@@ -389,7 +301,7 @@ private:
     void release_and_finish() {
         lease_.async_release(diag_, [this](error_code ec) {
             if (ec && !lost_) {
-                std::fprintf(stderr, "redlock run: release of \"%s\": %s\n", s_.resource.c_str(),
+                std::fprintf(stderr, "redlock run: release of \"%s\": %s\n", s_.lock.resource.c_str(),
                              diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
             }
             finish();
@@ -428,7 +340,7 @@ private:
 
 int run_command(run_settings& s) {
     check_flags(s);
-    const auto cfg = s.where.to_config();
+    const auto cfg = s.lock.where.to_config();
     asio::io_context ioc(1);
     run_session session(ioc, std::move(s), cfg);
     session.start();

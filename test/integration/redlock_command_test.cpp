@@ -430,6 +430,51 @@ BOOST_AUTO_TEST_CASE(a_password_from_a_file_or_the_environment) {
     BOOST_TEST(read_file(out).find(password) == std::string::npos, read_file(out));
 }
 
+// `redlock hold`: holds, renewing, until a signal or the end of its input (a pipe), printing
+// the lease as `run` gives it to CMD; a lease lost while held is 70.
+BOOST_FIXTURE_TEST_CASE(hold_keeps_the_lock_until_a_signal_or_the_end_of_its_input, three_servers) {
+    const auto out = dir.file("out");
+    const auto held_out = dir.file("held");
+    const std::string hold = "hold " + nodes + " --ttl 2s ";
+    // stdin /dev/null is not an end to wait for: `redlock hold job &` in a script reads it.
+    auto holder = start_redlock(hold + "held < /dev/null", held_out);
+    BOOST_TEST_REQUIRE(
+        wait_until([&] { return read_file(held_out).find("REDLOCK_FENCES=") != std::string::npos; }),
+        read_file(held_out));
+    std::string token;
+    for (const auto& s : servers) {
+        const auto value = s->command({"GET", lock_key("held")});
+        if (!value.str.empty()) token = value.str;
+    }
+    BOOST_TEST(
+        read_file(held_out).find("REDLOCK_RESOURCE=held\nREDLOCK_TOKEN=" + token + "\n") != std::string::npos,
+        read_file(held_out));
+    // Still held after twice its ttl: renewed.
+    BOOST_TEST(run_redlock(hold + "--wait 4s --conflict-exit-code 9 held", out) == 9, read_file(out));
+    ::kill(holder, SIGTERM);
+    BOOST_TEST(wait_child(holder, 20s) == 0, read_file(held_out));
+    BOOST_TEST(!key_anywhere(servers, "held"));
+
+    // Its input a pipe: the pipe's end lets go.
+    const auto stop = dir.file("stop");
+    auto piped = spawn_shell(
+        "sh -c 'until [ -e " + stop + " ]; do sleep 0.05; done' | " + redlock_path + " " + hold + "piped",
+        held_out);
+    BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "piped"); }), read_file(held_out));
+    std::ofstream(stop) << "";
+    BOOST_TEST(wait_child(piped, 20s) == 0, read_file(held_out));
+    BOOST_TEST(!key_anywhere(servers, "piped"));
+
+    // The key deleted under it: lost, 70.
+    auto losing = start_redlock(hold + "losing < /dev/null", held_out);
+    BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, "losing"); }), read_file(held_out));
+    for (const auto& s : servers)
+        s->command({"DEL", lock_key("losing")});
+    BOOST_TEST(wait_child(losing, 20s) == 70, read_file(held_out));
+    BOOST_TEST(read_file(held_out).find("lost the lock on \"losing\"") != std::string::npos,
+               read_file(held_out));
+}
+
 // The command line is CLI11's: every command has a --help of its own that lists its flags (exit
 // 0); a flag that is unknown, lacks its value or has a bad one is an error that names it (exit 2).
 BOOST_AUTO_TEST_CASE(every_command_has_a_help_and_bad_flags_are_named) {
@@ -437,6 +482,7 @@ BOOST_AUTO_TEST_CASE(every_command_has_a_help_and_bad_flags_are_named) {
     const auto out = dir.file("out");
     for (const auto& [command, flag] :
          std::vector<std::pair<std::string, std::string>>{{"run", "--max-hold"},
+                                                          {"hold", "--conflict-exit-code"},
                                                           {"check", "--restart-quarantine"},
                                                           {"demo", "--cluster"},
                                                           {"bench", "--concurrency"},
@@ -472,6 +518,9 @@ BOOST_AUTO_TEST_CASE(every_command_has_a_help_and_bad_flags_are_named) {
              // A flag after RESOURCE would have been a resource: "job", "--ttl" and "5s" locked.
              {"run --nodes redis://127.0.0.1:1 job --ttl 5s -- true",
               "redlock run: \"--ttl\" after RESOURCE looks like a flag: flags go before RESOURCE"},
+             {"hold --nodes redis://127.0.0.1:1 job --ttl 5s",
+              "redlock hold: \"--ttl\" after RESOURCE looks like a flag: flags go before RESOURCE"},
+             {"hold --nodes redis://127.0.0.1:1", "redlock hold: no RESOURCE given"},
              {"inspect --nodes redis://127.0.0.1:1 job --json",
               "redlock inspect: \"--json\" after RESOURCE looks like a flag: flags go before RESOURCE"},
          }) {

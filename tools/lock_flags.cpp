@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "lock_flags.hpp"
+
+#include <algorithm>
+
+namespace redlock::cli {
+
+using boost::system::error_code;
+using std::chrono::milliseconds;
+
+void lock_flags::add_to(CLI::App& command, const std::string& what) {
+    where.add_to(command);
+    add_duration_flag(command, "--ttl", ttl, "the lease's ttl, renewed every third of it (default 10s)");
+    add_duration_flag(command, "--wait", wait, "how long to wait for the lock; 0: try once (default 30s)");
+    add_switch(command, "--fenced", fenced, "number the lease with a fencing token (REDLOCK_FENCE)");
+    command
+        .add_option(
+            "--permits", permits,
+            "a semaphore: up to K holders of RESOURCE at once (every holder of RESOURCE must name the "
+            "same K); not with --fenced")
+        ->check(CLI::Range(1, 1'000'000))
+        ->type_name("K");
+    add_switch(
+        command, "--shared", shared,
+        "a reader of a read-write lock: holders with --shared share RESOURCE, never with a --writer or "
+        "a plain one");
+    add_switch(command, "--writer", writer,
+               "the writer of a read-write lock: alone, and while it waits no new --shared holder gets in (a "
+               "stream of readers cannot starve it)");
+    add_duration_flag(command, "--max-hold", max_hold,
+                      "stop renewing after this long: " + what +
+                          " ends as when the lease is lost (exit status 70); 0: no bound (default)");
+    command
+        .add_option("--replicas", replicas,
+                    "count a node's grant and renewals only once K of its replicas have them (WAIT), so a "
+                    "failover keeps the lease (default 0)")
+        ->check(CLI::Range(0, 1'000))
+        ->type_name("K");
+    command
+        .add_option("--conflict-exit-code", conflict_exit,
+                    "the exit status when the lock was not acquired within --wait, to tell it from " + what +
+                        "'s own (default 75)")
+        ->check(CLI::Range(0, 255))
+        ->type_name("N");
+    add_switch(command, "--quiet", quiet, "no status line while waiting");
+}
+
+void lock_flags::check() const {
+    if (shared && writer) throw usage_error("--shared and --writer: one or the other");
+    if (ttl < milliseconds(3)) throw usage_error("--ttl: at least 3ms");
+    if (fenced && permits > 0)
+        throw usage_error("--permits: not with --fenced (a semaphore's holders are not numbered)");
+    if (mode() != lock_mode::exclusive && permits > 0)
+        throw usage_error("--permits: not with --shared or --writer");
+    if (fenced && shared)
+        throw usage_error("--fenced: not with --shared (readers are not numbered; fence the --writer)");
+    if (max_hold < milliseconds::zero()) throw usage_error("--max-hold: not negative");
+    if (resources.size() > 1 && (permits > 0 || mode() != lock_mode::exclusive))
+        throw usage_error("several RESOURCEs: plain locks only (not --permits, --shared or --writer)");
+}
+
+void lock_flags::set_resources(std::vector<std::string> names) {
+    for (const auto& r : names) {
+        // `run job --ttl 5s -- cmd` would lock "job", "--ttl" and "5s" and run with the defaults.
+        if (r.starts_with('-'))
+            throw usage_error("\"" + r + "\" after RESOURCE looks like a flag: flags go before RESOURCE");
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    resources = std::move(names);
+    resource.clear();
+    for (const auto& r : resources) {
+        if (!resource.empty()) resource += ", ";
+        resource += r;
+    }
+}
+
+lock_mode lock_flags::mode() const noexcept {
+    return shared ? lock_mode::read : writer ? lock_mode::write : lock_mode::exclusive;
+}
+
+lock_options lock_flags::options() const {
+    lock_options o;
+    o.ttl = ttl;
+    o.wait = wait;
+    o.fenced = fenced;
+    o.permits = permits;
+    o.mode = mode();
+    o.max_hold = max_hold;
+    o.replicas = replicas;
+    o.watchdog = true;
+    return o;
+}
+
+int lock_flags::exit_for(error_code ec) const noexcept {
+    if (ec == error::invalid_config || ec == error::invalid_ttl || ec == error::invalid_resource ||
+        ec == error::invalid_uri)
+        return exit_usage;
+    // The servers refused what no retry changes (at once); also a refusal that may pass (OOM,
+    // BUSY) but outlasted the whole wait: the operator's to look at.
+    if (ec == error::auth_failed || ec == error::handshake_failed || ec == error::server_error)
+        return exit_refused;
+    return conflict_exit;
+}
+
+}  // namespace redlock::cli
