@@ -13,6 +13,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -46,7 +49,9 @@ constexpr const char* check_footer =
     "that is impossible or can come within a lease; then checks the master they name. A cluster\n"
     "or a Sentinel node is one voter of N.\n"
     "\n"
-    "exit status: 0 safe, 1 warnings, 2 unsafe (or a usage error)\n";
+    "--json: one JSON object instead of the lines: the findings, their counts, the verdict.\n"
+    "exit status: 0 safe; 1 safe, with warnings; 3 not checked: a node did not answer (nothing\n"
+    "unsafe among the others); 4 unsafe; 2 for usage errors.\n";
 
 // The replies of the probe request, in order.
 enum probe : std::size_t {
@@ -135,6 +140,11 @@ void read_replies(const std::vector<resp::value>& replies, clock_type::time_poin
                   clock_type::time_point received, node_report& r) {
     r.run_id = info_field(replies[info_server].str, "run_id");
     r.version = info_field(replies[info_server].str, "redis_version");
+    if (const auto uptime = info_field(replies[info_server].str, "uptime_in_seconds"); !uptime.empty()) {
+        std::int64_t seconds = 0;
+        const auto [end, ec] = std::from_chars(uptime.data(), uptime.data() + uptime.size(), seconds);
+        if (ec == std::errc() && end == uptime.data() + uptime.size() && seconds >= 0) r.uptime_s = seconds;
+    }
     r.role = info_field(replies[info_replication].str, "role");
     const auto aof = info_field(replies[info_persistence].str, "aof_enabled");
     if (!aof.empty()) r.aof = aof == "1";
@@ -284,29 +294,59 @@ const char* level_name(finding::level l) {
             return "info";
         case finding::level::warning:
             return "warning";
+        case finding::level::unchecked:
+            return "unchecked";
         case finding::level::unsafe:
             return "unsafe";
     }
     return "?";
 }
 
-int check_command(const deployment_flags& where) {
+const char* verdict_of(int status) {
+    switch (status) {
+        case check_safe:
+            return "safe";
+        case check_warnings:
+            return "safe, with warnings";
+        case check_unchecked:
+            return "NOT CHECKED";
+        default:
+            return "UNSAFE";
+    }
+}
+
+struct check_settings {
+    deployment_flags where;
+    bool json = false;
+};
+
+int check_command(const check_settings& s) {
     // Not validated as a whole: a node listed twice is a finding here, not a usage error.
-    const auto cfg = where.to_config(false);
+    const auto cfg = s.where.to_config(false);
     const auto voters = probe_deployment(cfg);
     const auto findings = check_deployment(cfg, voters);
-    for (const auto& f : findings)
-        std::printf("%s: %s\n", level_name(f.severity), f.text.c_str());
     const int status = exit_status_of(findings);
-    std::size_t unsafe = 0, warnings = 0;
+    std::size_t unsafe = 0, unchecked = 0, warnings = 0;
     for (const auto& f : findings) {
         unsafe += f.severity == finding::level::unsafe ? 1 : 0;
+        unchecked += f.severity == finding::level::unchecked ? 1 : 0;
         warnings += f.severity == finding::level::warning ? 1 : 0;
     }
-    std::printf("%zu node(s) checked: %zu unsafe, %zu warning(s): %s\n", voters.size(), unsafe, warnings,
-                status == 0   ? "safe"
-                : status == 1 ? "safe, with warnings"
-                              : "UNSAFE");
+    if (s.json) {
+        auto list = nlohmann::json::array();
+        for (const auto& f : findings)
+            list.push_back({{"level", level_name(f.severity)}, {"text", f.text}});
+        const nlohmann::json report = {{"nodes", voters.size()}, {"findings", list},
+                                       {"unsafe", unsafe},       {"unchecked", unchecked},
+                                       {"warnings", warnings},   {"verdict", verdict_of(status)},
+                                       {"exit_status", status}};
+        std::printf("%s\n", report.dump(2).c_str());
+        return status;
+    }
+    for (const auto& f : findings)
+        std::printf("%s: %s\n", level_name(f.severity), f.text.c_str());
+    std::printf("%zu node(s) checked: %zu unsafe, %zu not answering, %zu warning(s): %s\n", voters.size(),
+                unsafe, unchecked, warnings, verdict_of(status));
     return status;
 }
 
@@ -315,9 +355,11 @@ int check_command(const deployment_flags& where) {
 subcommand add_check_command(CLI::App& redlock) {
     auto* check = add_command(redlock, "check", "say what makes a deployment's locks unsafe",
                               "redlock check [options]", check_footer);
-    auto where = std::make_shared<deployment_flags>();
-    where->add_to(*check);
-    return {check, [where] { return check_command(*where); }};
+    auto settings = std::make_shared<check_settings>();
+    settings->where.add_to(*check);
+    add_switch(*check, "--json", settings->json,
+               "one JSON object: the findings, their counts and the verdict");
+    return {check, [settings] { return check_command(*settings); }};
 }
 
 }  // namespace redlock::cli

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "deployment_check.hpp"
 
+#include "lock/quorum.hpp"
 #include "topology_check.hpp"
 #include <redlock/redis/server_version.hpp>
 
 #include <boost/asio/ip/address.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +38,48 @@ std::string forwarded(const node_report& n) {
            std::to_string(n.dialed_port);
 }
 
+// Every server probed: a voter of its own, the masters of a cluster, a Sentinel voter's master.
+struct probed_server {
+    std::size_t voter;
+    std::string label;
+    const node_report* report;
+};
+
+// The restart quarantine, as the client keeps it (node_health::on_server_info): a server up for
+// less than a second + max_ttl + drift (the largest max_ttl any client recorded) does not vote
+// until then. Said of each such server, and how long until a quorum of voters votes: acquires
+// wait until then, or fail with a shorter wait. Not a fault: it ends by itself.
+void restart_quarantines(const client_config& cfg, std::size_t voters,
+                         const std::vector<probed_server>& servers, std::optional<std::int64_t> recorded,
+                         std::vector<finding>& out) {
+    using namespace std::chrono;
+    const milliseconds max_ttl(std::max<std::int64_t>(cfg.max_ttl.count(), recorded.value_or(0)));
+    const auto wait_ms =
+        duration_cast<milliseconds>(seconds(1) + max_ttl + detail::drift_allowance(max_ttl, cfg.drift_factor))
+            .count();
+    const auto in_seconds = [](std::int64_t ms) { return std::to_string((ms + 999) / 1000); };
+    std::vector<std::int64_t> voter_left(voters, 0);  // a cluster: its last master's
+    for (const auto& p : servers) {
+        if (!p.report->uptime_s) continue;
+        const auto left_ms = wait_ms - *p.report->uptime_s * 1000;
+        if (left_ms <= 0) continue;
+        out.push_back({finding::level::info,
+                       p.label + ": up " + std::to_string(*p.report->uptime_s) +
+                           " s: in the restart quarantine for about " + in_seconds(left_ms) +
+                           " s more (it does not vote until it has been up " + in_seconds(wait_ms) + " s)"});
+        voter_left[p.voter] = std::max(voter_left[p.voter], left_ms);
+    }
+    if (voters == 0) return;
+    std::sort(voter_left.begin(), voter_left.end());
+    const auto quorum_in = voter_left[detail::quorum_of(voters) - 1];
+    if (quorum_in > 0) {
+        out.push_back(
+            {finding::level::info, "no quorum of nodes votes for about " + in_seconds(quorum_in) +
+                                       " s: until then every acquire waits (or fails, with a shorter "
+                                       "wait)"});
+    }
+}
+
 }  // namespace
 
 void check_server(const client_config& cfg, const std::string& label, const node_report& n, server_role role,
@@ -49,7 +93,7 @@ void check_server(const client_config& cfg, const std::string& label, const node
                 ? "while it is down, until the sentinels fail over, the lock tolerates one failure fewer"
                 : "while it is down, the lock tolerates one failure fewer";
         out.push_back(
-            {lv::warning, label + " did not answer (" + n.error + "): it was not checked; " + consequence});
+            {lv::unchecked, label + " did not answer (" + n.error + "): it was not checked; " + consequence});
         return;
     }
     if (redis::older_than(n.version, redis::lock_min_server_version).value_or(false)) {
@@ -152,13 +196,7 @@ std::vector<finding> check_deployment(const client_config& cfg, const std::vecto
                                         std::to_string(n - 1) + " nodes would; use an odd N"});
     }
 
-    // Every server probed: a voter of its own, the masters of a cluster, a Sentinel voter's master.
-    struct probed {
-        std::size_t voter;
-        std::string label;
-        const node_report* report;
-    };
-    std::vector<probed> servers;
+    std::vector<probed_server> servers;
     for (std::size_t i = 0; i < n; ++i) {
         if (const auto* server = std::get_if<node_report>(&voters[i])) {
             check_server(cfg, node_label(i, *server), *server, server_role::voter, out);
@@ -176,7 +214,7 @@ std::vector<finding> check_deployment(const client_config& cfg, const std::vecto
     }
 
     // One server behind two voters votes twice; the masters of one cluster are one voter.
-    std::map<std::string, const probed*> first_with;
+    std::map<std::string, const probed_server*> first_with;
     for (const auto& p : servers) {
         if (p.report->run_id.empty()) continue;
         auto [it, fresh] = first_with.try_emplace(p.report->run_id, &p);
@@ -198,6 +236,7 @@ std::vector<finding> check_deployment(const client_config& cfg, const std::vecto
                                      " ms, more than this config's " + std::to_string(cfg.max_ttl.count()) +
                                      " ms: a restarted node stays in quarantine for the larger"});
     }
+    if (cfg.restart_quarantine) restart_quarantines(cfg, n, servers, recorded, out);
 
     // Clocks: the spread of (server time - our clock), less what the round trips leave unknown.
     std::int64_t lo = 0, hi = 0, slack = 0;
@@ -229,10 +268,11 @@ std::string endpoint(const std::string& host, std::uint16_t port) {
 }
 
 int exit_status_of(const std::vector<finding>& findings) {
-    int status = 0;
+    int status = check_safe;
     for (const auto& f : findings) {
-        if (f.severity == finding::level::unsafe) status = 2;
-        if (f.severity == finding::level::warning) status = std::max(status, 1);
+        if (f.severity == finding::level::unsafe) status = check_unsafe;
+        if (f.severity == finding::level::unchecked) status = std::max(status, check_unchecked);
+        if (f.severity == finding::level::warning) status = std::max(status, check_warnings);
     }
     return status;
 }

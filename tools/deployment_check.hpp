@@ -19,7 +19,8 @@ struct node_report {
     bool reachable = false;
     std::string error;  ///< why it was not reachable
     std::string run_id;
-    std::string version;      ///< INFO's redis_version; empty: unknown
+    std::optional<std::int64_t> uptime_s;  ///< INFO's uptime_in_seconds; nullopt: unknown
+    std::string version;                   ///< INFO's redis_version; empty: unknown
     std::string role;         ///< "master" or "slave"
     std::optional<bool> aof;  ///< appendonly; nullopt: unknown
     std::string appendfsync;  ///< empty: unknown
@@ -104,7 +105,8 @@ struct sentinel_report {
 using voter_report = std::variant<node_report, cluster_report, sentinel_report>;
 
 struct finding {
-    enum class level { info, warning, unsafe };
+    /// unchecked: a voter (or a server behind one) did not answer, so nothing is known of it.
+    enum class level { info, warning, unchecked, unsafe };
     level severity;
     std::string text;
 };
@@ -126,7 +128,15 @@ void check_server(const client_config& cfg, const std::string& label, const node
 /// "host:port" ("[::1]:port" for an IPv6 address).
 std::string endpoint(const std::string& host, std::uint16_t port);
 
-/// 0 if nothing is worse than info, 1 with warnings, 2 with anything unsafe.
+/// The exit statuses of `redlock check`, the worst finding's (2 is a usage error, as for
+/// every command).
+inline constexpr int check_safe = 0;
+inline constexpr int check_warnings = 1;
+inline constexpr int check_unchecked = 3;
+inline constexpr int check_unsafe = 4;
+
+/// check_safe if nothing is worse than info, else the worst finding's status: check_warnings,
+/// check_unchecked, check_unsafe.
 int exit_status_of(const std::vector<finding>& findings);
 
 /// The value of `field` in an INFO reply's text ("role:master\r\n" -> "master"); empty if absent.

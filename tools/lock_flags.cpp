@@ -38,8 +38,8 @@ void lock_flags::add_to(CLI::App& command, const std::string& what) {
         ->type_name("K");
     command
         .add_option("--conflict-exit-code", conflict_exit,
-                    "the exit status when the lock was not acquired within --wait, to tell it from " + what +
-                        "'s own (default 75)")
+                    "the exit status when the lock was not acquired within --wait, to tell that from any "
+                    "other (default 75)")
         ->check(CLI::Range(0, 255))
         ->type_name("N");
     add_switch(command, "--quiet", quiet, "no status line while waiting");

@@ -50,11 +50,10 @@ constexpr const char* run_footer =
     "\n"
     "durations: 500ms, 1.5s, 2m, 1h, 1m30s (a bare number is seconds)\n"
     "exit status: CMD's (128 + N if signal N ended it); 75 (--conflict-exit-code) if the lock was\n"
-    "not acquired within --wait; 78 if the servers refused what no retry changes (a wrong password, a "
-    "missing ACL\n"
-    "permission, a command they lack, a server too old: at once, without waiting); 70 if the\n"
-    "lease was lost while CMD ran; 127 if CMD could not be started; 2 for usage errors;\n"
-    "128 + N if signal N interrupted redlock.\n";
+    "not acquired within --wait; 78 if the servers refused what no retry changes (a wrong\n"
+    "password, a missing ACL permission, a command they lack, a server too old: at once, without\n"
+    "waiting); 70 if the lease was lost while CMD ran; 127 if CMD could not be started; 2 for\n"
+    "usage errors; 128 + N if signal N interrupted redlock.\n";
 
 struct run_settings {
     lock_flags lock;

@@ -58,9 +58,9 @@ void check_cluster(const client_config& cfg, std::size_t voter, const cluster_re
                                            "): the client reads the slot map the same way; without one, no "
                                            "lock can be taken through this voter"});
         } else {
-            out.push_back({lv::warning, label + " did not answer (" + joined(c.seed_errors) +
-                                            "): it was not checked; while it is down, the lock tolerates "
-                                            "one failure fewer"});
+            out.push_back({lv::unchecked, label + " did not answer (" + joined(c.seed_errors) +
+                                              "): it was not checked; while it is down, the lock tolerates "
+                                              "one failure fewer"});
         }
         return;
     }
@@ -149,9 +149,9 @@ void check_sentinel(const client_config& cfg, std::size_t voter, const sentinel_
     }
 
     if (answered.empty()) {
-        out.push_back({lv::warning, label + " did not answer (" + joined(silent) +
-                                        "): it was not checked; while it is down, the lock tolerates one "
-                                        "failure fewer"});
+        out.push_back({lv::unchecked, label + " did not answer (" + joined(silent) +
+                                          "): it was not checked; while it is down, the lock tolerates one "
+                                          "failure fewer"});
         return;
     }
     for (const auto& why : silent) {

@@ -16,6 +16,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -784,17 +786,65 @@ BOOST_AUTO_TEST_CASE(a_waiter_on_a_sentinel_node_shows_the_holders_time_left) {
     BOOST_TEST(screen.find("for \"busy\"; the holder's lease has ") != std::string::npos, screen);
 }
 
+// A node `check` cannot reach is not "safe": nothing is known of it (3, "NOT CHECKED"), unless
+// another is unsafe (4); --json says what the lines say.
+BOOST_AUTO_TEST_CASE(check_calls_a_node_it_cannot_reach_not_checked_and_speaks_json) {
+    auto servers = start_redis_servers(2);
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    redis_server gone;
+    const auto gone_uri = gone.uri();
+    gone.stop();
+    const auto nodes = " --nodes " + node_uris(servers) + "," + gone_uri;
+    BOOST_TEST(run_redlock("check" + nodes, out) == 3, read_file(out));
+    BOOST_TEST(
+        read_file(out).find("unchecked: nodes[2] " + gone_uri + " did not answer (") != std::string::npos,
+        read_file(out));
+    BOOST_TEST(
+        read_file(out).find("3 node(s) checked: 0 unsafe, 1 not answering, 0 warning(s): NOT CHECKED\n") !=
+            std::string::npos,
+        read_file(out));
+    BOOST_TEST(run_redlock("check --nodes " + gone_uri, out) == 3, read_file(out));
+    BOOST_TEST(run_redlock("check" + nodes + " --restart-quarantine off", out) == 4, read_file(out));
+
+    // --json: one object (nlohmann::json's dump(2)), the same findings and verdict.
+    const auto has = [&](const std::string& part) { return read_file(out).find(part) != std::string::npos; };
+    BOOST_TEST(run_redlock("check --json" + nodes, out) == 3, read_file(out));
+    BOOST_TEST(read_file(out).starts_with("{\n"), read_file(out));
+    BOOST_TEST(read_file(out).ends_with("\n}\n"), read_file(out));
+    BOOST_TEST(has("\"verdict\": \"NOT CHECKED\""), read_file(out));
+    BOOST_TEST(has("\"exit_status\": 3"), read_file(out));
+    BOOST_TEST(has("\"nodes\": 3"), read_file(out));
+    BOOST_TEST(has("\"unchecked\": 1"), read_file(out));
+    BOOST_TEST(has("\"unsafe\": 0"), read_file(out));
+    BOOST_TEST(has("\"level\": \"unchecked\",\n      \"text\": \"nodes[2] " + gone_uri + " did not answer ("),
+               read_file(out));
+    BOOST_TEST(!has("\nunchecked: "), read_file(out));  // no text lines
+    BOOST_TEST(run_redlock("check --json" + nodes + " --restart-quarantine off", out) == 4, read_file(out));
+    BOOST_TEST(has("\"verdict\": \"UNSAFE\""), read_file(out));
+    BOOST_TEST(has("\"unsafe\": 2"), read_file(out));  // no AOF, on each server that answered
+    BOOST_TEST(run_redlock("check --json --nodes " + node_uris(servers), out) == 1, read_file(out));  // N = 2
+    BOOST_TEST(has("\"verdict\": \"safe, with warnings\""), read_file(out));
+}
+
 BOOST_AUTO_TEST_CASE(check_reports_replicas_duplicates_and_eviction) {
     auto servers = start_redis_servers(3);
     scratch_dir dir;
     const auto out = dir.file("out");
-    // Fresh servers without persistence are safe with the quarantine (the default).
+    // Fresh servers without persistence are safe with the quarantine (the default), which keeps
+    // them from voting for a minute: check says so.
     BOOST_TEST(run_redlock("check --nodes " + node_uris(servers), out) == 0, read_file(out));
-    BOOST_TEST(run_redlock("check --nodes " + node_uris(servers) + " --restart-quarantine off", out) == 2);
+    BOOST_TEST(read_file(out).find("info: nodes[0] " + servers[0]->uri() + ": up ") != std::string::npos,
+               read_file(out));
+    BOOST_TEST(read_file(out).find(" s: in the restart quarantine for about ") != std::string::npos,
+               read_file(out));
+    BOOST_TEST(read_file(out).find("info: no quorum of nodes votes for about ") != std::string::npos,
+               read_file(out));
+    BOOST_TEST(run_redlock("check --nodes " + node_uris(servers) + " --restart-quarantine off", out) == 4);
     BOOST_TEST(read_file(out).find("no AOF and restart quarantine off") != std::string::npos, read_file(out));
 
     // The same server twice (another db of it): one run_id.
-    BOOST_TEST(run_redlock("check --nodes " + node_uris(servers) + "," + servers[0]->uri() + "/1", out) == 2);
+    BOOST_TEST(run_redlock("check --nodes " + node_uris(servers) + "," + servers[0]->uri() + "/1", out) == 4);
     BOOST_TEST(read_file(out).find("nodes[3] redis://127.0.0.1:" + std::to_string(servers[0]->port()) +
                                    "/1 is the same server as nodes[0]") != std::string::npos,
                read_file(out));
@@ -807,7 +857,7 @@ BOOST_AUTO_TEST_CASE(check_reports_replicas_duplicates_and_eviction) {
     lru_options.extra_args = {"--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"};
     redis_server lru(lru_options);
     BOOST_TEST(
-        run_redlock("check --nodes " + servers[1]->uri() + "," + replica.uri() + "," + lru.uri(), out) == 2);
+        run_redlock("check --nodes " + servers[1]->uri() + "," + replica.uri() + "," + lru.uri(), out) == 4);
     const auto report = read_file(out);
     BOOST_TEST(report.find("nodes[1] " + replica.uri() + " is a replica") != std::string::npos, report);
     BOOST_TEST(report.find("nodes[2] " + lru.uri() + ": maxmemory-policy allkeys-lru") != std::string::npos,
@@ -941,10 +991,12 @@ BOOST_AUTO_TEST_CASE(run_and_check_take_a_cluster_node) {
                     ": cluster-node-timeout 5000 ms is shorter than max_ttl 60000 ms: a replica can be "
                     "promoted while a lease is held") != std::string::npos,
         report);
-    BOOST_TEST(report.find("1 node(s) checked: 0 unsafe, 0 warning(s): safe") != std::string::npos, report);
+    BOOST_TEST(
+        report.find("1 node(s) checked: 0 unsafe, 0 not answering, 0 warning(s): safe") != std::string::npos,
+        report);
 
     // Both quarantines off: the failover quarantine does not go off with the restart one.
-    BOOST_TEST(run_redlock("check " + nodes + " --failover-quarantine off", out) == 2, read_file(out));
+    BOOST_TEST(run_redlock("check " + nodes + " --failover-quarantine off", out) == 4, read_file(out));
     report = read_file(out);
     BOOST_TEST(report.find("unsafe: " + voter + ": cluster-node-timeout 5000 ms is shorter than max_ttl") !=
                    std::string::npos,
@@ -984,7 +1036,7 @@ BOOST_AUTO_TEST_CASE(check_reads_every_master_of_a_cluster_without_replicas) {
 
     // One of its masters again, as a server: a second voter on the same server.
     const auto port = std::to_string(masters[1]->port());
-    BOOST_TEST(run_redlock("check --nodes " + cluster.uri() + ",redis://127.0.0.1:" + port, out) == 2,
+    BOOST_TEST(run_redlock("check --nodes " + cluster.uri() + ",redis://127.0.0.1:" + port, out) == 4,
                read_file(out));
     report = read_file(out);
     BOOST_TEST(report.find("unsafe: nodes[1] redis://127.0.0.1:" + port +
@@ -1002,12 +1054,12 @@ BOOST_AUTO_TEST_CASE(check_reads_every_master_of_a_cluster_without_replicas) {
         run_redlock("check --nodes redis-cluster://127.0.0.1:" + dead_port + "," + cluster.seeds(), out) == 1,
         read_file(out));
     BOOST_TEST(read_file(out).find(": seed 127.0.0.1:" + dead_port) != std::string::npos, read_file(out));
-    BOOST_TEST(run_redlock("check --nodes redis-cluster://127.0.0.1:" + dead_port, out) == 1, read_file(out));
-    BOOST_TEST(read_file(out).find("warning: nodes[0] redis-cluster://127.0.0.1:" + dead_port +
+    BOOST_TEST(run_redlock("check --nodes redis-cluster://127.0.0.1:" + dead_port, out) == 3, read_file(out));
+    BOOST_TEST(read_file(out).find("unchecked: nodes[0] redis-cluster://127.0.0.1:" + dead_port +
                                    " did not answer") != std::string::npos,
                read_file(out));
     const auto plain_seed = "127.0.0.1:" + std::to_string(plain[0]->port());
-    BOOST_TEST(run_redlock("check --nodes redis-cluster://" + plain_seed, out) == 2, read_file(out));
+    BOOST_TEST(run_redlock("check --nodes redis-cluster://" + plain_seed, out) == 4, read_file(out));
     BOOST_TEST(read_file(out).find("unsafe: nodes[0] redis-cluster://" + plain_seed +
                                    ": CLUSTER SLOTS failed (" + plain_seed +
                                    ": ERR This instance has cluster support disabled)") != std::string::npos,
@@ -1034,7 +1086,7 @@ BOOST_AUTO_TEST_CASE(check_asks_the_sentinels_and_checks_the_master_they_name) {
 
     BOOST_TEST(
         run_redlock("check --nodes " + group.uri() + " --restart-quarantine off --failover-quarantine off",
-                    out) == 2,
+                    out) == 4,
         read_file(out));
     report = read_file(out);
     BOOST_TEST(report.find("unsafe: " + voter + ": down-after-milliseconds 2000 is shorter than max_ttl") !=
@@ -1044,7 +1096,7 @@ BOOST_AUTO_TEST_CASE(check_asks_the_sentinels_and_checks_the_master_they_name) {
                report);
 
     const auto unknown = "redis-sentinel://" + group.sentinel_addresses() + "#nosuch";
-    BOOST_TEST(run_redlock("check --nodes " + unknown, out) == 2, read_file(out));
+    BOOST_TEST(run_redlock("check --nodes " + unknown, out) == 4, read_file(out));
     BOOST_TEST(read_file(out).find("unsafe: nodes[0] " + unknown +
                                    ": no sentinel knows a master named 'nosuch'") != std::string::npos,
                read_file(out));
@@ -1103,9 +1155,9 @@ BOOST_AUTO_TEST_CASE(check_logs_in_to_the_sentinels_with_the_node_objects_creden
     BOOST_TEST(report.find("warning: ") == std::string::npos, report);
     BOOST_TEST(report.find("unsafe: ") == std::string::npos, report);
 
-    BOOST_TEST(run_redlock("check --nodes " + group.uri(), out) == 1, read_file(out));
+    BOOST_TEST(run_redlock("check --nodes " + group.uri(), out) == 3, read_file(out));
     report = read_file(out);
-    BOOST_TEST(report.find("warning: " + voter + " did not answer (") != std::string::npos, report);
+    BOOST_TEST(report.find("unchecked: " + voter + " did not answer (") != std::string::npos, report);
     BOOST_TEST(report.find("NOAUTH") != std::string::npos, report);
 }
 

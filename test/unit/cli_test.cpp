@@ -236,7 +236,7 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2_and_name_the_flag) {
              {{"run", nodes, "--failover-quarantine", "no", "r", "--", "true"}, "--failover-quarantine: "},
              {{"run", nodes, "r", "true"}, "expected -- and a command"},
              {{"run", nodes, "--ttl", "1s", "--grace", "600ms", "r", "--", "true"}, "--grace: at most half"},
-             {{"check", "--json"}, "redlock check: unknown option --json"},
+             {{"check", "--fenced"}, "redlock check: unknown option --fenced"},
              {{"check", nodes, "extra"}, "redlock check: "},
              {{"demo", "--workers", "101"}, "--workers: "},
              {{"demo", "--name", "A"}, "--name"},
@@ -293,6 +293,29 @@ BOOST_AUTO_TEST_CASE(a_healthy_deployment_is_safe) {
     BOOST_TEST(redlock::cli::exit_status_of(fs) == 0);
 }
 
+// A node up for less than a second + max_ttl + drift does not vote: check says for how long,
+// and when that leaves no quorum; it ends by itself, so it is no warning.
+BOOST_AUTO_TEST_CASE(check_says_how_long_a_young_node_is_in_the_restart_quarantine) {
+    using lv = finding::level;
+    auto nodes = three_healthy();
+    nodes[0].uptime_s = 5;  // 1 s + 60 s + 602 ms of drift, less 5 s: 56.6 s more
+    auto fs = redlock::cli::check_deployment(config(), nodes);
+    BOOST_TEST(
+        mentions(fs, lv::info,
+                 "nodes[0] a: up 5 s: in the restart quarantine for about 57 s more (it does not vote until "
+                 "it has been up 62 s)"));
+    BOOST_TEST(!mentions(fs, lv::info, "no quorum"));
+    nodes[1].uptime_s = 30;
+    nodes[2].uptime_s = 62;
+    fs = redlock::cli::check_deployment(config(), nodes);
+    BOOST_TEST(mentions(fs, lv::info, "nodes[1] b: up 30 s: in the restart quarantine for about 32 s more"));
+    BOOST_TEST(!mentions(fs, lv::info, "nodes[2] c: up"));
+    BOOST_TEST(mentions(fs, lv::info, "no quorum of nodes votes for about 32 s"));
+    BOOST_TEST(redlock::cli::exit_status_of(fs) == 0);
+    fs = redlock::cli::check_deployment(config(false), nodes);
+    BOOST_TEST(!mentions(fs, lv::info, "restart quarantine for"));
+}
+
 BOOST_AUTO_TEST_CASE(each_unsafe_setting_is_reported) {
     auto nodes = three_healthy();
     nodes[0].role = "slave";
@@ -311,7 +334,7 @@ BOOST_AUTO_TEST_CASE(each_unsafe_setting_is_reported) {
     BOOST_TEST(mentions(fs, lv::unsafe, "refuses a command the lock needs: SPUBLISH"));
     BOOST_TEST(mentions(fs, lv::unsafe, "nodes[2] c runs Redis 6.2.14: the lock needs 7.0 or later"));
     BOOST_TEST(!mentions(fs, lv::unsafe, "nodes[1] b runs Redis"));
-    BOOST_TEST(redlock::cli::exit_status_of(fs) == 2);
+    BOOST_TEST(redlock::cli::exit_status_of(fs) == 4);
 }
 
 BOOST_AUTO_TEST_CASE(persistence_matters_only_without_the_quarantine) {
@@ -357,7 +380,9 @@ BOOST_AUTO_TEST_CASE(node_counts_eviction_without_a_limit_and_clocks) {
     nodes = three_healthy();
     nodes[1].reachable = false;
     nodes[1].error = "connection refused";
-    BOOST_TEST(mentions(redlock::cli::check_deployment(config(), nodes), lv::warning, "did not answer"));
+    const auto unanswered = redlock::cli::check_deployment(config(), nodes);
+    BOOST_TEST(mentions(unanswered, lv::unchecked, "did not answer"));
+    BOOST_TEST(redlock::cli::exit_status_of(unanswered) == redlock::cli::check_unchecked);
 }
 
 // What the check can see of the assumptions the protocol keeps (docs/safety.md): a node reached
