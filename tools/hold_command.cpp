@@ -62,9 +62,7 @@ public:
           client_(ioc.get_executor(), cfg),
           signals_(ioc, SIGINT, SIGTERM, SIGHUP),
           drain_timer_(ioc) {
-        if (!flags_.quiet && ::isatty(STDERR_FILENO) == 1 && flags_.wait > milliseconds::zero()) {
-            status_.emplace(ioc.get_executor(), cfg, flags_.resources.front());
-        }
+        if (flags_.shows_wait()) status_.emplace(ioc.get_executor(), cfg, flags_.resources.front());
         if (closes_on_purpose(STDIN_FILENO)) {
             const int fd = ::dup(STDIN_FILENO);
             if (fd >= 0) input_.emplace(ioc, fd);
@@ -98,14 +96,7 @@ private:
     void on_acquired(error_code ec, lease l) {
         if (status_) status_->stop();
         if (ec) {
-            if (interrupted_ != 0) {
-                exit_ = 128 + interrupted_;
-            } else {
-                std::fprintf(stderr, "redlock hold: not acquired (%s): %s\n",
-                             error_name(static_cast<error>(ec.value())),
-                             diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
-                exit_ = flags_.exit_for(ec);
-            }
+            exit_ = flags_.acquire_failed("hold", ec, diag_, interrupted_);
             finish();
             return;
         }
@@ -158,10 +149,7 @@ private:
         exit_ = status;
         if (input_) input_->cancel();
         lease_.async_release(diag_, [this](error_code ec) {
-            if (ec && !lost_) {
-                std::fprintf(stderr, "redlock hold: release of \"%s\": %s\n", flags_.resource.c_str(),
-                             diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
-            }
+            if (ec && !lost_) flags_.release_failed("hold", ec, diag_);
             finish();
         });
     }

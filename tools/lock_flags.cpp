@@ -2,6 +2,9 @@
 #include "lock_flags.hpp"
 
 #include <algorithm>
+#include <cstdio>
+
+#include <unistd.h>
 
 namespace redlock::cli {
 
@@ -101,6 +104,24 @@ int lock_flags::exit_for(error_code ec) const noexcept {
     if (ec == error::auth_failed || ec == error::handshake_failed || ec == error::server_error)
         return exit_refused;
     return conflict_exit;
+}
+
+bool lock_flags::shows_wait() const {
+    return !quiet && ::isatty(STDERR_FILENO) == 1 && wait > milliseconds::zero();
+}
+
+int lock_flags::acquire_failed(const char* command, error_code ec, const diagnostics& diag,
+                               int interrupted) const {
+    if (interrupted != 0) return 128 + interrupted;
+    std::fprintf(stderr, "redlock %s: not acquired (%s): %s\n", command,
+                 error_name(static_cast<error>(ec.value())),
+                 diag.message.empty() ? ec.message().c_str() : diag.message.c_str());
+    return exit_for(ec);
+}
+
+void lock_flags::release_failed(const char* command, error_code ec, const diagnostics& diag) const {
+    std::fprintf(stderr, "redlock %s: release of \"%s\": %s\n", command, resource.c_str(),
+                 diag.message.empty() ? ec.message().c_str() : diag.message.c_str());
 }
 
 }  // namespace redlock::cli

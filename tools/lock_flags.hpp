@@ -45,6 +45,15 @@ struct lock_flags {
     /// The exit status of an acquire that failed with `ec`: a usage error, a refusal that
     /// stays (exit_refused), else conflict_exit.
     [[nodiscard]] int exit_for(boost::system::error_code ec) const noexcept;
+    /// Whether a status line shows the wait on stderr: a terminal, a wait, not --quiet.
+    [[nodiscard]] bool shows_wait() const;
+    /// The exit status of an acquire that failed with `ec`: 128 + `interrupted` if a signal
+    /// cancelled it, else exit_for(ec), after saying why on stderr ("redlock <command>: not
+    /// acquired ...").
+    int acquire_failed(const char* command, boost::system::error_code ec, const diagnostics& diag,
+                       int interrupted) const;
+    /// Says on stderr why a release failed.
+    void release_failed(const char* command, boost::system::error_code ec, const diagnostics& diag) const;
 };
 
 /// Acquires what `flags` name on `c`: one resource, or all of several at once.

@@ -105,9 +105,7 @@ public:
           grace_timer_(ioc),
           validity_timer_(ioc),
           drain_timer_(ioc) {
-        if (!s_.lock.quiet && ::isatty(STDERR_FILENO) == 1 && s_.lock.wait > milliseconds::zero()) {
-            status_.emplace(ioc.get_executor(), cfg, s_.lock.resources.front());
-        }
+        if (s_.lock.shows_wait()) status_.emplace(ioc.get_executor(), cfg, s_.lock.resources.front());
     }
 
     void start() {
@@ -147,14 +145,7 @@ private:
     void on_acquired(error_code ec, lease l) {
         if (status_) status_->stop();
         if (ec) {
-            if (interrupted_ != 0) {
-                exit_ = 128 + interrupted_;
-            } else {
-                std::fprintf(stderr, "redlock run: not acquired (%s): %s\n",
-                             error_name(static_cast<error>(ec.value())),
-                             diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
-                exit_ = s_.lock.exit_for(ec);
-            }
+            exit_ = s_.lock.acquire_failed("run", ec, diag_, interrupted_);
             finish();
             return;
         }
@@ -299,10 +290,7 @@ private:
 
     void release_and_finish() {
         lease_.async_release(diag_, [this](error_code ec) {
-            if (ec && !lost_) {
-                std::fprintf(stderr, "redlock run: release of \"%s\": %s\n", s_.lock.resource.c_str(),
-                             diag_.message.empty() ? ec.message().c_str() : diag_.message.c_str());
-            }
+            if (ec && !lost_) s_.lock.release_failed("run", ec, diag_);
             finish();
         });
     }
