@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "deployment_check.hpp"
 #include "deployment_flags.hpp"
+#include "lock/node_health.hpp"
 #include "node_connections.hpp"
 #include "topology_probe.hpp"
 #include <redlock/redis/node_address.hpp>
@@ -15,7 +16,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -140,10 +140,8 @@ void read_replies(const std::vector<resp::value>& replies, clock_type::time_poin
                   clock_type::time_point received, node_report& r) {
     r.run_id = info_field(replies[info_server].str, "run_id");
     r.version = info_field(replies[info_server].str, "redis_version");
-    if (const auto uptime = info_field(replies[info_server].str, "uptime_in_seconds"); !uptime.empty()) {
-        std::int64_t seconds = 0;
-        const auto [end, ec] = std::from_chars(uptime.data(), uptime.data() + uptime.size(), seconds);
-        if (ec == std::errc() && end == uptime.data() + uptime.size() && seconds >= 0) r.uptime_s = seconds;
+    if (detail::server_info server; detail::parse_server_info(replies[info_server].str, server)) {
+        r.uptime_s = server.uptime.count();
     }
     r.role = info_field(replies[info_replication].str, "role");
     const auto aof = info_field(replies[info_persistence].str, "aof_enabled");

@@ -2,6 +2,7 @@
 #include "deployment_check.hpp"
 
 #include "lock/quorum.hpp"
+#include "lock/uptime_quarantine.hpp"
 #include "topology_check.hpp"
 #include <redlock/redis/server_version.hpp>
 
@@ -45,18 +46,17 @@ struct probed_server {
     const node_report* report;
 };
 
-// The restart quarantine, as the client keeps it (node_health::on_server_info): a server up for
-// less than a second + max_ttl + drift (the largest max_ttl any client recorded) does not vote
-// until then. Said of each such server, and how long until a quorum of voters votes: acquires
-// wait until then, or fail with a shorter wait. Not a fault: it ends by itself.
+// The restart quarantine's uptime rule, as the client keeps it (uptime_quarantine, with the
+// largest max_ttl any client recorded): a young server does not vote until then. Said of each
+// such server, and how long until a quorum of voters votes: acquires wait until then, or fail
+// with a shorter wait. Not a fault: it ends by itself.
 void restart_quarantines(const client_config& cfg, std::size_t voters,
                          const std::vector<probed_server>& servers, std::optional<std::int64_t> recorded,
                          std::vector<finding>& out) {
     using namespace std::chrono;
     const milliseconds max_ttl(std::max<std::int64_t>(cfg.max_ttl.count(), recorded.value_or(0)));
     const auto wait_ms =
-        duration_cast<milliseconds>(seconds(1) + max_ttl + detail::drift_allowance(max_ttl, cfg.drift_factor))
-            .count();
+        duration_cast<milliseconds>(detail::uptime_quarantine(max_ttl, cfg.drift_factor)).count();
     const auto in_seconds = [](std::int64_t ms) { return std::to_string((ms + 999) / 1000); };
     std::vector<std::int64_t> voter_left(voters, 0);  // a cluster: its last master's
     for (const auto& p : servers) {

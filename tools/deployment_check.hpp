@@ -21,9 +21,9 @@ struct node_report {
     std::string run_id;
     std::optional<std::int64_t> uptime_s;  ///< INFO's uptime_in_seconds; nullopt: unknown
     std::string version;                   ///< INFO's redis_version; empty: unknown
-    std::string role;         ///< "master" or "slave"
-    std::optional<bool> aof;  ///< appendonly; nullopt: unknown
-    std::string appendfsync;  ///< empty: unknown
+    std::string role;                      ///< "master" or "slave"
+    std::optional<bool> aof;               ///< appendonly; nullopt: unknown
+    std::string appendfsync;               ///< empty: unknown
     std::optional<std::int64_t> maxmemory;
     std::string maxmemory_policy;                 ///< empty: unknown
     std::string config_error;                     ///< CONFIG GET refused (ACL, rename-command): its error

@@ -2,6 +2,7 @@
 #include "lock/node_health.hpp"
 
 #include "lock/quorum.hpp"
+#include "lock/uptime_quarantine.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -71,7 +72,7 @@ void node_health::on_server_info(const server_info& info, clock::time_point now,
     // above 100 s at a drift factor of 0.01) a node up for between max_ttl + 1 s and that voted
     // before the locks it lost had expired.
     const auto started = now - info.uptime;
-    quarantined_until_ = std::max(quarantined_until_, started + std::chrono::seconds(1) + wait);
+    quarantined_until_ = std::max(quarantined_until_, started + uptime_quarantine(max_ttl, drift_factor));
 }
 
 void node_health::on_failover_mark(clock::time_point now, std::chrono::milliseconds left) {
