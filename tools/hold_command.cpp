@@ -59,10 +59,10 @@ public:
     hold_session(asio::io_context& ioc, lock_flags flags, const client_config& cfg)
         : ioc_(ioc),
           flags_(std::move(flags)),
-          client_(ioc.get_executor(), cfg),
+          client_(ioc.get_executor(), quarantine_news::telling(cfg, news_)),
           signals_(ioc, SIGINT, SIGTERM, SIGHUP),
           drain_timer_(ioc) {
-        if (flags_.shows_wait()) status_.emplace(ioc.get_executor(), cfg, flags_.resources.front());
+        if (flags_.shows_wait()) status_.emplace(ioc.get_executor(), cfg, flags_.resources.front(), news_);
         if (closes_on_purpose(STDIN_FILENO)) {
             const int fd = ::dup(STDIN_FILENO);
             if (fd >= 0) input_.emplace(ioc, fd);
@@ -165,6 +165,8 @@ private:
 
     asio::io_context& ioc_;
     lock_flags flags_;
+    // Before client_, whose events it hears.
+    std::shared_ptr<quarantine_news> news_ = std::make_shared<quarantine_news>();
     client client_;
     std::optional<wait_status> status_;
     asio::signal_set signals_;

@@ -99,13 +99,13 @@ public:
     run_session(asio::io_context& ioc, run_settings s, const client_config& cfg)
         : ioc_(ioc),
           s_(std::move(s)),
-          client_(ioc.get_executor(), cfg),
+          client_(ioc.get_executor(), quarantine_news::telling(cfg, news_)),
           signals_(ioc, SIGINT, SIGTERM, SIGHUP),
           children_(ioc, SIGCHLD),
           grace_timer_(ioc),
           validity_timer_(ioc),
           drain_timer_(ioc) {
-        if (s_.lock.shows_wait()) status_.emplace(ioc.get_executor(), cfg, s_.lock.resources.front());
+        if (s_.lock.shows_wait()) status_.emplace(ioc.get_executor(), cfg, s_.lock.resources.front(), news_);
     }
 
     void start() {
@@ -306,6 +306,8 @@ private:
 
     asio::io_context& ioc_;
     run_settings s_;
+    // Before client_, whose events it hears.
+    std::shared_ptr<quarantine_news> news_ = std::make_shared<quarantine_news>();
     client client_;
     std::optional<wait_status> status_;
     asio::signal_set signals_;

@@ -17,13 +17,46 @@ namespace {
 constexpr auto refresh = std::chrono::milliseconds(250);
 }
 
+client_config quarantine_news::telling(client_config cfg, const std::shared_ptr<quarantine_news>& news) {
+    cfg.on_event = [news, own = std::move(cfg.on_event)](const event& e) {
+        if (own) own(e);
+        news->on_event(e, clock::now());
+    };
+    return cfg;
+}
+
+void quarantine_news::on_event(const event& e, clock::time_point now) {
+    if (e.kind != event_kind::node_quarantined && e.kind != event_kind::node_voting) return;
+    std::erase_if(running_, [&](const quarantine& q) { return q.node == e.node_name || q.until <= now; });
+    if (e.kind == event_kind::node_quarantined)
+        running_.push_back(
+            {e.node_name, e.detail.find("failover quarantine") != std::string::npos, now + e.duration});
+}
+
+std::string quarantine_news::text(clock::time_point now) const {
+    const quarantine* first = nullptr;
+    std::size_t running = 0;
+    for (const auto& q : running_) {
+        if (q.until <= now) continue;
+        ++running;
+        if (first == nullptr || q.until < first->until) first = &q;
+    }
+    if (first == nullptr) return {};
+    const auto left = std::chrono::ceil<std::chrono::seconds>(first->until - now).count();
+    auto s = "node " + first->node + ": " + (first->failover ? "failover" : "restart") +
+             " quarantine, votes in " + std::to_string(left) + "s";
+    if (running > 1) s += " (" + std::to_string(running - 1) + " more quarantined)";
+    return s;
+}
+
 wait_status::wait_status(const boost::asio::any_io_executor& ex, const client_config& cfg,
-                         std::string resource)
+                         std::string resource, std::shared_ptr<const quarantine_news> news)
     : nodes_(open_node_links(boost::asio::make_strand(ex), cfg)),
       resource_(std::move(resource)),
       key_(lock_key_of(cfg, resource_)),
       timer_(ex),
-      pttls_(nodes_.size(), -2) {}
+      pttls_(nodes_.size(), -2),
+      news_(std::move(news)) {}
 
 wait_status::~wait_status() = default;
 
@@ -83,7 +116,8 @@ void wait_status::draw() {
     } else {
         std::snprintf(line, sizeof line, "waited %.1fs for \"%s\"", waited, resource_.c_str());
     }
-    std::fprintf(stderr, "\r\033[Kredlock: %s", line);
+    const auto news = news_ ? news_->text(std::chrono::steady_clock::now()) : std::string();
+    std::fprintf(stderr, "\r\033[Kredlock: %s%s%s", line, news.empty() ? "" : "; ", news.c_str());
     std::fflush(stderr);
     drawn_ = true;
 }

@@ -3,6 +3,7 @@
 #define REDLOCK_TOOLS_WAIT_STATUS_HPP
 
 #include <redlock/config.hpp>
+#include <redlock/event.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -20,6 +21,28 @@ class node_link;
 
 namespace redlock::cli {
 
+/// The node quarantines a client announces (event_kind::node_quarantined), for the status line:
+/// why a wait may last, said as soon as the client knows it rather than when the wait ends.
+class quarantine_news {
+public:
+    using clock = std::chrono::steady_clock;
+    /// `cfg` whose on_event also tells `news` (on the client's executor).
+    [[nodiscard]] static client_config telling(client_config cfg,
+                                               const std::shared_ptr<quarantine_news>& news);
+    void on_event(const event& e, clock::time_point now);
+    /// "node N: restart quarantine, votes in 57s" for the quarantine still running that ends
+    /// first, with how many more run; empty if none does.
+    [[nodiscard]] std::string text(clock::time_point now) const;
+
+private:
+    struct quarantine {
+        std::string node;
+        bool failover = false;
+        clock::time_point until;
+    };
+    std::vector<quarantine> running_;
+};
+
 /// The line `redlock run` shows on a terminal while it waits, rewritten in place a few times a
 /// second: how long it has waited, and how long the current holder's lease has left (the time
 /// until fewer than a quorum of nodes still hold the key: the quorum-th largest PTTL). Each
@@ -28,7 +51,8 @@ namespace redlock::cli {
 /// within a tick (not yet connected, a cluster's slot map not read yet) counts as no key.
 class wait_status {
 public:
-    wait_status(const boost::asio::any_io_executor& ex, const client_config& cfg, std::string resource);
+    wait_status(const boost::asio::any_io_executor& ex, const client_config& cfg, std::string resource,
+                std::shared_ptr<const quarantine_news> news);
     ~wait_status();
     wait_status(const wait_status&) = delete;
     wait_status& operator=(const wait_status&) = delete;
@@ -51,6 +75,7 @@ private:
     boost::asio::steady_timer timer_;
     std::chrono::steady_clock::time_point started_;
     std::vector<std::int64_t> pttls_;
+    std::shared_ptr<const quarantine_news> news_;
     bool running_ = false;
     bool drawn_ = false;
 };

@@ -242,6 +242,12 @@ void acquire_op::count(std::size_t node, vote v, error_code ec, std::string deta
     for (auto key : kind_->lock_keys())
         client_->admit(node, key, v, ec, detail);
     report_.record(node, v, ec, std::move(detail));
+    if (ec == error::node_quarantined) {
+        auto left = client_->quarantine_left(node, keys().lock);
+        for (auto key : kind_->lock_keys())
+            left = std::max(left, client_->quarantine_left(node, key));
+        if (left > milliseconds::zero()) report_.quarantined_until(node, clock::now() + left);
+    }
     std::uint64_t outer_fence = 0;  // the fence of this client's live hold that the round may enter
     if (options_.fenced && options_.reentrant)
         outer_fence = client_->holds().live_fence(keys().lock, options_.owner.str(), clock::now());
@@ -350,10 +356,10 @@ void acquire_op::leave() {
         client_->background_timeout(), {});
 }
 
-void acquire_op::finish_failed(error_code cause) {
+void acquire_op::finish_failed(error_code cause, std::string_view why_now) {
     const auto ec =
         acquisition_error(cause, round_.tally(), report_.unreachable_cause(), waits_, replication_short_);
-    finish(ec, lease(), report_.summary(round_.tally(), describe_acquisition_error(ec)));
+    finish(ec, lease(), report_.summary(round_.tally(), describe_acquisition_error(ec).append(why_now)));
 }
 
 void acquire_op::finish(error_code ec, lease l, std::string message) {

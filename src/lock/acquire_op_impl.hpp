@@ -123,7 +123,8 @@ private:
     [[nodiscard]] bool leaves_refusers(const acquire_round& round) const noexcept {
         return (kind_->queues() && round.ticket() != 0) || (kind_->marks_waiting() && waits_);
     }
-    void finish_failed(error_code cause);
+    /// `why_now`: said after the error when the acquire gives up before its wait ends.
+    void finish_failed(error_code cause, std::string_view why_now = {});
     void finish(error_code ec, lease l, std::string message);
 
     // --- between rounds (acquire_waiting.cpp) -----------------------------------------------------

@@ -12,8 +12,12 @@ namespace redlock::detail {
 
 void acquire_op::fail_round(error_code cause) {
     const auto now = clock::now();
+    const auto quorum = round_.tally().quorum();
+    // Nodes in a quarantine that outlasts the wait: the caller learns it now, not at the end.
+    const bool quarantined_past_wait = waits_ && now < deadline_ && !report_.no_quorum_ever(quorum) &&
+                                       report_.no_quorum_before(quorum, deadline_);
     if (!waits_ || now >= deadline_ || is_callers_mistake(report_.unreachable_cause()) ||
-        report_.no_quorum_ever(round_.tally().quorum())) {
+        report_.no_quorum_ever(quorum) || quarantined_past_wait) {
         leave();
         // A round lost early to denials may still be one in which most nodes are down (the
         // denials then come from other contenders' doomed attempts). The last round hears
@@ -22,7 +26,7 @@ void acquire_op::fail_round(error_code cause) {
             round_.await_stragglers(cause);
             return;
         }
-        finish_failed(cause);
+        finish_failed(cause, quarantined_past_wait ? "; no quorum of nodes votes before the wait ends" : "");
         return;
     }
     // The next attempt waits for this one's releases as well as for the delay: a release

@@ -313,17 +313,31 @@ std::string client_state::same_server_nodes() const {
     return {};
 }
 
-std::string client_state::why_not_voting(std::size_t node, std::string_view key) const {
+std::optional<node_health_board::view> client_state::vote_view(std::size_t node, std::string_view key,
+                                                               std::string& whose) const {
     const auto* cluster = nodes_[node]->cluster();
-    if (!cluster) return health_->describe(node, clock::now()).problem;
+    if (!cluster) return health_->describe(node, clock::now());
     const auto slot = redis::detail::key_slot(key);
     const auto* master = cluster->master_address(slot);
-    if (!master) return {};
+    if (!master) return std::nullopt;
+    whose = "the master of slot " + std::to_string(slot) + ", " + redis::detail::endpoint(*master) + ": ";
     const auto entry = member_entry(node, *master);
-    const auto problem = entry ? health_->describe(*entry, clock::now()).problem : "not connected";
-    return problem.empty() ? problem
-                           : "the master of slot " + std::to_string(slot) + ", " +
-                                 redis::detail::endpoint(*master) + ": " + problem;
+    if (entry) return health_->describe(*entry, clock::now());
+    node_health_board::view never_connected;
+    never_connected.problem = "not connected";
+    return never_connected;
+}
+
+std::string client_state::why_not_voting(std::size_t node, std::string_view key) const {
+    std::string whose;
+    const auto view = vote_view(node, key, whose);
+    return !view || view->problem.empty() ? std::string() : whose + view->problem;
+}
+
+std::chrono::milliseconds client_state::quarantine_left(std::size_t node, std::string_view key) const {
+    std::string whose;
+    const auto view = vote_view(node, key, whose);
+    return view ? view->quarantine_left : std::chrono::milliseconds::zero();
 }
 
 node_health_board::view client_state::health_of(std::size_t node) const {

@@ -186,6 +186,9 @@ public:
     [[nodiscard]] std::string same_server_nodes() const;
     /// Why it does not vote on `key`, for messages; empty if it does. Strand only.
     [[nodiscard]] std::string why_not_voting(std::size_t node, std::string_view key) const;
+    /// How long node `node` does not vote on `key` for a quarantine (restart or failover); zero
+    /// if it votes or does not for another reason. Strand only.
+    [[nodiscard]] std::chrono::milliseconds quarantine_left(std::size_t node, std::string_view key) const;
     /// Node `node`'s quarantine state, for metrics (a cluster: all its masters'); any thread.
     [[nodiscard]] node_health_board::view health_of(std::size_t node) const;
     /// Node `node`'s vote `v` on `key` as it counts: a grant of a node in restart quarantine fails; a
@@ -232,6 +235,10 @@ private:
     /// The board entry of the cluster master at `address` of node `node`, made if new.
     static std::size_t member_entry_made(node_health_board& health, cluster_members& members,
                                          std::size_t node, const redis::node_address& address);
+    // The health of what votes for node `node` on `key` (a cluster's: the master of its slot,
+    // named in `whose`); nothing when no master of the slot is known.
+    [[nodiscard]] std::optional<node_health_board::view> vote_view(std::size_t node, std::string_view key,
+                                                                   std::string& whose) const;
     /// The board entry of the cluster master at `address` of node `node`, if it has one.
     [[nodiscard]] std::optional<std::size_t> member_entry(std::size_t node,
                                                           const redis::node_address& address) const;

@@ -34,6 +34,12 @@ void round_report::record(std::size_t node, vote v, boost::system::error_code ec
     }
     a.error = ec;
     a.detail = std::move(detail);
+    a.votes_from = {};
+}
+
+void round_report::quarantined_until(std::size_t node, clock::time_point until) {
+    if (node < answers_.size() && answers_[node].verdict == node_outcome::verdict::failed)
+        answers_[node].votes_from = until;
 }
 
 void round_report::given_back(std::size_t node) {
@@ -106,10 +112,17 @@ boost::system::error_code round_report::unreachable_cause() const {
 }
 
 bool round_report::no_quorum_ever(std::size_t quorum) const {
-    const auto permanent = std::count_if(answers_.begin(), answers_.end(), [](const node_answer& a) {
-        return a.verdict == node_outcome::verdict::failed && is_permanent_failure(a.error, a.detail);
+    return no_quorum_before(quorum, clock::time_point::max());
+}
+
+bool round_report::no_quorum_before(std::size_t quorum, clock::time_point deadline) const {
+    // Nodes that refused for good, and quarantined nodes that vote only after the deadline: the
+    // others might all grant by then (denials pass, failures may heal).
+    const auto out = std::count_if(answers_.begin(), answers_.end(), [&](const node_answer& a) {
+        return a.verdict == node_outcome::verdict::failed &&
+               (is_permanent_failure(a.error, a.detail) || a.votes_from > deadline);
     });
-    return static_cast<std::size_t>(permanent) > answers_.size() - quorum;
+    return static_cast<std::size_t>(out) > answers_.size() - quorum;
 }
 
 bool is_permanent_failure(boost::system::error_code ec, std::string_view detail) noexcept {

@@ -22,7 +22,11 @@ public:
     round_report(const client_state& client, std::string_view operation, std::string_view resource);
 
     void reset();
+    using clock = std::chrono::steady_clock;
+
     void record(std::size_t node, vote v, boost::system::error_code ec, std::string detail);
+    /// Node `node`, recorded as failed, is in a quarantine that ends at `until`.
+    void quarantined_until(std::size_t node, clock::time_point until);
     /// A grant of node `node`'s no longer counts (the round that had it failed, and the lock
     /// came by a hand-off): it is reported as denied.
     void given_back(std::size_t node);
@@ -37,6 +41,9 @@ public:
     /// Whether the nodes that refused for good are too many for a quorum of `quorum`: waiting
     /// cannot help, the acquire fails at once.
     [[nodiscard]] bool no_quorum_ever(std::size_t quorum) const;
+    /// Whether the nodes that refused for good and those quarantined past `deadline` are too
+    /// many for a quorum of `quorum` before it: waiting until then cannot help.
+    [[nodiscard]] bool no_quorum_before(std::size_t quorum, clock::time_point deadline) const;
     /// `<operation> "<resource>" on N nodes: <outcome>: granted g, denied d, failed f, pending p
     /// (quorum q); denied: <nodes>; failed: <node>, <node> (<cause>); <node> (<cause>)`
     [[nodiscard]] std::string summary(const vote_tally& tally, std::string_view outcome) const;
@@ -53,6 +60,7 @@ private:
         node_outcome::verdict verdict = node_outcome::verdict::pending;
         boost::system::error_code error;
         std::string detail;
+        clock::time_point votes_from{};  // a quarantined node's end of quarantine
     };
     std::vector<node_answer> answers_;  // one allocation per operation, not one per field
 };

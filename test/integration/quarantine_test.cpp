@@ -127,6 +127,37 @@ BOOST_AUTO_TEST_CASE(a_restarted_node_does_not_vote_until_the_locks_it_lost_expi
         60s);
 }
 
+// Nodes quarantined past the end of the wait leave no quorum that could grant within it: the
+// acquire fails after one round, saying so, rather than at the end of its wait. (A wait that
+// outlasts the quarantine waits for it: a_restarted_node_does_not_vote_until_the_locks_it_lost_expired.)
+BOOST_AUTO_TEST_CASE(a_wait_that_ends_before_a_quorum_votes_fails_at_once) {
+    auto servers = start_redis_servers(3);
+    auto cfg = lock_config(servers);
+    cfg.max_ttl = 60s;
+    cfg.restart_quarantine = true;
+    asio::io_context ioc;
+    redlock::client c(ioc.get_executor(), cfg);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            redlock::diagnostics d;
+            const auto started = clock_type::now();
+            auto [ec, none] = co_await c.async_acquire("q", options(2s, 20s), d, tuple_awaitable);
+            BOOST_TEST((ec == redlock::error::quorum_unreachable), d.message);
+            BOOST_TEST((clock_type::now() - started < 20s));
+            BOOST_TEST(d.message.find("no quorum of nodes votes before the wait ends") != std::string::npos,
+                       d.message);
+            BOOST_TEST(
+                d.message.find("restart quarantine: it (re)started less than max_ttl ago; it votes in 6") !=
+                    std::string::npos,
+                d.message);
+            // Its attempt is released, as any failed round's.
+            BOOST_TEST(co_await redlock::test::eventually(
+                [&] { return redlock::test::no_key_anywhere(servers, "q"); }));
+        }(),
+        30s);
+}
+
 // What a failed round tells a person: each cause once, after the nodes it is about. Nodes that
 // refuse connections are "not connected" (not a timeout, not their address twice), and a node in
 // quarantine says so once, counting down in seconds.

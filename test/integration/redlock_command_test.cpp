@@ -786,6 +786,39 @@ BOOST_AUTO_TEST_CASE(a_waiter_on_a_sentinel_node_shows_the_holders_time_left) {
     BOOST_TEST(screen.find("for \"busy\"; the holder's lease has ") != std::string::npos, screen);
 }
 
+// Fresh servers vote only after their restart quarantine (max_ttl and a bit; 61 s by default).
+// A wait that ends before then fails at once, saying why; a longer one shows on its status line
+// which node it waits for and how long, then runs the command.
+BOOST_AUTO_TEST_CASE(run_tells_of_a_quarantine_at_once) {
+    auto servers = start_redis_servers(3);
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    const auto t0 = std::chrono::steady_clock::now();
+    BOOST_TEST(run_redlock("run --nodes " + node_uris(servers) + " --wait 30s job -- true", out) == 75,
+               read_file(out));
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < 30s));
+    const auto said = read_file(out);
+    BOOST_TEST(said.find("no quorum of nodes votes before the wait ends") != std::string::npos, said);
+    BOOST_TEST(said.find("(restart quarantine: it (re)started less than max_ttl ago; it votes in 6") !=
+                   std::string::npos,
+               said);
+    BOOST_TEST(!key_anywhere(servers, "job"));
+
+    const auto config = dir.file("short.json");
+    redis_server fresh;
+    std::ofstream(config) << "{\"nodes\": [\"" << fresh.uri() << "\"], \"max_ttl_ms\": 3000}";
+    const auto typescript = dir.file("typescript");
+    auto waiter = spawn_shell("script -qec '" + redlock_path + " run --config " + config +
+                                  " --ttl 2s --wait 30s job -- echo ran' " + typescript,
+                              "/dev/null");
+    BOOST_TEST(wait_child(waiter, 40s) == 0, read_file(typescript));
+    const auto screen = read_file(typescript);
+    BOOST_TEST(screen.find("for \"job\"; node " + fresh.uri() + ": restart quarantine, votes in ") !=
+                   std::string::npos,
+               screen);
+    BOOST_TEST(screen.find("ran") != std::string::npos, screen);
+}
+
 // A node `check` cannot reach is not "safe": nothing is known of it (3, "NOT CHECKED"), unless
 // another is unsafe (4); --json says what the lines say.
 BOOST_AUTO_TEST_CASE(check_calls_a_node_it_cannot_reach_not_checked_and_speaks_json) {

@@ -439,47 +439,53 @@ redis_server& redis_sentinel_group::wait_for_failover(const redis_server& old, b
     }
 }
 
+std::string redis_sentinel_group::unstable() {
+    try {
+        std::optional<unsigned short> agreed;
+        std::optional<std::string> epoch;
+        std::string said;
+        std::string busy;
+        bool differ = false;
+        for (const auto& s : sentinels_) {
+            if (!s->running()) continue;
+            const auto port = named_master_port(*s, opts_.master_name);
+            // The leader of a failover names the promoted replica as soon as it answers
+            // ROLE master, but reconfigures the other replicas before its +switch-master.
+            auto fields = fields_of(s->command({"SENTINEL", "MASTER", opts_.master_name}, probe_timeout));
+            said += " " + address(*s) + "->" + std::to_string(port) + " (config-epoch " +
+                    fields["config-epoch"] + ")";
+            // Two failovers of one epoch (SENTINEL FAILOVER forces one without votes) leave
+            // sentinels that name different masters for good: same epoch, neither wins.
+            if ((agreed && *agreed != port) || (epoch && *epoch != fields["config-epoch"])) differ = true;
+            agreed = port;
+            epoch = fields["config-epoch"];
+            const auto& flags = fields["flags"];
+            if (flags != "master") {
+                busy += (busy.empty() ? "" : "; ") + address(*s) +
+                        " flags the master (127.0.0.1:" + std::to_string(port) + ") " + flags +
+                        ", failover-state " + fields["failover-state"] + ", config-epoch " +
+                        fields["config-epoch"];
+            }
+        }
+        if (!agreed) return "no sentinel is running";
+        if (!busy.empty()) return busy + "; the sentinels name:" + said;
+        if (differ) return "the sentinels disagree:" + said;
+        if (auto* m = data_server_on_port(*agreed); m == nullptr || !m->running()) {
+            return "the sentinels name 127.0.0.1:" + std::to_string(*agreed) +
+                   ", not a running server of ours";
+        } else if (const auto role = role_of(*m).role; role != "master") {
+            return "the sentinels name " + address(*m) + ", whose ROLE is " + role;
+        }
+        return "";
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+}
+
 void redis_sentinel_group::wait_until_stable(std::chrono::milliseconds limit) {
     const auto deadline = steady::now() + limit;
     while (true) {
-        std::string pending;
-        try {
-            std::optional<unsigned short> agreed;
-            std::string said;
-            std::string busy;
-            bool differ = false;
-            for (const auto& s : sentinels_) {
-                if (!s->running()) continue;
-                const auto port = named_master_port(*s, opts_.master_name);
-                said += " " + address(*s) + "->" + std::to_string(port);
-                if (agreed && *agreed != port) differ = true;
-                agreed = port;
-                // The leader of a failover names the promoted replica as soon as it answers
-                // ROLE master, but reconfigures the other replicas before its +switch-master.
-                auto fields = fields_of(s->command({"SENTINEL", "MASTER", opts_.master_name}, probe_timeout));
-                const auto& flags = fields["flags"];
-                if (flags != "master") {
-                    busy += (busy.empty() ? "" : "; ") + address(*s) +
-                            " flags the master (127.0.0.1:" + std::to_string(port) + ") " + flags +
-                            ", failover-state " + fields["failover-state"] + ", config-epoch " +
-                            fields["config-epoch"];
-                }
-            }
-            if (!agreed) {
-                pending = "no sentinel is running";
-            } else if (!busy.empty()) {
-                pending = busy;
-            } else if (differ) {
-                pending = "the sentinels disagree:" + said;
-            } else if (auto* m = data_server_on_port(*agreed); m == nullptr || !m->running()) {
-                pending = "the sentinels name 127.0.0.1:" + std::to_string(*agreed) +
-                          ", not a running server of ours";
-            } else if (const auto role = role_of(*m).role; role != "master") {
-                pending = "the sentinels name " + address(*m) + ", whose ROLE is " + role;
-            }
-        } catch (const std::runtime_error& e) {
-            pending = e.what();
-        }
+        const auto pending = unstable();
         if (pending.empty()) return;
         if (steady::now() >= deadline) {
             // Why a sentinel still calls the master down (seen once in a 30-minute chaos run:

@@ -130,6 +130,10 @@ public:
     /// lost an election may keep its failover in progress, and its old master, for several
     /// failover timeouts (a fresh-clone CI run saw one still at it after 20 s).
     void wait_until_stable(std::chrono::milliseconds limit = std::chrono::seconds(45));
+    /// What wait_until_stable() waits for now (every running sentinel naming the same master
+    /// with the same config-epoch, flagged `master` only, a running server that answers ROLE
+    /// master), or "" if the group is stable. Does not throw.
+    [[nodiscard]] std::string unstable();
     /// Waits until every running data server but master() is its replica with
     /// master_link_status up: after failover(), the old master too; after a restart(), the
     /// restarted server too.

@@ -177,6 +177,7 @@ public:
                 if (reply.is_error()) throw std::runtime_error(reply.str);
                 return "SENTINEL FAILOVER on port " + std::to_string(s.port());
             };
+            g.unsettled = [&group] { return group.unstable(); };
             g.cut_replication = [&group](test::redis_server& master, bool cut) {
                 if (!cut) {
                     test::fixture::define_own_user("chaos", master,

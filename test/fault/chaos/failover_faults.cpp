@@ -220,9 +220,17 @@ void failover_faults::sentinel_fault(failover_group& g) {
              g.name + " sentinel port " + std::to_string(s->port()));
 }
 
+bool failover_faults::settled(failover_group& g, const std::string& kind) {
+    if (!g.unsettled) return true;
+    const auto why = g.unsettled();
+    if (why.empty()) return true;
+    note(kind + " postponed", g.name + ": " + why);
+    return false;
+}
+
 bool failover_faults::manual_failover(failover_group& g, const test::redis_server* master) {
     // Only from a settled group: a failover asked while a server is out may not find a replica.
-    if (any_out(g.data) || any_out(g.sentinels)) return false;
+    if (any_out(g.data) || any_out(g.sentinels) || !settled(g, "manual_failover")) return false;
     try {
         const auto what = g.manual_failover(rng_, master);
         count("manual_failover", g.name + ": " + what);
@@ -272,7 +280,9 @@ std::vector<std::string> failover_faults::unreplicate_locks(const test::redis_se
 }
 
 bool failover_faults::unreplicated_failover(failover_group& g) {
-    if (g.persistent || any_out(g.data) || any_out(g.sentinels)) return false;
+    if (g.persistent || any_out(g.data) || any_out(g.sentinels) ||
+        !settled(g, "master_unreplicated_failover"))
+        return false;
     const auto masters = masters_of(g);
     if (masters.empty()) return false;  // in the middle of a failover
     // Holders paused through the failover (a GC pause) still count on their leases when they

@@ -29,6 +29,11 @@ struct failover_group {
     /// FAILOVER) without waiting for it: of `master` if given (a cluster's replica of it), else
     /// of any master; returns what it asked, or throws.
     std::function<std::string(std::mt19937_64&, const test::redis_server* master)> manual_failover;
+    /// Why a coordinated failover must wait ("" when it need not; null: never). SENTINEL
+    /// FAILOVER elects no leader: asked while another failover runs, or before every sentinel
+    /// has the last one's epoch, it can make a second failover of the same epoch, and sentinels
+    /// that name two masters of one epoch never agree again.
+    std::function<std::string()> unsettled;
     /// Cuts (`cut`: true) or heals a network partition with `master` on its small side (the
     /// split brain): the master loses its replicas and the sentinels, or every other node of
     /// its cluster, and every worker still reaches every data server. With Sentinel the
@@ -108,6 +113,8 @@ private:
     // Each returns whether the fault happened (false: its group was busy).
     bool data_server_fault(failover_group& g, bool master, data_fault fault);
     void sentinel_fault(failover_group& g);  // a data server's for a cluster
+    /// Whether g may be failed over now; notes why not.
+    bool settled(failover_group& g, const std::string& kind);
     bool manual_failover(failover_group& g, const test::redis_server* master = nullptr);
     bool unreplicated_failover(failover_group& g);
     // A master of the group (with Sentinel, and all workers but one) cut from the others
