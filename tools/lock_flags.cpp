@@ -101,7 +101,8 @@ int lock_flags::exit_for(error_code ec) const noexcept {
         return exit_usage;
     // The servers refused what no retry changes (at once); also a refusal that may pass (OOM,
     // BUSY) but outlasted the whole wait: the operator's to look at.
-    if (ec == error::auth_failed || ec == error::handshake_failed || ec == error::server_error)
+    if (ec == error::auth_failed || ec == error::handshake_failed || ec == error::tls_failed ||
+        ec == error::server_error)
         return exit_refused;
     return conflict_exit;
 }

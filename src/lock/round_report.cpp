@@ -126,9 +126,9 @@ bool round_report::no_quorum_before(std::size_t quorum, clock::time_point deadli
 }
 
 bool is_permanent_failure(boost::system::error_code ec, std::string_view detail) noexcept {
-    // auth_failed and handshake_failed reach a vote only from a connection whose server refused
+    // auth_failed, handshake_failed and tls_failed reach a vote only from a connection refused
     // for good (client_state::admit); a command refused is judged on the server's words.
-    if (ec == error::auth_failed || ec == error::handshake_failed) return true;
+    if (ec == error::auth_failed || ec == error::handshake_failed || ec == error::tls_failed) return true;
     return ec == error::server_error && redis::detail::is_permanent_refusal(detail);
 }
 

@@ -163,7 +163,7 @@ asio::awaitable<error_code> connection::impl::connect_once() {
     if (cfg_.locate) ec = co_await locate();
     std::string why;
     if (!ec) ec = co_await transport_.open(why);
-    if (ec && !why.empty()) set_last_error(ec, std::move(why));
+    if (ec && !why.empty()) set_last_error(ec, std::move(why), transport_.refused_for_good());
     if (!ec) {
         ec = co_await handshake();
         // With TLS 1.3 the server checks our certificate after our side of the handshake is
@@ -172,9 +172,15 @@ asio::awaitable<error_code> connection::impl::connect_once() {
         if (ec && transport_.is_tls() && !connect_timed_out_ && !closed_ &&
             ec.category() != error_category()) {
             if (detail::is_tls_refusal(ec)) {
-                set_last_error(error::tls_failed, "TLS with " + node() + ": " + ec.message() +
-                                                      " right after the handshake (does the server require a "
-                                                      "client certificate: tls.cert_file?)");
+                // The server refused our certificate, or its absence, by an alert or by closing
+                // the connection: the next attempt meets it again. (A server that restarts at
+                // this very moment is taken for a refusal too; the connection tries again all
+                // the same, and a later acquire finds it up.)
+                set_last_error(error::tls_failed,
+                               "TLS with " + node() + ": " + ec.message() +
+                                   " right after the handshake (does the server require a "
+                                   "client certificate: tls.cert_file?)",
+                               true);
                 ec = error::tls_failed;
             } else {
                 set_last_error(ec,

@@ -54,6 +54,7 @@ void transport::close() {
 asio::awaitable<error_code> transport::open(std::string& why) {
     aborted_ = false;
     tls_handshaking_ = false;
+    refused_for_good_ = false;
     error_code ec;
     tls_.reset();
     socket_.close(ec);
@@ -120,6 +121,7 @@ asio::awaitable<error_code> transport::start_tls(std::string& why) {
         tls_context_ = make_tls_context(tls_config_, bad);
         if (!tls_context_) {
             why = "TLS for " + node() + ": " + bad;
+            refused_for_good_ = true;  // the files named in the config
             co_return error::tls_failed;
         }
     }
@@ -132,9 +134,11 @@ asio::awaitable<error_code> transport::start_tls(std::string& why) {
     tls_handshaking_ = true;  // until the handshake is done: the connection tells a timeout here apart
     auto [hec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, use_tuple);
     if (hec) {
+        const auto verified = SSL_get_verify_result(tls_->native_handle());
         why = "TLS handshake with " + node() + ": " +
-              tls_handshake_failure(hec, SSL_get_verify_result(tls_->native_handle()), tls_config_.verify,
-                                    name);
+              tls_handshake_failure(hec, verified, tls_config_.verify, name);
+        // The certificate it presented will not verify next time either.
+        refused_for_good_ = tls_config_.verify && verified != X509_V_OK;
         tls_.reset();
         co_return error::tls_failed;
     }

@@ -55,6 +55,9 @@ public:
     [[nodiscard]] bool is_tls() const noexcept { return tls_ != nullptr; }
     /// The last open() was in its TLS handshake when it ended (a plaintext port never answers).
     [[nodiscard]] bool was_handshaking_tls() const noexcept { return tls_handshaking_; }
+    /// Whether the last open() failed in a way another attempt meets again: TLS files that do
+    /// not load, a server certificate that does not verify.
+    [[nodiscard]] bool refused_for_good() const noexcept { return refused_for_good_; }
 
     /// Writes what the socket takes now, without blocking; TLS writes nothing (a synchronous
     /// SSL_write on a non-blocking socket could stop halfway through a record).
@@ -83,6 +86,7 @@ private:
     std::unique_ptr<boost::asio::ssl::context> tls_context_;
     std::unique_ptr<boost::asio::ssl::stream<socket_type&>> tls_;
     bool tls_handshaking_ = false;
+    bool refused_for_good_ = false;
     bool aborted_ = false;
 };
 

@@ -95,8 +95,9 @@ struct REDLOCK_API connection_error {
     std::string message;
     /// The server refused what no retry changes: the credentials or an ACL permission, a
     /// command it does not have (renamed or disabled), a database it lacks, or its version is
-    /// below the floor. The connection still tries again (the server's configuration may be
-    /// fixed), but a caller that waits for it need not.
+    /// below the floor; over TLS, a server certificate that does not verify, a client
+    /// certificate the server refuses, TLS files that do not load. The connection still tries again (the
+    /// server's configuration may be fixed), but a caller that waits for it need not.
     bool permanent = false;
 };
 
