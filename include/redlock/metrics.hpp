@@ -46,6 +46,9 @@ struct REDLOCK_API node_metrics {
     /// retries its requests followed: MOVED (the map was out of date), ASK (a slot being
     /// migrated), TRYAGAIN (a multi-key script during a migration).
     std::size_t cluster_masters = 0;
+    /// Connections open: to the masters in the map and to the seeds (a node gone from the map,
+    /// failed over or removed, is no longer dialled).
+    std::size_t cluster_connections = 0;
     std::uint64_t cluster_moved = 0;
     std::uint64_t cluster_asked = 0;
     std::uint64_t cluster_tryagain = 0;

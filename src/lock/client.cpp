@@ -43,6 +43,7 @@ metrics_snapshot client::metrics() const {
         if (const auto* cluster = state_->link(i).cluster()) {
             const auto stats = cluster->stats();
             n.cluster_masters = stats.masters;
+            n.cluster_connections = stats.connections;
             n.cluster_moved = stats.moved;
             n.cluster_asked = stats.asked;
             n.cluster_tryagain = stats.tryagain;

@@ -174,6 +174,8 @@ std::string metrics_snapshot::to_prometheus(std::string_view prefix) const {
              });
     per_node("cluster_masters", "gauge", "Masters in a cluster node's slot map.", topology::cluster,
              [&](const node_metrics& n) { return count(n.cluster_masters); });
+    per_node("cluster_connections", "gauge", "Connections a cluster node keeps: its masters' and its seeds'.",
+             topology::cluster, [&](const node_metrics& n) { return count(n.cluster_connections); });
     if (any_of_kind(topology::cluster)) {
         x.family("cluster_redirects_total", "counter",
                  "Redirects and retries a cluster node's requests followed.");

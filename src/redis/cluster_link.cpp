@@ -27,6 +27,9 @@ constexpr int max_tryagain_without_timeout = 100;
 constexpr std::chrono::milliseconds unknown_map_retry{250};
 // The shortest time between two reads of the map.
 constexpr std::chrono::milliseconds min_refresh_gap{100};
+// How long a closed connection to a node gone from the map is kept: the handlers of the requests
+// its close() ended have all run by then.
+constexpr std::chrono::seconds gone_kept{60};
 
 resp::value error_value(std::string text) {
     resp::value v;
@@ -174,7 +177,9 @@ void cluster_link::route(const std::shared_ptr<request>& r) {
     auto& c = master_connection(*master);
     // A master that is not connected may be dead and failed over: the map is read again first,
     // once, rather than the request waiting out its timeout on a connection that never comes.
-    if (!c.is_connected() && !r->waited_for_map) {
+    // Not one that is still making its first connection (a master the map just named): that
+    // one the request waits for, as a read of the map would take longer.
+    if (!c.is_connected() && !r->waited_for_map && c.last_error().code) {
         r->waited_for_map = true;
         return park(r);
     }
@@ -390,12 +395,24 @@ void cluster_link::refresh() {
         const auto it = connections_.find(endpoint(a));
         return it != connections_.end() && it->second->is_connected();
     });
-    read_map_from(0, std::move(candidates));
+    read_map_from(0, std::move(candidates), std::nullopt);
 }
 
-void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address> candidates) {
+void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address> candidates,
+                                 std::optional<slot_map> best) {
     if (closed_) return;
+    // Once some node gave a map, one that is not connected (maybe dead) cannot hold up its use
+    // for a connect timeout.
+    const auto connected = [this](const node_address& a) {
+        const auto it = connections_.find(endpoint(a));
+        return it != connections_.end() && it->second->is_connected();
+    };
+    while (best && candidate < candidates.size() && !connected(candidates[candidate]))
+        ++candidate;
     if (candidate >= candidates.size()) {
+        // A map that serves only some slots (a failover under way) is the best there is; an
+        // empty one never (a node that never joined the cluster knows nothing).
+        if (best) return map_read(std::move(*best));
         refreshing_ = false;
         arm_refresh_timer();
         // No newer map: the requests that waited for one go by the old map.
@@ -405,26 +422,31 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
     auto& c = connection_to(candidates[candidate]);
     resp::request req;
     req.push("CLUSTER", "SLOTS");
-    c.async_exec(req, c.config().connect_timeout,
-                 boost::asio::bind_executor(
-                     strand_, [weak = weak_from_this(), candidate, candidates = std::move(candidates),
-                               from = &c](error_code ec, std::vector<resp::value> replies) mutable {
-                         const auto self = weak.lock();
-                         if (!self) return;
-                         std::string why;
-                         slot_map map;
-                         if (!ec && replies.size() != 1) ec = error::unexpected_reply;
-                         if (!ec) ec = read_cluster_slots(replies.front(), from->config().address, map, why);
-                         if (ec) {
-                             const auto last = from->last_error();
-                             auto text = "reading the slot map from " + endpoint(from->config().address) +
-                                         ": " + (why.empty() ? ec.message() : why);
-                             if (last.code && !from->is_connected()) text += " (" + last.message + ")";
-                             self->set_last_error({ec, std::move(text)});
-                             return self->read_map_from(candidate + 1, std::move(candidates));
-                         }
-                         self->map_read(std::move(map));
-                     }));
+    c.async_exec(
+        req, c.config().connect_timeout,
+        boost::asio::bind_executor(
+            strand_,
+            [weak = weak_from_this(), candidate, candidates = std::move(candidates), best = std::move(best),
+             from = &c](error_code ec, std::vector<resp::value> replies) mutable {
+                const auto self = weak.lock();
+                if (!self) return;
+                std::string why;
+                slot_map map;
+                if (!ec && replies.size() != 1) ec = error::unexpected_reply;
+                if (!ec) ec = read_cluster_slots(replies.front(), from->config().address, map, why);
+                if (ec) {
+                    const auto last = from->last_error();
+                    auto text = "reading the slot map from " + endpoint(from->config().address) + ": " +
+                                (why.empty() ? ec.message() : why);
+                    if (last.code && !from->is_connected()) text += " (" + last.message + ")";
+                    self->set_last_error({ec, std::move(text)});
+                    return self->read_map_from(candidate + 1, std::move(candidates), std::move(best));
+                }
+                if (map.unserved() == 0) return self->map_read(std::move(map));
+                // Partial or empty: another node may know the whole map.
+                if (!map.empty() && (!best || map.unserved() < best->unserved())) best = std::move(map);
+                self->read_map_from(candidate + 1, std::move(candidates), std::move(best));
+            }));
 }
 
 void cluster_link::new_master(const node_address& address) {
@@ -448,6 +470,7 @@ void cluster_link::map_read(slot_map map) {
         stats_.masters = map_.masters().size();
     }
     refreshing_ = false;
+    close_gone_nodes();
     for (const auto& m : map_.masters())
         connection_to(m);
     reroute_parked();
@@ -486,7 +509,32 @@ connection& cluster_link::connection_to(const node_address& address) {
     auto fresh = std::make_unique<connection>(strand_, make_config_(address));
     fresh->async_connect([](error_code) {});
     std::lock_guard lock(status_mutex_);
-    return *connections_.emplace(name, std::move(fresh)).first->second;
+    auto& made = *connections_.emplace(name, std::move(fresh)).first->second;
+    stats_.connections = connections_.size();
+    return made;
+}
+
+void cluster_link::close_gone_nodes() {
+    const auto now = clock::now();
+    std::erase_if(gone_, [&](const auto& g) { return now - g.first > gone_kept; });
+    for (auto it = connections_.begin(); it != connections_.end();) {
+        const auto& address = it->second->config().address;
+        const bool seed = std::any_of(seeds_.begin(), seeds_.end(), [&](const node_address& a) {
+            return a.host == address.host && a.port == address.port;
+        });
+        if (seed || map_.has_master(address)) {
+            ++it;
+            continue;
+        }
+        // A master failed over or removed: a dead one would be dialled again forever. Its
+        // requests end with connection_closed at once; their handlers may still name it, so
+        // it is kept a while.
+        it->second->close();
+        gone_.emplace_back(now, std::move(it->second));
+        std::lock_guard lock(status_mutex_);
+        it = connections_.erase(it);
+        stats_.connections = connections_.size();
+    }
 }
 
 void cluster_link::set_last_error(connection_error e) {

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace redlock::redis::detail {
@@ -32,6 +33,7 @@ struct cluster_stats {
     std::uint64_t tryagain = 0;   ///< TRYAGAIN replies retried
     std::uint64_t refreshes = 0;  ///< CLUSTER SLOTS read
     std::size_t masters = 0;      ///< masters in the current slot map
+    std::size_t connections = 0;  ///< open: the masters' and the seeds'; gone nodes' are closed
 };
 
 /// One Redis Cluster as one voter of a quorum sees it: a pipelined connection per master, the
@@ -46,10 +48,12 @@ struct cluster_stats {
 /// `on_new_master`, so that the lock layer can keep its grants from counting for a while.
 ///
 /// The map is read (CLUSTER SLOTS) from the seeds or the known masters at start(), after each
-/// MOVED, and every `refresh_interval`. Requests made before the first map wait for it, within
-/// their timeout; so does, once, a request whose master is not connected (it may have died and
-/// been failed over). Strand only (but is_connected(), last_error() and stats(): any thread): every
-/// member runs on the strand given to the constructor, which the connections share.
+/// MOVED, and every `refresh_interval`; a node whose map serves no slot (it never joined) or
+/// only some (it lags, or a failover is under way) is passed over for the next, and a partial
+/// map is taken only when no node has a whole one. Requests made before the first map wait for
+/// it, within their timeout; so does, once, a request whose master is not connected after it
+/// was (it may have died and been failed over). Strand only (but is_connected(), last_error() and stats():
+/// any thread): every member runs on the strand given to the constructor, which the connections share.
 class cluster_link final : public std::enable_shared_from_this<cluster_link>,
                            public context_shutdown_listener {
 public:
@@ -147,7 +151,10 @@ private:
     static void abandon(const std::shared_ptr<request>& r);
     void park(const std::shared_ptr<request>& r);
     void reroute_parked();
-    void read_map_from(std::size_t candidate, std::vector<node_address> candidates);
+    // Asks candidates[candidate] and on for CLUSTER SLOTS until one serves every slot; else
+    // takes `best`, the map that served the most.
+    void read_map_from(std::size_t candidate, std::vector<node_address> candidates,
+                       std::optional<slot_map> best);
     void map_read(slot_map map);
     /// The next read of the map: `after` from now, or the usual interval.
     void arm_refresh_timer(std::optional<std::chrono::steady_clock::duration> after = std::nullopt);
@@ -157,6 +164,8 @@ private:
     /// The connection to map_.masters()[master], cached by index until the map is read again.
     connection& master_connection(std::size_t master);
     void set_last_error(connection_error e);
+    /// Closes the connections to nodes that are neither a master in the map nor a seed.
+    void close_gone_nodes();
     void count(std::uint64_t& counter);
     [[nodiscard]] std::chrono::milliseconds time_left(const request& r) const;
 
@@ -166,6 +175,8 @@ private:
     new_master_fn on_new_master_;
     redirect_fn on_redirect_;
     std::map<std::string, std::unique_ptr<connection>> connections_;  // by "host:port"
+    // Closed connections to nodes gone from the map, and when they were closed.
+    std::vector<std::pair<std::chrono::steady_clock::time_point, std::unique_ptr<connection>>> gone_;
     slot_map map_;
     std::vector<connection*> master_connections_;  // by index into map_.masters(); null: not looked up
     bool map_known_ = false;

@@ -833,6 +833,95 @@ BOOST_AUTO_TEST_CASE(a_seed_that_is_not_a_cluster_fails_votes_with_its_reason) {
     }());
 }
 
+// A seed that answers CLUSTER SLOTS with no slot (a node that never joined the cluster) does
+// not make the map: the next seed's is read, and locks work.
+BOOST_AUTO_TEST_CASE(a_seed_that_never_joined_the_cluster_is_passed_over) {
+    redis_cluster_options o;
+    o.replicas_per_master = 0;
+    redis_cluster cluster(o);
+    redlock::test::redis_server_options lonely_options;
+    lonely_options.cluster = true;
+    redlock::test::redis_server lonely(lonely_options);
+    BOOST_TEST_REQUIRE(lonely.command({"CLUSTER", "SLOTS"}).elements.empty());
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(),
+                           cluster_config({"redis-cluster://127.0.0.1:" + std::to_string(lonely.port()) +
+                                           ",127.0.0.1:" + std::to_string(cluster.server(0).port())}));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        for (const auto& resource : names("seeded-a", "seeded-b", "seeded-c")) {
+            redlock::diagnostics diag;
+            auto [ec, lease] = co_await client.async_acquire(resource, options(2s), diag, tuple_awaitable);
+            BOOST_TEST(!ec, diag.message);
+            if (!ec) co_await lease.async_release(tuple_awaitable);
+        }
+        BOOST_TEST(node_stats(client).cluster_masters == 3u);
+    }());
+}
+
+// A client with one seed: its first request to a master that is not the seed goes as soon as the
+// connection the first map opened is up, without reading the map a second time (which, at most
+// one read per 100 ms, took longer than a short node timeout).
+BOOST_AUTO_TEST_CASE(a_first_request_to_a_master_that_is_not_a_seed_waits_for_its_connection_only) {
+    redis_cluster_options o;
+    o.replicas_per_master = 0;
+    redis_cluster cluster(o);
+    auto& seed = cluster.server(0);
+    const auto resource =
+        first_with("elsewhere", [&](std::uint16_t slot) { return &cluster.master_of_slot(slot) != &seed; });
+    asio::io_context ioc;
+    for (int i = 0; i < 5; ++i) {
+        redlock::client client(ioc.get_executor(),
+                               cluster_config({"redis-cluster://127.0.0.1:" + std::to_string(seed.port())}));
+        run_coro(ioc, [&]() -> asio::awaitable<void> {
+            redlock::diagnostics diag;
+            auto [ec, lease] = co_await client.async_acquire(resource, options(2s), diag, tuple_awaitable);
+            BOOST_TEST(!ec, diag.message);
+            if (!ec) co_await lease.async_release(tuple_awaitable);
+            BOOST_TEST(node_stats(client).cluster_refreshes == 1u);
+        }());
+    }
+}
+
+// A master that a failover made a replica is no longer dialled: the client keeps connections to
+// the masters of its map and to its seeds only.
+BOOST_AUTO_TEST_CASE(a_node_gone_from_the_map_is_no_longer_connected) {
+    redis_cluster cluster;  // 3 masters, a replica each
+    auto& seed = cluster.server(0);
+    auto* demoted = another_master(cluster, seed);
+    BOOST_TEST_REQUIRE(demoted != nullptr);
+    const auto resource =
+        first_with("demoted", [&](std::uint16_t slot) { return &cluster.master_of_slot(slot) == demoted; });
+    asio::io_context ioc;
+    // The promoted replica's failover quarantine is not what this test is about.
+    auto cfg = cluster_config({"redis-cluster://127.0.0.1:" + std::to_string(seed.port())});
+    cfg.failover_quarantine = false;
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            auto lease = co_await client.async_acquire(resource, options(2s), asio::use_awaitable);
+            co_await lease.async_release(asio::use_awaitable);
+            BOOST_TEST(node_stats(client).cluster_connections == 3u);
+            auto& promoted = cluster.failover(*demoted);
+            // Two maps read after the failover (the map is read every 5 s): the second began
+            // after it, and names the promoted master.
+            const auto reads_before = node_stats(client).cluster_refreshes;
+            BOOST_TEST(co_await eventually(
+                [&] { return node_stats(client).cluster_refreshes > reads_before + 1; }, 20s));
+            BOOST_TEST(node_stats(client).cluster_masters == 3u);
+            BOOST_TEST(node_stats(client).cluster_connections == 3u);
+            BOOST_TEST(demoted->running());
+            auto [ec, again] = co_await client.async_acquire(resource, options(2s), tuple_awaitable);
+            BOOST_TEST(!ec, ec.message());
+            if (!ec) {
+                BOOST_TEST(holder_on(promoted, resource) == again.token());
+                co_await again.async_release(tuple_awaitable);
+            }
+            BOOST_TEST(node_stats(client).cluster_connections == 3u);
+        }(),
+        60s);
+}
+
 // A master SIGKILLed with a grant its replica never got, and a client started after the
 // promotion, which never saw the switch: the promoted master keeps its failover quarantine
 // (failover_mark.lua), so the client is refused, saying so, until the holder's lease, lost with
