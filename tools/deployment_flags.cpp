@@ -40,6 +40,25 @@ void deployment_flags::add_to(CLI::App& command) {
         ->check(CLI::IsMember({"on", "off"}).description(""))
         ->type_name("on|off");
     command
+        .add_option_function<std::vector<std::string>>(
+            "--map-address",
+            [this](const std::vector<std::string>& pairs) {
+                for (const auto& pair : pairs) {
+                    const auto equals = pair.find('=');
+                    address_map[pair.substr(0, equals)] = pair.substr(equals + 1);
+                }
+            },
+            "connect to TO where a cluster or the sentinels announce FROM (host or host:port; NAT, "
+            "containers); repeatable")
+        ->check([](const std::string& pair) {
+            const auto equals = pair.find('=');
+            return equals == std::string::npos || equals == 0 || equals + 1 == pair.size()
+                       ? std::string("expected FROM=TO")
+                       : std::string();
+        })
+        ->allow_extra_args(false)  // one pair per flag: a word after it is a RESOURCE
+        ->type_name("FROM=TO");
+    command
         .add_option("--password-file", password_file,
                     "log in to every node whose URI has no password with the first line of FILE; or "
                     "REDLOCK_PASSWORD")
@@ -136,6 +155,8 @@ client_config deployment_flags::to_config(bool validate) const {
     }
     if (restart_quarantine) cfg.restart_quarantine = *restart_quarantine;
     if (failover_quarantine) cfg.failover_quarantine = *failover_quarantine;
+    for (const auto& [from, to] : address_map)
+        cfg.address_map[from] = to;
     if (const auto password = password_from(password_file); !password.empty()) {
         for (auto& uri : cfg.nodes)
             uri = with_password(uri, password);

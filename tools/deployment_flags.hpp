@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,8 +23,9 @@ struct deployment_flags {
     std::optional<bool> restart_quarantine;
     std::optional<bool> failover_quarantine;
     std::optional<std::string> password_file;
+    std::map<std::string, std::string> address_map;  ///< --map-address, over the config's
 
-    /// Adds the five flags to `command`, stored here. `--nodes` with no URI in its list and a
+    /// Adds the six flags to `command`, stored here. `--nodes` with no URI in its list and a
     /// quarantine switch other than on or off are parse errors naming the flag.
     void add_to(CLI::App& command);
     /// The config they describe; without --config and --nodes, the one REDLOCK_CONFIG (a file)

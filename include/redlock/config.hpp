@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,7 @@ struct REDLOCK_API node_settings {
 ///   "restart_quarantine": true, "failover_quarantine": true, "max_queued_requests": 100000,
 ///   "max_subscriptions": 10000,
 ///   "retry": {"min_delay_ms": 50, "max_delay_ms": 250},
+///   "address_map": {"redis-1.internal:6379": "203.0.113.7:16379"},
 ///   "tls": {"ca_file": "...", "cert_file": "...", "key_file": "...", "server_name": "...",
 ///           "verify": true} }
 /// ```
@@ -58,6 +60,11 @@ struct REDLOCK_API client_config {
     std::vector<std::string> nodes;
     /// Empty, or one per node, in the order of `nodes`: what their URIs cannot say.
     std::vector<node_settings> per_node;
+    /// Where to connect instead of the addresses a Redis Cluster or the sentinels announce (the
+    /// masters in CLUSTER SLOTS and MOVED/ASK, the master a sentinel names), for servers behind
+    /// NAT or in containers: "host:port" -> "host:port", or "host" -> "host" (any port of that
+    /// host, the port kept). The URIs in `nodes` are used as written.
+    std::map<std::string, std::string> address_map;
     /// Keys of resource R are "{<key_prefix>R}:lock" (and :fence, :queue, channel :released).
     std::string key_prefix = "redlock:";
     /// The longest ttl a lock_options may ask for.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "lock/config_json.hpp"
+#include "redis/address_map.hpp"
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 #include <redlock/redis/node_address.hpp>
@@ -244,6 +245,8 @@ error_code client_config::validate(std::string& why) const {
     if (tls.cert_file.empty() != tls.key_file.empty()) {
         return fail(why, "tls: cert_file and key_file go together (a client certificate needs its key)");
     }
+    redis::detail::address_map remap;
+    if (auto ec = redis::detail::address_map::parse(address_map, remap, why)) return ec;
     return check_per_node(*this, why);
 }
 
@@ -257,6 +260,7 @@ std::vector<redis::node_spec> client_config::node_specs() const {
             spec.sentinel_username = per_node[i].sentinel_username;
             spec.sentinel_password = per_node[i].sentinel_password;
         }
+        if (spec.kind != redis::node_spec::topology::server) spec.address_map = address_map;
         specs.push_back(std::move(spec));
     }
     return specs;

@@ -305,12 +305,12 @@ error_code read_tls(const json_value& v, const std::string& path, tls_config& ou
 // hand-built configs go through too.
 error_code read_config(const json_value& doc, client_config& out, std::string& why) {
     if (!doc.is_object()) return fail(why, "expected a JSON object at the top level, got " + describe(doc));
-    if (auto ec =
-            check_keys(doc, "",
-                       {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms",
-                        "connect_timeout_ms", "health_check_interval_ms", "client_name", "restart_quarantine",
-                        "failover_quarantine", "max_queued_requests", "max_subscriptions", "retry", "tls"},
-                       why)) {
+    if (auto ec = check_keys(
+            doc, "",
+            {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms", "connect_timeout_ms",
+             "health_check_interval_ms", "client_name", "restart_quarantine", "failover_quarantine",
+             "max_queued_requests", "max_subscriptions", "retry", "tls", "address_map"},
+            why)) {
         return ec;
     }
     const json_value* nodes = find(doc, "nodes");
@@ -354,6 +354,13 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     }
     if (auto* f = find(doc, "retry")) {
         if (auto ec = read_retry(*f, out.retry, why)) return ec;
+    }
+    if (auto* f = find(doc, "address_map")) {
+        if (!f->is_object())
+            return fail(why, "address_map: expected an object of \"from\": \"to\", got " + describe(*f));
+        for (const auto& [from, to] : f->items()) {
+            if (auto ec = read_string(to, "address_map." + from, out.address_map[from], why)) return ec;
+        }
     }
     if (auto* f = find(doc, "tls")) {
         if (auto ec = read_tls(*f, "tls", out.tls, why)) return ec;

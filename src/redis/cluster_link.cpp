@@ -65,9 +65,10 @@ struct cluster_link::request {
 };
 
 cluster_link::cluster_link(strand_type strand, std::vector<node_address> seeds, config_for make_config,
-                           new_master_fn on_new_master, redirect_fn on_redirect)
+                           new_master_fn on_new_master, redirect_fn on_redirect, address_map remap)
     : strand_(std::move(strand)),
       seeds_(std::move(seeds)),
+      remap_(std::move(remap)),
       make_config_(std::move(make_config)),
       on_new_master_(std::move(on_new_master)),
       on_redirect_(std::move(on_redirect)),
@@ -275,6 +276,7 @@ void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& fro
             node_address target = from.config().address;
             if (!to->host.empty()) target.host = to->host;
             target.port = to->port;
+            target = remap_.apply(std::move(target));
             if (on_redirect_) on_redirect_(to->ask, r->slot, target);
             if (to->ask) {
                 count(stats_.asked);
@@ -433,7 +435,8 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
                 std::string why;
                 slot_map map;
                 if (!ec && replies.size() != 1) ec = error::unexpected_reply;
-                if (!ec) ec = read_cluster_slots(replies.front(), from->config().address, map, why);
+                if (!ec)
+                    ec = read_cluster_slots(replies.front(), from->config().address, map, why, self->remap_);
                 if (ec) {
                     const auto last = from->last_error();
                     auto text = "reading the slot map from " + endpoint(from->config().address) + ": " +

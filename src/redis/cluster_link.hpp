@@ -2,6 +2,7 @@
 #ifndef REDLOCK_REDIS_CLUSTER_LINK_HPP
 #define REDLOCK_REDIS_CLUSTER_LINK_HPP
 
+#include "redis/address_map.hpp"
 #include "redis/cluster_topology.hpp"
 #include "redis/context_shutdown.hpp"
 #include <redlock/redis/connection.hpp>
@@ -77,8 +78,9 @@ public:
     /// was out of date) or an ASK (the slot is being migrated), with the slot and its new server.
     using redirect_fn = std::function<void(bool ask, std::uint16_t slot, const node_address& to)>;
 
+    /// `remap`: applied to every master address the cluster announces (CLUSTER SLOTS, MOVED, ASK).
     cluster_link(strand_type strand, std::vector<node_address> seeds, config_for make_config,
-                 new_master_fn on_new_master = {}, redirect_fn on_redirect = {});
+                 new_master_fn on_new_master = {}, redirect_fn on_redirect = {}, address_map remap = {});
     ~cluster_link();
     cluster_link(const cluster_link&) = delete;
     cluster_link& operator=(const cluster_link&) = delete;
@@ -171,6 +173,7 @@ private:
 
     strand_type strand_;
     std::vector<node_address> seeds_;
+    address_map remap_;
     config_for make_config_;
     new_master_fn on_new_master_;
     redirect_fn on_redirect_;

@@ -88,7 +88,7 @@ bool master_reference::knows(const node_address& address, const slot_map& curren
 }
 
 boost::system::error_code read_cluster_slots(const resp::value& reply, const node_address& asked,
-                                             slot_map& out, std::string& why) {
+                                             slot_map& out, std::string& why, const address_map& remap) {
     out = slot_map{};
     if (reply.is_error()) return bad_reply(why, reply.str);
     if (reply.kind != resp::type::array) return bad_reply(why, "expected an array");
@@ -115,7 +115,7 @@ boost::system::error_code read_cluster_slots(const resp::value& reply, const nod
         if (!host.empty() && host != "?") address.host = host;
         address.port = static_cast<unsigned short>(master.elements[1].integer);
         out.assign(static_cast<std::uint16_t>(first.integer), static_cast<std::uint16_t>(last.integer),
-                   address);
+                   remap.apply(std::move(address)));
     }
     return {};
 }

@@ -2,6 +2,7 @@
 #ifndef REDLOCK_REDIS_CLUSTER_TOPOLOGY_HPP
 #define REDLOCK_REDIS_CLUSTER_TOPOLOGY_HPP
 
+#include "redis/address_map.hpp"
 #include <redlock/redis/node_address.hpp>
 #include <redlock/resp/request.hpp>
 #include <redlock/resp/value.hpp>
@@ -70,8 +71,9 @@ private:
 /// Reads a CLUSTER SLOTS reply from `asked` into `out` (which it replaces). Every master gets
 /// `asked`'s transport, credentials and database; an endpoint the server does not know ("" or
 /// "?") is `asked`'s host. A reply of another shape is error::unexpected_reply with `why`.
+/// Each master's address goes through `remap` (client_config::address_map).
 boost::system::error_code read_cluster_slots(const resp::value& reply, const node_address& asked,
-                                             slot_map& out, std::string& why);
+                                             slot_map& out, std::string& why, const address_map& remap = {});
 
 /// A MOVED (the slot lives elsewhere now) or ASK (this one key is being migrated: ask the other
 /// node once, after ASKING) error reply.

@@ -330,9 +330,18 @@ asio::awaitable<error_code> connection::impl::reader(std::shared_ptr<impl> self)
             if (!self->parser_.done()) break;
             resp::value v = self->parser_.take();
             if (self->subscribed_ && self->protocol_ == 2 && is_pubsub_array(v)) v.kind = resp::type::push;
+            // A master demoted under us (a Sentinel failover whose switch we missed) refuses
+            // writes: ask where the master is now rather than meet the refusal until it is told.
+            const bool demoted = self->cfg_.require_master && v.is_error() && v.error_code() == "READONLY";
             auto outcome = self->mux_.on_reply(v);
             // A completion runs inline and may have closed the connection.
             if (self->closed_) co_return asio::error::operation_aborted;
+            if (demoted) {
+                self->set_last_error(
+                    error::master_not_found,
+                    self->node() + " answered READONLY: it is a replica now; asking again for the master");
+                self->reconnect();
+            }
             switch (outcome) {
                 case multiplexer::reply_outcome::matched:
                     break;

@@ -12,9 +12,14 @@ namespace redlock::redis::detail {
 node_link::node_link(strand_type strand, const node_spec& spec, const config_for& make_config,
                      cluster_link::new_master_fn on_new_master, cluster_link::redirect_fn on_redirect)
     : strand_(std::move(strand)), subscriber_config_(make_config(spec.addresses.front())) {
+    // The client validated the map (client_config's checks).
+    address_map remap;
+    std::string why;
+    (void)address_map::parse(spec.address_map, remap, why);
     if (spec.kind == node_spec::topology::cluster) {
-        cluster_ = std::make_shared<cluster_link>(strand_, spec.addresses, make_config,
-                                                  std::move(on_new_master), std::move(on_redirect));
+        cluster_ =
+            std::make_shared<cluster_link>(strand_, spec.addresses, make_config, std::move(on_new_master),
+                                           std::move(on_redirect), std::move(remap));
         return;
     }
     if (spec.kind == node_spec::topology::sentinel) {
@@ -26,8 +31,9 @@ node_link::node_link(strand_type strand, const node_spec& spec, const config_for
             a.password = spec.sentinel_password;
             a.db = 0;
         }
-        sentinels_ = std::make_shared<sentinel_locator>(strand_, std::move(sentinels), spec.master_name,
-                                                        spec.addresses.front(), subscriber_config_);
+        sentinels_ =
+            std::make_shared<sentinel_locator>(strand_, std::move(sentinels), spec.master_name,
+                                               spec.addresses.front(), subscriber_config_, std::move(remap));
         subscriber_config_.locate = sentinels_->hook();
         subscriber_config_.require_master = true;
         on_new_master_ = std::move(on_new_master);

@@ -82,11 +82,12 @@ struct sentinel_locator::attempt {
 
 sentinel_locator::sentinel_locator(strand_type strand, std::vector<node_address> sentinels,
                                    std::string master_name, node_address master_like,
-                                   connection_config sentinel_config)
+                                   connection_config sentinel_config, address_map remap)
     : strand_(std::move(strand)),
       sentinel_addresses_(std::move(sentinels)),
       master_name_(std::move(master_name)),
-      master_like_(std::move(master_like)) {
+      master_like_(std::move(master_like)),
+      remap_(std::move(remap)) {
     sentinel_config.scripts.clear();
     sentinel_config.setup_commands.clear();
     sentinel_config.on_setup_replies = nullptr;
@@ -188,6 +189,7 @@ void sentinel_locator::on_answer(const std::shared_ptr<attempt>& a, std::size_t 
         why = last.message.empty() ? ec.message() : last.message;
     } else {
         master = read_master_addr(replies.front(), master_like_, why);
+        if (master) master = remap_.apply(std::move(*master));
     }
     if (master) {
         auto known =
@@ -225,7 +227,8 @@ void sentinel_locator::on_answer(const std::shared_ptr<attempt>& a, std::size_t 
 
 void sentinel_locator::on_push(const resp::value& push) {
     if (closed_) return;
-    if (auto master = read_switch_master(push, master_name_, master_like_)) remember(*master);
+    if (auto master = read_switch_master(push, master_name_, master_like_))
+        remember(remap_.apply(std::move(*master)));
 }
 
 void sentinel_locator::remember(const node_address& master) {

@@ -2,6 +2,7 @@
 #ifndef REDLOCK_REDIS_SENTINEL_LOCATOR_HPP
 #define REDLOCK_REDIS_SENTINEL_LOCATOR_HPP
 
+#include "redis/address_map.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/redis/node_address.hpp>
 #include <redlock/resp/value.hpp>
@@ -54,8 +55,9 @@ public:
     /// `sentinels`: their addresses (with the credentials to log in to them); `master_like`:
     /// the credentials, database and transport of the master; `sentinel_config`: the
     /// configuration of each sentinel's connection, its address set here.
+    /// `remap`: applied to the master address the sentinels name.
     sentinel_locator(strand_type strand, std::vector<node_address> sentinels, std::string master_name,
-                     node_address master_like, connection_config sentinel_config);
+                     node_address master_like, connection_config sentinel_config, address_map remap = {});
     ~sentinel_locator();
     sentinel_locator(const sentinel_locator&) = delete;
     sentinel_locator& operator=(const sentinel_locator&) = delete;
@@ -93,6 +95,7 @@ private:
     std::vector<node_address> sentinel_addresses_;
     std::string master_name_;
     node_address master_like_;
+    address_map remap_;
     connection_config sentinel_config_;
     std::vector<std::unique_ptr<connection>> sentinels_;      // queries
     std::vector<std::unique_ptr<connection>> subscriptions_;  // +switch-master

@@ -922,6 +922,32 @@ BOOST_AUTO_TEST_CASE(a_node_gone_from_the_map_is_no_longer_connected) {
         60s);
 }
 
+// A cluster whose nodes announce a name the client cannot resolve (as behind NAT or in
+// containers: cluster-announce-hostname with hostname endpoints): with address_map mapping that
+// name to the address the client reaches, the map and the redirects lead there.
+BOOST_AUTO_TEST_CASE(an_address_map_leads_to_announced_addresses_the_client_cannot_reach) {
+    redis_cluster_options o;
+    o.replicas_per_master = 0;
+    redis_cluster cluster(o);
+    cluster.announce_hostname("redis.invalid");
+    const auto resource = first_with(
+        "mapped", [&](std::uint16_t slot) { return &cluster.master_of_slot(slot) != &cluster.server(0); });
+    asio::io_context ioc;
+    auto cfg = cluster_config({"redis-cluster://127.0.0.1:" + std::to_string(cluster.server(0).port())});
+    cfg.address_map = {{"redis.invalid", "127.0.0.1"}};
+    redlock::client client(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        redlock::diagnostics diag;
+        auto [ec, lease] = co_await client.async_acquire(resource, options(2s), diag, tuple_awaitable);
+        BOOST_TEST(!ec, diag.message);
+        if (!ec) {
+            BOOST_TEST(holder_on(cluster.master_of_slot(slot_of(resource)), resource) == lease.token());
+            co_await lease.async_release(tuple_awaitable);
+        }
+        BOOST_TEST(node_stats(client).cluster_masters == 3u);
+    }());
+}
+
 // A master SIGKILLed with a grant its replica never got, and a client started after the
 // promotion, which never saw the switch: the promoted master keeps its failover quarantine
 // (failover_mark.lua), so the client is refused, saying so, until the holder's lease, lost with

@@ -135,6 +135,50 @@ BOOST_AUTO_TEST_CASE(connects_with_resp3_and_runs_commands) {
     }());
 }
 
+// A connection that must reach a master (a Sentinel node's) meets READONLY from a master that
+// was demoted under it without a word from the sentinels: it asks `locate` again at once and goes
+// on with the master named now, instead of meeting READONLY until the sentinels speak.
+BOOST_AUTO_TEST_CASE(a_master_demoted_under_the_connection_is_left_at_its_first_readonly) {
+    redis_server demoted;
+    redis_server promoted;
+    bool moved = false;
+    int located = 0;
+    asio::io_context ioc;
+    auto cfg = config_for(demoted.uri());
+    cfg.require_master = true;
+    cfg.locate = [&](std::chrono::milliseconds, connection_config::locate_handler handler) {
+        ++located;
+        const auto where = config_for((moved ? promoted : demoted).uri()).address;
+        asio::post(ioc, [handler = std::move(handler), where]() mutable {
+            std::move(handler)(error_code(), where, "");
+        });
+    };
+    connection conn(ioc.get_executor(), cfg);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        co_await expect_connect(conn);
+        resp::request set;
+        set.push("SET", "k", "v");
+        auto [ec, replies] = co_await conn.async_exec(set, 2s, tuple_awaitable);
+        BOOST_TEST_REQUIRE(!ec);
+        BOOST_TEST(replies.at(0).str == "OK");
+        moved = true;
+        demoted.command({"REPLICAOF", "127.0.0.1", std::to_string(promoted.port())});
+        // The first write after the demotion is refused; the ones after it reach the master.
+        std::string last;
+        for (int i = 0; i < 100 && last != "OK"; ++i) {
+            auto [wec, wrote] = co_await conn.async_exec(set, 2s, tuple_awaitable);
+            last = wec                      ? wec.message()
+                   : wrote.at(0).is_error() ? wrote.at(0).str
+                                            : std::string(wrote.at(0).str);
+            if (last != "OK") co_await sleep_for(20ms);
+        }
+        BOOST_TEST(last == "OK");
+        BOOST_TEST(located >= 2);
+        BOOST_TEST(promoted.command({"GET", "k"}).str == "v");
+        conn.close();
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(ten_thousand_concurrent_requests_get_their_own_replies) {
     redis_server server;
     asio::io_context ioc;

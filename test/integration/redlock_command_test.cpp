@@ -775,6 +775,26 @@ BOOST_AUTO_TEST_CASE(a_waiter_on_a_cluster_node_shows_the_holders_time_left) {
     BOOST_TEST(screen.find("for \"" + resource + "\"; the holder's lease has ") != std::string::npos, screen);
 }
 
+// A cluster that announces a name the command cannot resolve: `--map-address FROM=TO` leads the
+// command to the address it reaches; without it, no master can be reached.
+BOOST_AUTO_TEST_CASE(map_address_leads_run_to_a_cluster_behind_announced_names) {
+    redlock::test::redis_cluster_options options;
+    options.replicas_per_master = 0;
+    redlock::test::redis_cluster cluster(options);
+    cluster.announce_hostname("redis.invalid");
+    scratch_dir dir;
+    const auto out = dir.file("out");
+    const auto run = "run --nodes redis-cluster://127.0.0.1:" + std::to_string(cluster.server(0).port()) +
+                     " --restart-quarantine off --failover-quarantine off";
+    BOOST_TEST(run_redlock(run + " --map-address redis.invalid=127.0.0.1 mapped -- echo ran", out) == 0,
+               read_file(out));
+    BOOST_TEST(read_file(out).find("ran") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock(run + " --wait 0 mapped -- echo ran", out) != 0, read_file(out));
+    BOOST_TEST(read_file(out).find("redis.invalid") != std::string::npos, read_file(out));
+    BOOST_TEST(run_redlock(run + " --map-address redis.invalid mapped -- true", out) == 2, read_file(out));
+    BOOST_TEST(read_file(out).find("FROM=TO") != std::string::npos, read_file(out));
+}
+
 // The same through a Sentinel node: the PTTL goes to the master the sentinels name.
 BOOST_AUTO_TEST_CASE(a_waiter_on_a_sentinel_node_shows_the_holders_time_left) {
     redlock::test::redis_sentinel_group group;

@@ -658,6 +658,31 @@ void redis_cluster::finish_slot_migration(std::uint16_t slot) {
     migrations_.erase(it);
 }
 
+void redis_cluster::announce_hostname(const std::string& hostname) {
+    for (const auto& s : servers_) {
+        if (!s->running()) continue;
+        expect_ok("redis_cluster", *s, {"CONFIG", "SET", "cluster-announce-hostname", hostname});
+        expect_ok("redis_cluster", *s, {"CONFIG", "SET", "cluster-preferred-endpoint-type", "hostname"});
+    }
+    const auto deadline = steady::now() + startup_limit;
+    while (true) {
+        std::string pending;
+        for (const auto& s : servers_) {
+            if (!s->running()) continue;
+            for (const auto& range : s->command({"CLUSTER", "SLOTS"}, probe_timeout).elements) {
+                const auto named = range.elements.size() >= 3 && !range.elements[2].elements.empty()
+                                       ? range.elements[2].elements[0].str
+                                       : std::string();
+                if (named != hostname) pending = address(*s) + " names a master \"" + named + "\"";
+            }
+        }
+        if (pending.empty()) return;
+        if (steady::now() >= deadline)
+            throw std::runtime_error("redis_cluster: announce_hostname: " + pending);
+        std::this_thread::sleep_for(poll_interval);
+    }
+}
+
 void redis_cluster::move_slot(std::uint16_t slot, redis_server& to) {
     begin_slot_migration(slot, to);
     migrate_slot_keys(slot);

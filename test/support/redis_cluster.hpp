@@ -90,6 +90,12 @@ public:
     /// The three steps, then wait_until_ok() so that every live server agrees.
     void move_slot(std::uint16_t slot, redis_server& to);
 
+    /// Every node announces `hostname` (cluster-announce-hostname) and names the others by
+    /// theirs (cluster-preferred-endpoint-type hostname), as a cluster behind NAT or in
+    /// containers announces names its clients cannot reach; waits (20 s at most) until every
+    /// running node's CLUSTER SLOTS names every master by it. The bus is unchanged.
+    void announce_hostname(const std::string& hostname);
+
     /// CLUSTER FAILOVER (a manual, coordinated failover: no write is lost) on a connected
     /// replica of `master`, once every other master knows it as such; waits (20 s at most)
     /// until it reports role master, wait_until_ok() holds, and the old master, if it runs, is

@@ -86,6 +86,8 @@ struct REDLOCK_API connection_config {
     std::function<void(std::chrono::milliseconds, locate_handler)> locate;
     /// The handshake also asks ROLE and fails with error::master_not_found unless the server
     /// says it is a master: a lock must not be taken on a replica that used to be the master.
+    /// A READONLY reply (a master demoted while connected) then makes it connect again at once,
+    /// asking `locate` anew.
     bool require_master = false;
 };
 

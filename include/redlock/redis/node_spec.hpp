@@ -7,6 +7,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,8 @@ struct REDLOCK_API node_spec {
     /// sentinel: how to log in to the sentinels; not in the URI (client_config::per_node).
     std::string sentinel_username;
     std::string sentinel_password;
+    /// cluster and sentinel: client_config::address_map, applied to the addresses they announce.
+    std::map<std::string, std::string> address_map;
 
     /// The URI without the password, for logs and error messages.
     [[nodiscard]] std::string to_string() const;
