@@ -118,6 +118,14 @@ redlock::test::redis_server* replica_of(redis_cluster& cluster, const redlock::t
     return nullptr;
 }
 
+// Takes `resource` and gives it back; a refusal fails the test with its reason.
+asio::awaitable<void> lock_once(redlock::client& client, const std::string& resource) {
+    redlock::diagnostics diag;
+    auto [ec, lease] = co_await client.async_acquire(resource, options(2s), diag, tuple_awaitable);
+    BOOST_TEST(!ec, diag.message);
+    if (!ec) co_await lease.async_release(tuple_awaitable);
+}
+
 // The metrics of the client's one node.
 redlock::node_metrics node_stats(const redlock::client& c, std::size_t i = 0) {
     return c.metrics().nodes.at(i);
@@ -848,12 +856,8 @@ BOOST_AUTO_TEST_CASE(a_seed_that_never_joined_the_cluster_is_passed_over) {
                            cluster_config({"redis-cluster://127.0.0.1:" + std::to_string(lonely.port()) +
                                            ",127.0.0.1:" + std::to_string(cluster.server(0).port())}));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        for (const auto& resource : names("seeded-a", "seeded-b", "seeded-c")) {
-            redlock::diagnostics diag;
-            auto [ec, lease] = co_await client.async_acquire(resource, options(2s), diag, tuple_awaitable);
-            BOOST_TEST(!ec, diag.message);
-            if (!ec) co_await lease.async_release(tuple_awaitable);
-        }
+        for (const auto& resource : names("seeded-a", "seeded-b", "seeded-c"))
+            co_await lock_once(client, resource);
         BOOST_TEST(node_stats(client).cluster_masters == 3u);
     }());
 }
@@ -873,10 +877,7 @@ BOOST_AUTO_TEST_CASE(a_first_request_to_a_master_that_is_not_a_seed_waits_for_it
         redlock::client client(ioc.get_executor(),
                                cluster_config({"redis-cluster://127.0.0.1:" + std::to_string(seed.port())}));
         run_coro(ioc, [&]() -> asio::awaitable<void> {
-            redlock::diagnostics diag;
-            auto [ec, lease] = co_await client.async_acquire(resource, options(2s), diag, tuple_awaitable);
-            BOOST_TEST(!ec, diag.message);
-            if (!ec) co_await lease.async_release(tuple_awaitable);
+            co_await lock_once(client, resource);
             BOOST_TEST(node_stats(client).cluster_refreshes == 1u);
         }());
     }
