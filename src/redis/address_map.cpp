@@ -48,10 +48,6 @@ std::optional<host_port> read_host_port(const std::string& text) {
     return out;
 }
 
-std::string key_of(const std::string& host, unsigned short port) {
-    return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 }  // namespace
 
 boost::system::error_code address_map::parse(const std::map<std::string, std::string>& entries,
@@ -70,7 +66,7 @@ boost::system::error_code address_map::parse(const std::map<std::string, std::st
             return error::invalid_config;
         }
         if (source->port) {
-            out.by_endpoint_[key_of(source->host, *source->port)] = {target->host, target->port};
+            out.by_endpoint_[{source->host, *source->port}] = {target->host, target->port};
         } else {
             out.by_host_[source->host] = {target->host, std::nullopt};
         }
@@ -80,7 +76,7 @@ boost::system::error_code address_map::parse(const std::map<std::string, std::st
 
 node_address address_map::apply(node_address a) const {
     if (empty()) return a;
-    if (const auto it = by_endpoint_.find(key_of(a.host, a.port)); it != by_endpoint_.end()) {
+    if (const auto it = by_endpoint_.find({a.host, a.port}); it != by_endpoint_.end()) {
         a.host = it->second.host;
         if (it->second.port) a.port = *it->second.port;
         return a;

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace redlock::redis::detail {
 
@@ -32,7 +33,7 @@ private:
         std::string host;
         std::optional<unsigned short> port;  // none: keep the announced one
     };
-    std::map<std::string, target> by_endpoint_;  // "host:port"
+    std::map<std::pair<std::string, unsigned short>, target> by_endpoint_;
     std::map<std::string, target> by_host_;
 };
 

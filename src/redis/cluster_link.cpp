@@ -393,10 +393,8 @@ void cluster_link::refresh() {
     }
     // Those connected first: a master that died (the likely reason for this refresh) would hold
     // the map up for a connect timeout.
-    std::stable_partition(candidates.begin(), candidates.end(), [this](const node_address& a) {
-        const auto it = connections_.find(endpoint(a));
-        return it != connections_.end() && it->second->is_connected();
-    });
+    std::stable_partition(candidates.begin(), candidates.end(),
+                          [this](const node_address& a) { return connected_to(a); });
     read_map_from(0, std::move(candidates), std::nullopt);
 }
 
@@ -405,11 +403,7 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
     if (closed_) return;
     // Once some node gave a map, one that is not connected (maybe dead) cannot hold up its use
     // for a connect timeout.
-    const auto connected = [this](const node_address& a) {
-        const auto it = connections_.find(endpoint(a));
-        return it != connections_.end() && it->second->is_connected();
-    };
-    while (best && candidate < candidates.size() && !connected(candidates[candidate]))
+    while (best && candidate < candidates.size() && !connected_to(candidates[candidate]))
         ++candidate;
     if (candidate >= candidates.size()) {
         // A map that serves only some slots (a failover under way) is the best there is; an
@@ -563,11 +557,13 @@ const node_address* cluster_link::master_address(std::uint16_t slot) const {
 bool cluster_link::is_connected() const {
     std::lock_guard lock(status_mutex_);
     if (!map_known_) return false;
-    for (const auto& m : map_.masters()) {
-        const auto it = connections_.find(endpoint(m));
-        if (it == connections_.end() || !it->second->is_connected()) return false;
-    }
-    return true;
+    return std::all_of(map_.masters().begin(), map_.masters().end(),
+                       [this](const node_address& m) { return connected_to(m); });
+}
+
+bool cluster_link::connected_to(const node_address& address) const {
+    const auto it = connections_.find(endpoint(address));
+    return it != connections_.end() && it->second->is_connected();
 }
 
 connection_error cluster_link::last_error() const {

@@ -166,6 +166,8 @@ private:
     /// The connection to map_.masters()[master], cached by index until the map is read again.
     connection& master_connection(std::size_t master);
     void set_last_error(connection_error e);
+    /// Whether the connection to `address` exists and is up (strand, or under status_mutex_).
+    [[nodiscard]] bool connected_to(const node_address& address) const;
     /// Closes the connections to nodes that are neither a master in the map nor a seed.
     void close_gone_nodes();
     void count(std::uint64_t& counter);
