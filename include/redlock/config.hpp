@@ -61,9 +61,9 @@ struct REDLOCK_API client_config {
     /// Empty, or one per node, in the order of `nodes`: what their URIs cannot say.
     std::vector<node_settings> per_node;
     /// Where to connect instead of the addresses a Redis Cluster or the sentinels announce (the
-    /// masters in CLUSTER SLOTS and MOVED/ASK, the master a sentinel names), for servers behind
-    /// NAT or in containers: "host:port" -> "host:port", or "host" -> "host" (any port of that
-    /// host, the port kept). The URIs in `nodes` are used as written.
+    /// masters in CLUSTER SHARDS or SLOTS and MOVED/ASK, the master a sentinel names), for
+    /// servers behind NAT or in containers: "host:port" -> "host:port", or "host" -> "host"
+    /// (any port of that host, the port kept). The URIs in `nodes` are used as written.
     std::map<std::string, std::string> address_map;
     /// Keys of resource R are "{<key_prefix>R}:lock" (and :fence, :queue, channel :released).
     std::string key_prefix = "redlock:";

@@ -52,8 +52,9 @@ struct REDLOCK_API node_metrics {
     std::uint64_t cluster_moved = 0;
     std::uint64_t cluster_asked = 0;
     std::uint64_t cluster_tryagain = 0;
-    /// Slot maps read (CLUSTER SLOTS): on connect, after a MOVED or a failure, and every 5 s. A
-    /// map read after a slot moved lets requests go to its new master without a MOVED.
+    /// Slot maps read (CLUSTER SHARDS, or SLOTS where refused): on connect, after a MOVED or a
+    /// failure, and every 5 s. A map read after a slot moved lets requests go to its new master
+    /// without a MOVED.
     std::uint64_t cluster_refreshes = 0;
     /// A Sentinel node (redis-sentinel://): the master the sentinels named last ("host:port";
     /// empty before the first answer), and how many times it changed since (failovers seen).

@@ -428,15 +428,22 @@ void client_state::script_refused(std::string_view script_name, resp::value& v,
 
 void client_state::eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
                            std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-                           std::function<void(boost::system::error_code, resp::value)> on_reply) {
+                           std::function<void(boost::system::error_code, resp::value)> on_reply,
+                           redis::detail::cluster_link::on_tryagain tryagain) {
     nodes_[node]->eval(s, keys, args, timeout,
-                       boost::asio::bind_executor(strand_, [self = shared_from_this(), node, name = s.name,
-                                                            on_reply = std::move(on_reply)](
-                                                               boost::system::error_code ec, resp::value v) {
-                           if (!ec && v.is_error()) script_refused(name, v, ec);
-                           if (ec) self->metrics_.node_failure(node, ec);
-                           if (on_reply) on_reply(ec, std::move(v));
-                       }));
+                       boost::asio::bind_executor(
+                           strand_,
+                           [self = shared_from_this(), node, name = s.name, tryagain,
+                            on_reply = std::move(on_reply)](boost::system::error_code ec, resp::value v) {
+                               if (!ec && v.is_error()) script_refused(name, v, ec);
+                               // A TRYAGAIN handed back is the caller's to split, not the node failing.
+                               const bool split =
+                                   tryagain == redis::detail::cluster_link::on_tryagain::hand_back &&
+                                   v.error_code() == "TRYAGAIN";
+                               if (ec && !split) self->metrics_.node_failure(node, ec);
+                               if (on_reply) on_reply(ec, std::move(v));
+                           }),
+                       tryagain);
 }
 
 }  // namespace redlock::detail

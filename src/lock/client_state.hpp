@@ -210,9 +210,11 @@ public:
     static void script_refused(std::string_view script_name, resp::value& v, boost::system::error_code& ec);
     /// Runs one script on node `node`; `on_reply` runs on the strand with the reply, or with the
     /// failure (a server error reply is error::server_error, with the reply). Counts node failures.
-    void eval_on(std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
-                 std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-                 std::function<void(boost::system::error_code, resp::value)> on_reply);
+    void eval_on(
+        std::size_t node, const redis::script& s, std::span<const std::string_view> keys,
+        std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+        std::function<void(boost::system::error_code, resp::value)> on_reply,
+        redis::detail::cluster_link::on_tryagain tryagain = redis::detail::cluster_link::on_tryagain::retry);
 
     /// The context shuts down, so no handler of ours runs again: the extends waiting for their
     /// batch, the WAITs not sent yet and the async_close calls go, as asio drops the handlers it

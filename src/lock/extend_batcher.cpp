@@ -78,28 +78,58 @@ void extend_batcher::send_batch(std::size_t node, std::span<entry> batch) {
     keys.reserve(batch.size());
     args.reserve(2 * batch.size());
     auto timeout = batch.front().timeout;
-    auto replies = std::make_shared<std::vector<reply_fn>>();
-    replies->reserve(batch.size());
+    // Kept whole (the strings the views above point into, too): a TRYAGAIN sends each again.
+    auto entries = std::make_shared<std::vector<entry>>();
+    entries->reserve(batch.size());
     for (auto& e : batch) {
-        keys.push_back(e.key);
-        args.push_back(e.token);
-        args.push_back(e.ttl_text);
-        timeout = std::min(timeout, e.timeout);
-        replies->push_back(std::move(e.on_reply));
+        entries->push_back(std::move(e));
+        keys.push_back(entries->back().key);
+        args.push_back(entries->back().token);
+        args.push_back(entries->back().ttl_text);
+        timeout = std::min(timeout, entries->back().timeout);
     }
+    const auto sent_at = std::chrono::steady_clock::now();
+    // A slot being migrated serves a script only if it has every one of its keys, or none
+    // (then: ASK): a batch whose keys are split between the two nodes is refused with TRYAGAIN
+    // until the migration ends, which may take longer than the leases have, or never come if
+    // the migration stalls. Each extend alone is served at once.
+    const auto tryagain = client_.link(node).routes_by_slot()
+                              ? redis::detail::cluster_link::on_tryagain::hand_back
+                              : redis::detail::cluster_link::on_tryagain::retry;
     client_.eval_on(
-        node, scripts::extend_batch, keys, args, timeout, [replies](error_code ec, resp::value v) {
-            const bool well_formed = v.kind == resp::type::array && v.elements.size() == replies->size();
+        node, scripts::extend_batch, keys, args, timeout,
+        [this, self = client_.shared_from_this(), node, entries, sent_at](error_code ec, resp::value v) {
+            if (ec && v.error_code() == "TRYAGAIN") return split(node, *entries, sent_at, v);
+            const bool well_formed = v.kind == resp::type::array && v.elements.size() == entries->size();
             if (!ec && !well_formed) ec = error::unexpected_reply;
-            for (std::size_t i = 0; i < replies->size(); ++i) {
-                if (!(*replies)[i]) continue;
+            for (std::size_t i = 0; i < entries->size(); ++i) {
+                auto& on_reply = (*entries)[i].on_reply;
+                if (!on_reply) continue;
                 if (ec) {
-                    (*replies)[i](ec, v.is_error() ? v : resp::value{});
+                    on_reply(ec, v.is_error() ? v : resp::value{});
                 } else {
-                    (*replies)[i](ec, std::move(v.elements[i]));
+                    on_reply(ec, std::move(v.elements[i]));
                 }
             }
-        });
+        },
+        tryagain);
+}
+
+void extend_batcher::split(std::size_t node, std::vector<entry>& batch,
+                           std::chrono::steady_clock::time_point sent_at, const resp::value& tryagain) {
+    const auto spent =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent_at);
+    for (auto& e : batch) {
+        if (!e.on_reply) continue;
+        if (e.timeout > e.timeout.zero() && spent >= e.timeout) {
+            e.on_reply(error::server_error, tryagain);
+            continue;
+        }
+        const auto left = e.timeout > e.timeout.zero() ? e.timeout - spent : e.timeout;
+        std::string_view keys[] = {e.key};
+        std::string_view args[] = {e.token, e.ttl_text};
+        client_.eval_on(node, scripts::extend, keys, args, left, std::move(e.on_reply));
+    }
 }
 
 }  // namespace redlock::detail

@@ -24,7 +24,8 @@ class client_state;
 /// lease. Extends queued within `window` of each other leave together, at most `max_batch` per
 /// call; a lone extend goes out as the plain extend.lua. Each lease still gets its own reply
 /// (1 extended, 0 not ours), so callers cannot tell a batched extend from a single one. A
-/// cluster node's batches hold the keys of one slot each.
+/// cluster node's batches hold the keys of one slot each; a batch refused with TRYAGAIN (its
+/// slot is being migrated and holds some of its keys) goes again as single extends.
 /// Strand only.
 class extend_batcher {
 public:
@@ -54,6 +55,10 @@ private:
     void flush();
     void send(std::size_t node, std::span<entry> batch);
     void send_batch(std::size_t node, std::span<entry> batch);
+    /// Sends each extend of `batch`, which `tryagain` refused, alone, within what is left of
+    /// its timeout since `sent_at`.
+    void split(std::size_t node, std::vector<entry>& batch, std::chrono::steady_clock::time_point sent_at,
+               const resp::value& tryagain);
 
     client_state& client_;
     std::vector<std::vector<entry>> queues_;

@@ -188,7 +188,8 @@ std::string metrics_snapshot::to_prometheus(std::string_view prefix) const {
                 x.sample("cluster_redirects_total", node_label(n) + ",kind=\"" + kind + "\"", count(value));
         }
     }
-    per_node("cluster_slot_map_reads_total", "counter", "Slot maps read (CLUSTER SLOTS).", topology::cluster,
+    per_node("cluster_slot_map_reads_total", "counter",
+             "Slot maps read (CLUSTER SHARDS, or CLUSTER SLOTS where refused).", topology::cluster,
              [&](const node_metrics& n) { return count(n.cluster_refreshes); });
     per_node("sentinel_master_switches_total", "counter", "Changes of the master the sentinels named.",
              topology::sentinel, [&](const node_metrics& n) { return count(n.sentinel_switches); });

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "redis/cluster_link.hpp"
 
+#include "redis/cluster_shards.hpp"
 #include "redis/script_call.hpp"
 #include <redlock/error.hpp>
 
@@ -10,6 +11,7 @@
 #include <boost/asio/query.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <utility>
 
@@ -30,6 +32,15 @@ constexpr std::chrono::milliseconds min_refresh_gap{100};
 // How long a closed connection to a node gone from the map is kept: the handlers of the requests
 // its close() ended have all run by then.
 constexpr std::chrono::seconds gone_kept{60};
+
+// A server older than 7.0 does not know CLUSTER SHARDS; an ACL may allow CLUSTER SLOTS only.
+bool lacks_cluster_shards(const resp::value& reply) {
+    if (!reply.is_error()) return false;
+    if (reply.error_code() == "NOPERM") return true;
+    std::string text = reply.str;
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text.find("unknown subcommand") != std::string::npos;
+}
 
 resp::value error_value(std::string text) {
     resp::value v;
@@ -56,6 +67,7 @@ struct cluster_link::request {
     std::optional<clock::time_point> deadline;
     int redirects = 0;
     int tryagains = 0;
+    bool hand_back_tryagain = false;
     bool done = false;
     bool parked = false;
     bool waited_for_map = false;  // parked once because its master was not connected
@@ -131,9 +143,10 @@ void cluster_link::drain(std::chrono::milliseconds timeout, drained_fn on_draine
 }
 
 void cluster_link::eval(std::uint16_t slot, const script& s, std::string evalsha,
-                        std::chrono::milliseconds timeout, eval_handler handler) {
+                        std::chrono::milliseconds timeout, eval_handler handler, on_tryagain tryagain) {
     auto r = std::make_shared<request>(std::move(handler));
     r->slot = slot;
+    r->hand_back_tryagain = tryagain == on_tryagain::hand_back;
     r->lua = s;
     r->payload = std::move(evalsha);
     if (timeout > timeout.zero()) r->deadline = clock::now() + timeout;
@@ -291,6 +304,10 @@ void cluster_link::on_replies(const std::shared_ptr<request>& r, connection& fro
             refresh();
             return send(r, connection_to(target), false);
         }
+        if (reply.error_code() == "TRYAGAIN" && r->hand_back_tryagain) {
+            count(stats_.tryagain);
+            break;
+        }
         if (reply.error_code() == "TRYAGAIN" && (r->deadline ? clock::now() + tryagain_pause < *r->deadline
                                                              : r->tryagains < max_tryagain_without_timeout)) {
             count(stats_.tryagain);
@@ -417,7 +434,7 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
     }
     auto& c = connection_to(candidates[candidate]);
     resp::request req;
-    req.push("CLUSTER", "SLOTS");
+    req.push("CLUSTER", shards_refused_ ? "SLOTS" : "SHARDS");
     c.async_exec(
         req, c.config().connect_timeout,
         boost::asio::bind_executor(
@@ -429,8 +446,12 @@ void cluster_link::read_map_from(std::size_t candidate, std::vector<node_address
                 std::string why;
                 slot_map map;
                 if (!ec && replies.size() != 1) ec = error::unexpected_reply;
-                if (!ec)
-                    ec = read_cluster_slots(replies.front(), from->config().address, map, why, self->remap_);
+                if (!ec && !self->shards_refused_ && lacks_cluster_shards(replies.front())) {
+                    self->shards_refused_ = true;
+                    return self->read_map_from(candidate, std::move(candidates), std::move(best));
+                }
+                const auto read = self->shards_refused_ ? read_cluster_slots : read_cluster_shards;
+                if (!ec) ec = read(replies.front(), from->config().address, map, why, self->remap_);
                 if (ec) {
                     const auto last = from->last_error();
                     auto text = "reading the slot map from " + endpoint(from->config().address) + ": " +

@@ -32,7 +32,7 @@ struct cluster_stats {
     std::uint64_t moved = 0;      ///< MOVED replies followed (the slot map was out of date)
     std::uint64_t asked = 0;      ///< ASK replies followed (a slot being migrated)
     std::uint64_t tryagain = 0;   ///< TRYAGAIN replies retried
-    std::uint64_t refreshes = 0;  ///< CLUSTER SLOTS read
+    std::uint64_t refreshes = 0;  ///< slot maps read (CLUSTER SHARDS or SLOTS)
     std::size_t masters = 0;      ///< masters in the current slot map
     std::size_t connections = 0;  ///< open: the masters' and the seeds'; gone nodes' are closed
 };
@@ -48,18 +48,22 @@ struct cluster_stats {
 /// (a replica promoted by a failover, which may lack grants its master made) is reported to
 /// `on_new_master`, so that the lock layer can keep its grants from counting for a while.
 ///
-/// The map is read (CLUSTER SLOTS) from the seeds or the known masters at start(), after each
-/// MOVED, and every `refresh_interval`; a node whose map serves no slot (it never joined) or
-/// only some (it lags, or a failover is under way) is passed over for the next, and a partial
-/// map is taken only when no node has a whole one. Requests made before the first map wait for
-/// it, within their timeout; so does, once, a request whose master is not connected after it
-/// was (it may have died and been failed over). Strand only (but is_connected(), last_error() and stats():
-/// any thread): every member runs on the strand given to the constructor, which the connections share.
+/// The map is read (CLUSTER SHARDS; CLUSTER SLOTS from a server that refuses it) from the seeds or the known
+/// masters at start(), after each MOVED, and every `refresh_interval`; a node whose map serves no slot (it
+/// never joined) or only some (it lags, or a failover is under way) is passed over for the next, and a
+/// partial map is taken only when no node has a whole one. Requests made before the first map wait for it,
+/// within their timeout; so does, once, a request whose master is not connected after it was (it may have
+/// died and been failed over). Strand only (but is_connected(), last_error() and stats(): any thread): every
+/// member runs on the strand given to the constructor, which the connections share.
 class cluster_link final : public std::enable_shared_from_this<cluster_link>,
                            public context_shutdown_listener {
 public:
     using exec_handler = boost::asio::any_completion_handler<void(error_code, std::vector<resp::value>)>;
     using eval_handler = boost::asio::any_completion_handler<void(error_code, resp::value)>;
+    /// What a TRYAGAIN reply (a multi-key request met a slot half migrated) does: sent again
+    /// after a pause, within the timeout; or handed back at once, for a caller that can split
+    /// the request into single-key ones, which a migrating slot serves (or redirects) at once.
+    enum class on_tryagain { retry, hand_back };
     /// Called on the strand.
     using drained_fn = std::function<void()>;
     /// The configuration of the connection to the cluster node at `address`.
@@ -78,7 +82,7 @@ public:
     /// was out of date) or an ASK (the slot is being migrated), with the slot and its new server.
     using redirect_fn = std::function<void(bool ask, std::uint16_t slot, const node_address& to)>;
 
-    /// `remap`: applied to every master address the cluster announces (CLUSTER SLOTS, MOVED, ASK).
+    /// `remap`: applied to every master address the cluster announces (CLUSTER SHARDS or SLOTS, MOVED, ASK).
     cluster_link(strand_type strand, std::vector<node_address> seeds, config_for make_config,
                  new_master_fn on_new_master = {}, redirect_fn on_redirect = {}, address_map remap = {});
     ~cluster_link();
@@ -98,7 +102,7 @@ public:
               std::chrono::milliseconds timeout, exec_handler handler);
     /// Runs `s` (its EVALSHA encoded in `evalsha`) on the master of `slot`.
     void eval(std::uint16_t slot, const script& s, std::string evalsha, std::chrono::milliseconds timeout,
-              eval_handler handler);
+              eval_handler handler, on_tryagain tryagain = on_tryagain::retry);
     /// eval() with `trailer` (`trailer_commands` encoded commands without keys, such as WAIT)
     /// in the same write right behind the script, on whatever connection the script goes to: a
     /// MOVED, an ASK or a NOSCRIPT sends both again. The handler gets the script's reply, then
@@ -153,7 +157,7 @@ private:
     static void abandon(const std::shared_ptr<request>& r);
     void park(const std::shared_ptr<request>& r);
     void reroute_parked();
-    // Asks candidates[candidate] and on for CLUSTER SLOTS until one serves every slot; else
+    // Asks candidates[candidate] and on for CLUSTER SHARDS (or SLOTS) until one serves every slot; else
     // takes `best`, the map that served the most.
     void read_map_from(std::size_t candidate, std::vector<node_address> candidates,
                        std::optional<slot_map> best);
@@ -187,7 +191,8 @@ private:
     bool map_known_ = false;
     bool refreshing_ = false;
     bool refresh_again_ = false;
-    bool refresh_soon_ = false;  // the timer is set for a read held back by min_refresh_gap
+    bool refresh_soon_ = false;    // the timer is set for a read held back by min_refresh_gap
+    bool shards_refused_ = false;  // a node refused CLUSTER SHARDS: maps are read by CLUSTER SLOTS
     std::chrono::steady_clock::time_point last_refresh_{};
     bool closed_ = false;
     const node_address* answering_ = nullptr;       // see answering()

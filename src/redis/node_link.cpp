@@ -107,10 +107,10 @@ void node_link::exec_routed(std::uint16_t slot, std::string payload, std::size_t
 
 void node_link::eval_routed(std::uint16_t slot, const script& s, std::span<const std::string_view> keys,
                             std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-                            cluster_link::eval_handler h) {
+                            cluster_link::eval_handler h, cluster_link::on_tryagain tryagain) {
     boost::asio::dispatch(strand_, [cluster = cluster_, slot, s, evalsha = evalsha_payload(s, keys, args),
-                                    timeout, h = std::move(h)]() mutable {
-        cluster->eval(slot, s, std::move(evalsha), timeout, std::move(h));
+                                    timeout, h = std::move(h), tryagain]() mutable {
+        cluster->eval(slot, s, std::move(evalsha), timeout, std::move(h), tryagain);
     });
 }
 

@@ -71,16 +71,17 @@ public:
         }
         exec_routed(key_slot(key), req.payload(), req.size(), timeout, std::forward<Handler>(h));
     }
-    /// async_eval() of `s` on `keys`, the first of which routes it.
+    /// async_eval() of `s` on `keys`, the first of which routes it. `tryagain`: for a cluster.
     template <class Handler>
     void eval(const script& s, std::span<const std::string_view> keys, std::span<const std::string_view> args,
-              std::chrono::milliseconds timeout, Handler&& h) {
+              std::chrono::milliseconds timeout, Handler&& h,
+              cluster_link::on_tryagain tryagain = cluster_link::on_tryagain::retry) {
         if (server_) {
             server_->async_eval(s, keys, args, timeout, std::forward<Handler>(h));
             return;
         }
         eval_routed(keys.empty() ? 0 : key_slot(keys.front()), s, keys, args, timeout,
-                    std::forward<Handler>(h));
+                    std::forward<Handler>(h), tryagain);
     }
 
     /// eval() with `trailer` (commands without keys, such as WAIT) in the same write right
@@ -107,7 +108,7 @@ private:
                      std::chrono::milliseconds timeout, cluster_link::exec_handler h);
     void eval_routed(std::uint16_t slot, const script& s, std::span<const std::string_view> keys,
                      std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-                     cluster_link::eval_handler h);
+                     cluster_link::eval_handler h, cluster_link::on_tryagain tryagain);
 
     strand_type strand_;
     // Shared: a failover announced by the sentinels moves it, from a handler that may run

@@ -13,6 +13,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
@@ -435,6 +436,53 @@ BOOST_AUTO_TEST_CASE(a_grant_after_an_ask_waits_for_the_replicas_of_the_master_t
         BOOST_TEST(!ok, diag.message);
         BOOST_TEST(has_lock_key(*to, resource));
         BOOST_TEST(held.held());
+    }());
+}
+
+// Renewals batched for one slot while the slot is being migrated and some of their keys have
+// moved: the server refuses the batch with TRYAGAIN until the migration ends (which may take
+// longer than the leases have, or never come if it stalls). Each renewal goes again alone, served
+// where its key is, and every lease is kept.
+BOOST_AUTO_TEST_CASE(renewals_batched_in_a_half_migrated_slot_go_again_one_by_one) {
+    redis_cluster_options o;
+    o.replicas_per_master = 0;
+    redis_cluster cluster(o);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), cluster_config({cluster.uri()}));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        using namespace asio::experimental::awaitable_operators;
+        const std::string moved = "half-migrated";
+        const auto slot = slot_of(moved);
+        const auto stayed = resource_in_slot(slot, moved);
+        auto& from = cluster.master_of_slot(slot);
+        auto* to = another_master(cluster, from);
+        BOOST_TEST_REQUIRE(to != nullptr);
+        auto first = co_await client.async_acquire(moved, options(10s), asio::use_awaitable);
+        auto second = co_await client.async_acquire(stayed, options(10s), asio::use_awaitable);
+        cluster.begin_slot_migration(slot, *to);
+        const auto migrated = from.command(
+            {"MIGRATE", "127.0.0.1", std::to_string(to->port()), "", "0", "5000", "KEYS", lock_key(moved)});
+        BOOST_TEST_REQUIRE(migrated.str == "OK", redlock::resp::to_string(migrated));
+        BOOST_TEST_REQUIRE(has_lock_key(*to, moved));
+        BOOST_TEST_REQUIRE(has_lock_key(from, stayed));
+        // Both leave within the batcher's window: one script call for the two keys of the slot.
+        const auto extend = [](redlock::lease& l) -> asio::awaitable<error_code> {
+            auto [ec] = co_await l.async_extend(20s, tuple_awaitable);
+            co_return ec;
+        };
+        const auto [first_extended, second_extended] = co_await (extend(first) && extend(second));
+        BOOST_TEST(!first_extended, first_extended.message());
+        BOOST_TEST(!second_extended, second_extended.message());
+        // Refused once, and split at once: not sent again and again until the node timeout.
+        BOOST_TEST(node_stats(client).cluster_tryagain == 1u);
+        // Each key was extended where it was (read once the migration ends: until then the
+        // target serves the slot only after ASKING).
+        cluster.migrate_slot_keys(slot);
+        cluster.finish_slot_migration(slot);
+        BOOST_TEST(to->command({"PTTL", lock_key(moved)}).integer > 10000);
+        BOOST_TEST(to->command({"PTTL", lock_key(stayed)}).integer > 10000);
+        co_await first.async_release(tuple_awaitable);
+        co_await second.async_release(tuple_awaitable);
     }());
 }
 
@@ -947,6 +995,41 @@ BOOST_AUTO_TEST_CASE(an_address_map_leads_to_announced_addresses_the_client_cann
         }
         BOOST_TEST(node_stats(client).cluster_masters == 3u);
     }());
+}
+
+// The map is read by CLUSTER SHARDS; from a server that refuses it (older than 7.0, or an ACL
+// that allows CLUSTER SLOTS only), by CLUSTER SLOTS. One seed, and a resource on another master:
+// the lock is taken only through a map read.
+BOOST_AUTO_TEST_CASE(the_map_is_read_by_cluster_shards_or_else_by_cluster_slots) {
+    redis_cluster_options o;
+    o.replicas_per_master = 0;
+    redis_cluster cluster(o);
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+        for (const auto& [user, refused] :
+             {std::pair{"shards-only", "-cluster|slots"}, {"slots-only", "-cluster|shards"}}) {
+            const auto reply = cluster.server(i).command(
+                {"ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", refused});
+            BOOST_TEST_REQUIRE(reply.str == "OK", redlock::resp::to_string(reply));
+        }
+    }
+    const auto resource = first_with(
+        "sharded", [&](std::uint16_t slot) { return &cluster.master_of_slot(slot) != &cluster.server(0); });
+    asio::io_context ioc;
+    for (const std::string user : {"shards-only", "slots-only"}) {
+        redlock::client client(ioc.get_executor(),
+                               cluster_config({"redis-cluster://" + user + ":secret@127.0.0.1:" +
+                                               std::to_string(cluster.server(0).port())}));
+        run_coro(ioc, [&]() -> asio::awaitable<void> {
+            redlock::diagnostics diag;
+            auto [ec, lease] = co_await client.async_acquire(resource, options(2s), diag, tuple_awaitable);
+            BOOST_TEST(!ec, user << ": " << diag.message);
+            if (!ec) {
+                BOOST_TEST(holder_on(cluster.master_of_slot(slot_of(resource)), resource) == lease.token());
+                co_await lease.async_release(tuple_awaitable);
+            }
+            BOOST_TEST(node_stats(client).cluster_masters == 3u, user);
+        }());
+    }
 }
 
 // A master SIGKILLed with a grant its replica never got, and a client started after the
