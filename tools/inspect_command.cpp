@@ -73,11 +73,20 @@ std::string pttl_text(std::int64_t pttl) {
     return std::to_string(pttl) + " ms left";
 }
 
+// A holder, and who it is where its token says.
+void print_holder(const std::string& h, bool first) {
+    std::printf("%s %s", first ? ";" : ",", h.c_str());
+    if (const auto id = redlock::identity_of(h)) {
+        std::printf(" (pid %lld on %s%s%s)", static_cast<long long>(id->pid), id->host.c_str(),
+                    id->label.empty() ? "" : ", label ", id->label.c_str());
+    }
+}
+
 void print_text(const inspection& i) {
     std::printf("%s: %s", i.resource.c_str(), i.held() ? "held" : "free");
     if (!i.owner.empty()) std::printf(" by owner %s", i.owner.c_str());
     for (const auto& h : i.holders)
-        std::printf("%s %s", &h == &i.holders.front() ? ";" : ",", h.c_str());
+        print_holder(h, &h == &i.holders.front());
     std::printf(" (quorum %zu of %zu); fence %llu\n", i.quorum, i.nodes.size(),
                 static_cast<unsigned long long>(i.fence));
     for (const auto& n : i.nodes) {
@@ -93,7 +102,7 @@ void print_text(const inspection& i) {
             std::printf(", %zu reading, %zu writing", n.holders.size() - n.writers.size(), n.writers.size());
         if (!n.owner.empty()) std::printf(", owner %s", n.owner.c_str());
         for (const auto& h : n.holders)
-            std::printf("%s %s", &h == &n.holders.front() ? ";" : ",", h.c_str());
+            print_holder(h, &h == &n.holders.front());
         if (n.queued > 0) std::printf("; %lld queued", static_cast<long long>(n.queued));
         std::printf("\n");
     }

@@ -45,6 +45,11 @@ void lock_flags::add_to(CLI::App& command, const std::string& what) {
                     "other (default 75)")
         ->check(CLI::Range(0, 255))
         ->type_name("N");
+    command
+        .add_option("--label", label,
+                    "what the holder is, shown by `redlock inspect` beside its host and process id (at most "
+                    "64 bytes)")
+        ->type_name("TEXT");
     add_switch(command, "--quiet", quiet, "no status line while waiting");
 }
 
@@ -58,6 +63,8 @@ void lock_flags::check() const {
     if (fenced && shared)
         throw usage_error("--fenced: not with --shared (readers are not numbered; fence the --writer)");
     if (max_hold < milliseconds::zero()) throw usage_error("--max-hold: not negative");
+    if (label.size() > 64 || label.find('\n') != std::string::npos)
+        throw usage_error("--label: at most 64 bytes, on one line");
     if (resources.size() > 1 && (permits > 0 || mode() != lock_mode::exclusive))
         throw usage_error("several RESOURCEs: plain locks only (not --permits, --shared or --writer)");
 }
@@ -91,6 +98,7 @@ lock_options lock_flags::options() const {
     o.mode = mode();
     o.max_hold = max_hold;
     o.replicas = replicas;
+    o.label = label;
     o.watchdog = true;
     return o;
 }

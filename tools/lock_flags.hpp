@@ -28,6 +28,7 @@ struct lock_flags {
     int replicas = 0;
     int conflict_exit = exit_not_acquired;
     bool quiet = false;
+    std::string label;
     /// Sorted, each once (set_resources).
     std::vector<std::string> resources;
     /// For messages: the resources, joined by ", ".

@@ -101,6 +101,11 @@ struct REDLOCK_API client_config {
     /// lock that an unreplicated grant of its old master still holds: two holders, unless every
     /// lease waits for a replica (lock_options::replicas).
     bool failover_quarantine = true;
+    /// Record who holds in every token this client makes: its host name and process id, and
+    /// the acquisition's lock_options::label, which async_inspect and `redlock inspect` show
+    /// (identity_of). They ride in the token (hex, after its 128 random bits): about 40 bytes
+    /// more per lock and per command that names it. Off: tokens are the random bits alone.
+    bool identify_holder = true;
     /// Per node connection: requests waiting beyond this fail at once with error::queue_full
     /// (back-pressure while a node is slow or away; an acquire counts that node as failed).
     /// Zero: no limit.

@@ -8,7 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock {
@@ -54,6 +56,20 @@ struct REDLOCK_API inspection {
     std::uint64_t fence = 0;  ///< the largest fence counter of any node
     [[nodiscard]] bool held() const noexcept { return !holders.empty(); }
 };
+
+/// Who holds, as the client that took the hold recorded it in its token
+/// (client_config::identify_holder, lock_options::label).
+struct REDLOCK_API holder_identity {
+    std::string host;  ///< the host name of the holder's machine
+    std::int64_t pid = 0;
+    std::string label;  ///< lock_options::label; empty if none
+    friend bool operator==(const holder_identity&, const holder_identity&) = default;
+};
+
+/// The identity recorded in `holder` (a token as lease::token() gives it, or a holder as an
+/// inspection lists it, a fair lock's "<place>.<round>" included); empty for a token that
+/// records none (a client with identify_holder off) or a value none of our clients wrote.
+[[nodiscard]] REDLOCK_API std::optional<holder_identity> identity_of(std::string_view holder);
 
 /// The inspection as a JSON object (the shape `redlock inspect --json` prints).
 [[nodiscard]] REDLOCK_API std::string to_json(const inspection& i);

@@ -67,6 +67,10 @@ struct REDLOCK_API lock_options {
     bool reentrant = false;
     /// The owner of a reentrant lock (required with `reentrant`, refused without it).
     owner_id owner;
+    /// What the holder is, for operators (at most 64 bytes, no newline): recorded with the
+    /// host name and process id in the lease's token (client_config::identify_holder) and shown
+    /// by async_inspect and `redlock inspect`.
+    std::string label;
 
     /// Number each grant with a fencing token (lease::fence()): a 64-bit number that strictly
     /// increases from one holder of the resource to the next, also across Redlock quorums (the

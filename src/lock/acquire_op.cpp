@@ -11,7 +11,6 @@
 #include "lock/lease_grant.hpp"
 #include "lock/round_report.hpp"
 #include "lock/suspension.hpp"
-#include "lock/token.hpp"
 #include "lock/wait_policy.hpp"
 #include <redlock/error.hpp>
 
@@ -82,7 +81,7 @@ void acquire_op::cancel() {
 
 bool acquire_op::new_token(std::string& out) {
     try {
-        out = make_token();
+        out = client_->make_holder_token(options_.label);
         return true;
     } catch (const std::exception& e) {
         finish(error::internal, lease(), e.what());

@@ -2,6 +2,7 @@
 #include "lock/client_state.hpp"
 
 #include "lock/answering_server.hpp"
+#include "lock/token.hpp"
 #include "scripts/scripts_gen.hpp"
 #include <redlock/error.hpp>
 #include <redlock/redis/server_version.hpp>
@@ -10,6 +11,8 @@
 
 #include <algorithm>
 #include <random>
+
+#include <unistd.h>
 
 namespace redlock::detail {
 
@@ -87,6 +90,10 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
       extends_(*this, cfg_.nodes.size()),
       replicas_(*this, cfg_.nodes.size()),
       listener_(*this) {
+    if (cfg_.identify_holder) {
+        char host[256] = {};
+        if (::gethostname(host, sizeof host - 1) == 0) host_name_ = host;
+    }
     // The client validated the config: a URI that does not parse here is a library bug.
     const auto specs = cfg_.node_specs();
     members_->entries.resize(specs.size());
@@ -444,6 +451,13 @@ void client_state::eval_on(std::size_t node, const redis::script& s, std::span<c
                                if (on_reply) on_reply(ec, std::move(v));
                            }),
                        tryagain);
+}
+
+std::string client_state::make_holder_token(std::string_view label) const {
+    if (!cfg_.identify_holder) return make_token();
+    // The process's id when the token is made: a child forked after the client was made is
+    // not its parent.
+    return make_token(holder_identity_text(host_name_, static_cast<long>(::getpid()), label));
 }
 
 }  // namespace redlock::detail

@@ -58,6 +58,10 @@ public:
 
     [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
     [[nodiscard]] const std::string& node_name(std::size_t i) const { return node_names_[i]; }
+    /// A new token for a hold labelled `label`: make_token(), with this host's name, this
+    /// process's id and the label recorded in it unless identify_holder is off. Throws
+    /// std::system_error as make_token() does.
+    [[nodiscard]] std::string make_holder_token(std::string_view label) const;
     /// Node `i`'s way to its data: one server, or a cluster routed by the key's slot.
     [[nodiscard]] redis::detail::node_link& link(std::size_t i) { return *nodes_[i]; }
     [[nodiscard]] const redis::detail::node_link& link(std::size_t i) const { return *nodes_[i]; }
@@ -255,6 +259,7 @@ private:
     std::shared_ptr<cluster_members> members_;
     std::vector<std::unique_ptr<redis::detail::node_link>> nodes_;
     std::vector<std::string> node_names_;
+    std::string host_name_;  // for make_holder_token
     metrics_recorder metrics_;
     std::mt19937_64 rng_;
     extend_batcher extends_;

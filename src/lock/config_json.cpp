@@ -309,7 +309,7 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
             doc, "",
             {"nodes", "key_prefix", "max_ttl_ms", "drift_factor", "node_timeout_ms", "connect_timeout_ms",
              "health_check_interval_ms", "client_name", "restart_quarantine", "failover_quarantine",
-             "max_queued_requests", "max_subscriptions", "retry", "tls", "address_map"},
+             "identify_holder", "max_queued_requests", "max_subscriptions", "retry", "tls", "address_map"},
             why)) {
         return ec;
     }
@@ -348,6 +348,9 @@ error_code read_config(const json_value& doc, client_config& out, std::string& w
     }
     if (auto* f = find(doc, "restart_quarantine")) {
         if (auto ec = read_bool(*f, "restart_quarantine", out.restart_quarantine, why)) return ec;
+    }
+    if (auto* f = find(doc, "identify_holder")) {
+        if (auto ec = read_bool(*f, "identify_holder", out.identify_holder, why)) return ec;
     }
     if (auto* f = find(doc, "failover_quarantine")) {
         if (auto ec = read_bool(*f, "failover_quarantine", out.failover_quarantine, why)) return ec;

@@ -23,6 +23,23 @@ const char* hold_type_name(hold_type t) noexcept {
     return "other";
 }
 
+namespace {
+
+// Per holder, who it is (identity_of), or null.
+nlohmann::json who(const std::vector<std::string>& holders) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& h : holders) {
+        if (const auto id = identity_of(h)) {
+            out.push_back({{"host", id->host}, {"pid", id->pid}, {"label", id->label}});
+        } else {
+            out.push_back(nullptr);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string to_json(const inspection& i) {
     nlohmann::json nodes = nlohmann::json::array();
     for (const auto& n : i.nodes) {
@@ -34,6 +51,7 @@ std::string to_json(const inspection& i) {
             node["type"] = hold_type_name(n.type);
             node["pttl_ms"] = n.pttl_ms;
             node["holders"] = n.holders;
+            node["who"] = who(n.holders);
             if (n.type == hold_type::read_write) node["writers"] = n.writers;
             if (!n.owner.empty()) node["owner"] = n.owner;
             node["fence"] = n.fence;
@@ -44,6 +62,7 @@ std::string to_json(const inspection& i) {
     }
     nlohmann::json j = {{"resource", i.resource}, {"quorum", i.quorum}, {"held", i.held()},
                         {"holders", i.holders},   {"fence", i.fence},   {"nodes", std::move(nodes)}};
+    j["who"] = who(i.holders);
     if (!i.owner.empty()) j["owner"] = i.owner;
     // Tokens and owners are bytes a caller chose: never let one stop the dump.
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -13,7 +13,6 @@
 #include "lock/quorum.hpp"
 #include "lock/round_report.hpp"
 #include "lock/suspension.hpp"
-#include "lock/token.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/asio/error.hpp>
@@ -60,7 +59,7 @@ public:
     void start() {
         if (done_) return;
         try {
-            token_ = make_token();
+            token_ = client_->make_holder_token(options_.label);
         } catch (const std::exception& e) {
             finish(error::internal, e.what());
             return;

@@ -51,6 +51,10 @@ boost::system::error_code validate_lock_options(const client_config& cfg, const 
               "\": lock_options::owner must be set (at most 256 bytes) with reentrant, and only with it";
         return error::invalid_config;
     }
+    if (o.label.size() > 64 || o.label.find('\n') != std::string::npos) {
+        why = "acquire \"" + resource + "\": lock_options::label must be at most 64 bytes, without a newline";
+        return error::invalid_config;
+    }
     if (o.replicas < 0 || o.replica_timeout <= milliseconds::zero()) {
         why = "acquire \"" + resource +
               "\": lock_options::replicas must be >= 0, with a positive replica_timeout";

@@ -76,6 +76,28 @@ void take_random(unsigned char* out, std::size_t len) {
 
 }  // namespace
 
+std::string make_token(std::string_view identity) {
+    auto token = make_token();
+    if (identity.empty()) return token;
+    static constexpr char hex[] = "0123456789abcdef";
+    token.reserve(token.size() + 1 + 2 * identity.size());
+    token += 'x';
+    for (const unsigned char c : identity) {
+        token += hex[c >> 4];
+        token += hex[c & 0xf];
+    }
+    return token;
+}
+
+std::string holder_identity_text(std::string_view host, long pid, std::string_view label) {
+    std::string out(host.substr(0, 64));
+    out += '\n';
+    out += std::to_string(pid);
+    out += '\n';
+    out += label.substr(0, 64);
+    return out;
+}
+
 std::string make_token() {
     std::array<unsigned char, 16> bytes{};
     take_random(bytes.data(), bytes.size());

@@ -3,6 +3,7 @@
 #define REDLOCK_LOCK_TOKEN_HPP
 
 #include <string>
+#include <string_view>
 
 namespace redlock::detail {
 
@@ -13,6 +14,16 @@ namespace redlock::detail {
 /// guessable: never a counter, a thread id or a std::mt19937 output.
 /// Throws std::system_error if the OS has no randomness to give (no getrandom, no /dev/urandom).
 std::string make_token();
+
+/// make_token() and, when `identity` is not empty, 'x' and `identity` hex-encoded: who holds by
+/// this token (holder_identity_text), for operators (identity_of, `redlock inspect`). Hex keeps
+/// the token in the alphabet every script, key and channel name already takes: no separator
+/// that a script splits on ('.', ':', ' ') can appear in it. The 128 random bits stay first.
+std::string make_token(std::string_view identity);
+
+/// "<host>\n<pid>\n<label>", the identity a client records in its tokens (at most 64 bytes
+/// of the host name, 64 of the label).
+std::string holder_identity_text(std::string_view host, long pid, std::string_view label);
 
 }  // namespace redlock::detail
 

@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace asio = boost::asio;
 namespace data = boost::unit_test::data;
 using namespace std::chrono_literals;
@@ -158,6 +160,69 @@ BOOST_DATA_TEST_CASE(inspect_shows_every_kind_and_what_a_quorum_agrees_on, node_
             co_await l->async_release(asio::use_awaitable);
         auto [bad, none] = co_await client.async_inspect("", tuple_awaitable);
         BOOST_TEST(bad == redlock::error::invalid_resource);
+    }());
+}
+
+// Who holds, for every kind: the host name, the process id and the label that the acquiring
+// client recorded in each token, read back from what the servers hold. A client with
+// identify_holder off records nothing: its tokens are the 128 random bits alone.
+BOOST_AUTO_TEST_CASE(inspect_tells_who_holds_every_kind) {
+    auto servers = start_redis_servers(3);
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    char host[256] = {};
+    BOOST_TEST_REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+    const redlock::holder_identity me{host, static_cast<std::int64_t>(::getpid()), "nightly report"};
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        std::vector<redlock::lease> leases;
+        const auto hold = [&](const std::string& resource, redlock::lock_options o) -> asio::awaitable<void> {
+            o.label = "nightly report";
+            leases.push_back(co_await client.async_acquire(resource, o, asio::use_awaitable));
+        };
+        auto fenced = options(10s);
+        fenced.fenced = true;
+        co_await hold("who-plain", fenced);
+        auto r = options(10s);
+        r.reentrant = true;
+        r.owner = redlock::owner_id("worker-7");
+        co_await hold("who-reentrant", r);
+        auto k = options(10s);
+        k.permits = 2;
+        co_await hold("who-semaphore", k);
+        auto f = options(10s);
+        f.fair = true;
+        co_await hold("who-fair", f);
+        auto w = options(10s);
+        w.mode = redlock::lock_mode::write;
+        co_await hold("who-write", w);
+        auto rd = options(10s);
+        rd.mode = redlock::lock_mode::read;
+        co_await hold("who-read", rd);
+        for (const std::string resource :
+             {"who-plain", "who-reentrant", "who-semaphore", "who-fair", "who-write", "who-read"}) {
+            auto [ec, i] = co_await client.async_inspect(resource, tuple_awaitable);
+            BOOST_TEST_REQUIRE(!ec, ec.message());
+            BOOST_TEST_REQUIRE(i.holders.size() == 1u, resource);
+            const auto who = redlock::identity_of(i.holders.front());
+            BOOST_TEST((who == me), resource << ": " << i.holders.front());
+            BOOST_TEST(to_json(i).find("\"label\":\"nightly report\"") != std::string::npos, to_json(i));
+        }
+        for (auto& l : leases)
+            co_await l.async_release(asio::use_awaitable);
+    }());
+
+    auto anonymous = lock_config(servers);
+    anonymous.identify_holder = false;
+    redlock::client quiet(ioc.get_executor(), anonymous);
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto o = options(10s);
+        o.label = "not recorded";
+        auto l = co_await quiet.async_acquire("who-anonymous", o, asio::use_awaitable);
+        BOOST_TEST(l.token().size() == 32u);
+        auto [ec, i] = co_await quiet.async_inspect("who-anonymous", tuple_awaitable);
+        BOOST_TEST_REQUIRE(i.holders.size() == 1u);
+        BOOST_TEST(!redlock::identity_of(i.holders.front()).has_value());
+        co_await l.async_release(asio::use_awaitable);
     }());
 }
 

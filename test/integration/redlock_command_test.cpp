@@ -11,6 +11,7 @@
 #include "support/scratch_dir.hpp"
 #include "support/tcp_proxy.hpp"
 #include "support/wait_until.hpp"
+#include <redlock/inspection.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -26,6 +27,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace std::chrono_literals;
 using redlock::test::key_tag;
@@ -211,16 +214,22 @@ BOOST_AUTO_TEST_CASE(ten_runs_on_overlapping_pairs_in_opposite_orders_never_dead
 BOOST_FIXTURE_TEST_CASE(the_command_gets_the_lease_in_its_environment_and_its_status_is_ours, three_servers) {
     const auto env = dir.file("env");
     const auto out = dir.file("out");
-    BOOST_TEST(run_redlock(run + " --fenced job -- /bin/sh -c 'echo $REDLOCK_RESOURCE $REDLOCK_TOKEN " +
-                               "$REDLOCK_FENCE > " + env + "; exit 3'",
-                           out) == 3,
-               read_file(out));
+    BOOST_TEST(
+        run_redlock(run + " --fenced --label 'nightly report' job -- /bin/sh -c 'echo $REDLOCK_RESOURCE " +
+                        "$REDLOCK_TOKEN $REDLOCK_FENCE $PPID > " + env + "; exit 3'",
+                    out) == 3,
+        read_file(out));
     std::istringstream in(read_file(env));
     std::string resource, token;
     unsigned long long fence = 0;
-    in >> resource >> token >> fence;
+    std::int64_t redlock_pid = 0;
+    in >> resource >> token >> fence >> redlock_pid;
     BOOST_TEST(resource == "job");
-    BOOST_TEST(token.size() == 32u);
+    // Its token tells who holds: the redlock process (the command's parent) and its label.
+    const auto who = redlock::identity_of(token);
+    BOOST_TEST_REQUIRE(who.has_value(), token);
+    BOOST_TEST(who->pid == redlock_pid);
+    BOOST_TEST(who->label == "nightly report");
     BOOST_TEST(fence >= 1u);
     BOOST_TEST(wait_until([&] { return !key_anywhere(servers, "job"); }));  // released when it exited
 
@@ -721,7 +730,7 @@ BOOST_FIXTURE_TEST_CASE(inspect_shows_the_holder_and_unlock_force_frees_it, thre
     BOOST_TEST(run_redlock("inspect " + nodes_only + " idle", out) == 1, read_file(out));
     BOOST_TEST(read_file(out).find("idle: free") != std::string::npos, read_file(out));
 
-    auto holding = start_redlock(run + " --ttl 15s held -- sleep 60", dir.file("holder"));
+    auto holding = start_redlock(run + " --ttl 15s --label deploy held -- sleep 60", dir.file("holder"));
     BOOST_TEST_REQUIRE(wait_until([&] {
         for (const auto& s : servers)
             if (!redlock::test::key_exists(*s, "held")) return false;
@@ -729,11 +738,19 @@ BOOST_FIXTURE_TEST_CASE(inspect_shows_the_holder_and_unlock_force_frees_it, thre
     }));
     const auto token = servers[0]->command({"GET", lock_key("held")}).str;
     BOOST_TEST(run_redlock("inspect " + nodes_only + " held", out) == 0, read_file(out));
-    BOOST_TEST(read_file(out).find("held: held; " + token + " (quorum 2 of 3)") != std::string::npos,
+    // Who holds: the redlock process, on this host, with its label.
+    char host[256] = {};
+    BOOST_TEST_REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+    const auto who = " (pid " + std::to_string(holding) + " on " + host + ", label deploy)";
+    BOOST_TEST(read_file(out).find("held: held; " + token + who + " (quorum 2 of 3)") != std::string::npos,
                read_file(out));
     BOOST_TEST(read_file(out).find(": lock, ") != std::string::npos, read_file(out));
     BOOST_TEST(run_redlock("inspect --json " + nodes_only + " held", out) == 0, read_file(out));
     BOOST_TEST(read_file(out).find("\"holders\":[\"" + token + "\"]") != std::string::npos, read_file(out));
+    BOOST_TEST(read_file(out).find("\"who\":[{\"host\":\"" + std::string(host) +
+                                   "\",\"label\":\"deploy\",\"pid\":" + std::to_string(holding) + "}]") !=
+                   std::string::npos,
+               read_file(out));
 
     BOOST_TEST(run_redlock("unlock " + nodes_only + " held", out) == 2, read_file(out));
     BOOST_TEST(read_file(out).find("--force is required") != std::string::npos, read_file(out));

@@ -89,6 +89,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
         "node_timeout_ms": 40, "connect_timeout_ms": 2000, "client_name": "worker-7",
         "health_check_interval_ms": 0,
         "restart_quarantine": false, "max_queued_requests": 500, "max_subscriptions": 7,
+        "identify_holder": false,
         "retry": {"min_delay_ms": 10, "max_delay_ms": 20},
         "tls": {"ca_file": "/ca.pem", "cert_file": "/c.pem", "key_file": "/k.pem", "server_name": "redis.local",
                 "verify": false}
@@ -104,6 +105,7 @@ BOOST_AUTO_TEST_CASE(full_example_sets_every_field) {
     BOOST_TEST(c.health_check_interval.count() == 0);
     BOOST_TEST(c.client_name == "worker-7");
     BOOST_TEST(c.restart_quarantine == false);
+    BOOST_TEST(c.identify_holder == false);
     BOOST_TEST(c.retry.min_delay.count() == 10);
     BOOST_TEST(c.retry.max_delay.count() == 20);
     BOOST_TEST(c.tls.ca_file == "/ca.pem");
@@ -127,6 +129,7 @@ BOOST_AUTO_TEST_CASE(only_nodes_keeps_the_defaults) {
     BOOST_TEST(c.health_check_interval == defaults.health_check_interval);
     BOOST_TEST(c.client_name == defaults.client_name);
     BOOST_TEST(c.restart_quarantine == true);
+    BOOST_TEST(c.identify_holder == true);
     BOOST_TEST(c.retry.min_delay == defaults.retry.min_delay);
     BOOST_TEST(c.retry.max_delay == defaults.retry.max_delay);
     BOOST_TEST(c.tls.verify == true);

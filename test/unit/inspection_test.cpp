@@ -2,6 +2,7 @@
 // Reading inspect.lua's answers and agreeing on the holders a quorum lists; the JSON of
 // `redlock inspect --json`. No server: the answers are written out.
 #include "lock/resource_admin.hpp"
+#include "lock/token.hpp"
 #include "support/resp_values.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -127,6 +128,41 @@ BOOST_AUTO_TEST_CASE(the_json_names_each_node_and_what_a_quorum_agrees_on) {
     BOOST_TEST(j["nodes"][1]["node"] == "127.0.0.1:7001");
     BOOST_TEST(j["nodes"][1].contains("error"));
     BOOST_TEST(!j["nodes"][1].contains("type"));
+}
+
+// A token records who made it in hex after its 128 random bits; identity_of reads it back from
+// a token, and from a fair lock's value ("<place>.<round>", "<place>:<place>.<round>").
+BOOST_AUTO_TEST_CASE(a_token_tells_who_made_it) {
+    using redlock::identity_of;
+    using redlock::detail::holder_identity_text;
+    using redlock::detail::make_token;
+    const auto token = make_token(holder_identity_text("web-7.example", 4242, "nightly report: 2026"));
+    BOOST_TEST(token.find_first_not_of("0123456789abcdefx") == std::string::npos, token);
+    BOOST_TEST(token.find('x') == 32u);
+    const redlock::holder_identity expected{"web-7.example", 4242, "nightly report: 2026"};
+    for (const auto& holder : {token, token + ".3", token + ":" + token + ".12"}) {
+        const auto who = identity_of(holder);
+        BOOST_TEST_REQUIRE(who.has_value(), holder);
+        BOOST_TEST((*who == expected), holder);
+    }
+    const auto unlabelled = identity_of(make_token(holder_identity_text("h", 1, "")));
+    BOOST_TEST_REQUIRE(unlabelled.has_value());
+    BOOST_TEST(unlabelled->label.empty());
+    // Long names are cut: the token stays bounded.
+    const auto long_one =
+        identity_of(make_token(holder_identity_text(std::string(300, 'h'), 9, std::string(300, 'l'))));
+    BOOST_TEST_REQUIRE(long_one.has_value());
+    BOOST_TEST(long_one->host.size() == 64u);
+    BOOST_TEST(long_one->label.size() == 64u);
+    // None recorded, or not one of ours.
+    const auto bare = make_token();
+    for (const auto& holder :
+         std::vector<std::string>{bare, make_token(""), bare + ".3", bare + "x", bare + "x6", bare + "x68",
+                                  "not-a-token", std::string(32, 'A') + "x680a310a",
+                                  bare + "x680a" /* "h\n": no pid */, bare + "x680a780a" /* "h\nx\n" */}) {
+        BOOST_TEST(!identity_of(holder).has_value(), holder);
+    }
+    BOOST_TEST(make_token("").size() == 32u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
