@@ -31,7 +31,7 @@ namespace redlock::redis::detail {
 struct cluster_stats {
     std::uint64_t moved = 0;      ///< MOVED replies followed (the slot map was out of date)
     std::uint64_t asked = 0;      ///< ASK replies followed (a slot being migrated)
-    std::uint64_t tryagain = 0;   ///< TRYAGAIN replies retried
+    std::uint64_t tryagain = 0;   ///< TRYAGAIN replies retried, or handed back to be split
     std::uint64_t refreshes = 0;  ///< slot maps read (CLUSTER SHARDS or SLOTS)
     std::size_t masters = 0;      ///< masters in the current slot map
     std::size_t connections = 0;  ///< open: the masters' and the seeds'; gone nodes' are closed
