@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "topology_replies.hpp"
 
+#include "resp/field_of.hpp"
+
 #include <charconv>
 #include <cstdint>
 #include <map>
@@ -35,14 +37,6 @@ std::optional<std::uint16_t> port_of(const resp::value& v) {
 // An error reply's words, or what `command` answered instead of what was expected.
 std::string words_of(const char* command, const resp::value& v) {
     return v.is_error() ? v.str : std::string(command) + " answered " + resp::to_string(v);
-}
-
-// The value of `field` in a reply of field, value pairs (a RESP2 array or a RESP3 map).
-const resp::value* field_of(const resp::value& v, std::string_view field) {
-    if (!v.is_aggregate()) return nullptr;
-    for (std::size_t i = 0; i + 1 < v.elements.size(); i += 2)
-        if (v.elements[i].str == field) return &v.elements[i + 1];
-    return nullptr;
 }
 
 std::vector<std::string_view> words(std::string_view line) {
@@ -200,7 +194,7 @@ bool read_cluster_replies(const std::vector<resp::value>& replies, const std::st
         read.state = info_field(replies[info].str, "cluster_state");
     if (replies[node_timeout].is_error()) {
         read.node_timeout_error = replies[node_timeout].str;
-    } else if (const auto* v = field_of(replies[node_timeout], "cluster-node-timeout")) {
+    } else if (const auto* v = resp::field_of(replies[node_timeout], "cluster-node-timeout")) {
         read.node_timeout_ms = integer_of(*v);
     }
     if (!read.node_timeout_ms && read.node_timeout_error.empty())
@@ -228,14 +222,14 @@ void read_sentinel_replies(const std::vector<resp::value>& replies, sentinel_ans
         a.master_error = words_of("SENTINEL MASTER", m);
     } else {
         const auto number = [&](std::string_view field) {
-            const auto* v = field_of(m, field);
+            const auto* v = resp::field_of(m, field);
             return v ? integer_of(*v) : std::nullopt;
         };
         a.quorum = number("quorum");
         a.down_after_ms = number("down-after-milliseconds");
         a.num_slaves = number("num-slaves");
         a.num_other_sentinels = number("num-other-sentinels");
-        if (const auto* flags = field_of(m, "flags")) a.flags = flags->str;
+        if (const auto* flags = resp::field_of(m, "flags")) a.flags = flags->str;
     }
     const auto& ck = replies[ckquorum];
     a.ckquorum_ok = !ck.is_error() && ck.is_string() && ck.str.starts_with("OK");

@@ -2,6 +2,7 @@
 #include "redis/cluster_shards.hpp"
 
 #include "redis/cluster_slot.hpp"
+#include "resp/field_of.hpp"
 #include <redlock/error.hpp>
 
 #include <string_view>
@@ -19,13 +20,6 @@ bool is_pairs(const resp::value& v) {
     return (v.kind == resp::type::map || v.kind == resp::type::array) && v.elements.size() % 2 == 0;
 }
 
-// The value of `key` in a map (or RESP2 array) of key, value, ...; null if none.
-const resp::value* field(const resp::value& pairs, std::string_view key) {
-    for (std::size_t i = 0; i + 1 < pairs.elements.size(); i += 2)
-        if (pairs.elements[i].is_string() && pairs.elements[i].str == key) return &pairs.elements[i + 1];
-    return nullptr;
-}
-
 bool is_port(const resp::value* v) {
     return v != nullptr && v->kind == resp::type::integer && v->integer > 0 && v->integer <= 65535;
 }
@@ -39,8 +33,8 @@ boost::system::error_code read_cluster_shards(const resp::value& reply, const no
     if (reply.kind != resp::type::array) return bad_reply(why, "expected an array");
     const bool tls = asked.kind == node_address::transport::tls;
     for (const auto& shard : reply.elements) {
-        const auto* slots = is_pairs(shard) ? field(shard, "slots") : nullptr;
-        const auto* nodes = is_pairs(shard) ? field(shard, "nodes") : nullptr;
+        const auto* slots = is_pairs(shard) ? resp::field_of(shard, "slots") : nullptr;
+        const auto* nodes = is_pairs(shard) ? resp::field_of(shard, "nodes") : nullptr;
         if (slots == nullptr || nodes == nullptr || slots->kind != resp::type::array ||
             slots->elements.size() % 2 != 0 || nodes->kind != resp::type::array) {
             return bad_reply(why, "expected a shard's \"slots\" [first, last, ...] and \"nodes\"");
@@ -56,15 +50,16 @@ boost::system::error_code read_cluster_shards(const resp::value& reply, const no
         const resp::value* master = nullptr;
         for (const auto& node : nodes->elements) {
             if (!is_pairs(node)) return bad_reply(why, "expected each node as its fields and values");
-            const auto* role = field(node, "role");
+            const auto* role = resp::field_of(node, "role");
             if (role != nullptr && role->is_string() && role->str == "master") master = &node;
         }
         // A shard whose master is not known (one that lost it mid-failover) serves nobody yet.
         if (master == nullptr || slots->elements.empty()) continue;
-        const auto* port = field(*master, "port");
-        if (const auto* tls_port = field(*master, "tls-port"); tls && is_port(tls_port)) port = tls_port;
-        const auto* endpoint = field(*master, "endpoint");
-        if (endpoint == nullptr) endpoint = field(*master, "ip");
+        const auto* port = resp::field_of(*master, "port");
+        if (const auto* tls_port = resp::field_of(*master, "tls-port"); tls && is_port(tls_port))
+            port = tls_port;
+        const auto* endpoint = resp::field_of(*master, "endpoint");
+        if (endpoint == nullptr) endpoint = resp::field_of(*master, "ip");
         if (!is_port(port) || endpoint == nullptr || !endpoint->is_string()) {
             return bad_reply(why, "expected the endpoint and port of the master of slots " +
                                       std::to_string(slots->elements[0].integer) + "-" +

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "redis/handshake.hpp"
 
+#include "resp/field_of.hpp"
 #include <redlock/error.hpp>
 #include <redlock/redis/server_version.hpp>
 
@@ -42,13 +43,6 @@ handshake_failure refused(std::string_view command, const std::string& node, con
     return refused(is_auth_error(reply) ? error::auth_failed : error::handshake_failed, command, node, reply);
 }
 
-// HELLO's map (or RESP2 array), flattened as key, value, ...: the value of `key`; null if none.
-const resp::value* hello_field(const resp::value& reply, std::string_view key) {
-    for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2)
-        if (reply.elements[i].str == key) return &reply.elements[i + 1];
-    return nullptr;
-}
-
 }  // namespace
 
 bool is_permanent_refusal(std::string_view text) {
@@ -84,7 +78,7 @@ hello_outcome read_hello(const resp::value& reply, const std::string& node, std:
     }
     if (reply.kind != resp::type::map && reply.kind != resp::type::array)
         return {3, {error::unexpected_reply, "HELLO on " + node + " returned " + resp::to_string(reply)}};
-    const auto* version = min_version.empty() ? nullptr : hello_field(reply, "version");
+    const auto* version = min_version.empty() ? nullptr : resp::field_of(reply, "version");
     if (version && older_than(version->str, min_version).value_or(false)) {
         return {3,
                 {error::handshake_failed,
