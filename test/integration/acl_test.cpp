@@ -127,7 +127,9 @@ BOOST_AUTO_TEST_CASE(the_minimal_acl_is_enough_for_every_kind_of_lock) {
                 waiter_done = true;
             },
             asio::detached);
-        co_await sleep_for(50ms);
+        // Its first round and the one its confirmed subscription sets off: a release from now on
+        // reaches it by the message.
+        BOOST_TEST(co_await eventually([&] { return redlock::test::rounds_all_found_held(other, 2); }));
         co_await held.async_release(asio::use_awaitable);
         BOOST_TEST(co_await eventually([&] { return waiter_done; }));
         BOOST_TEST(other.metrics().release_wakeups >= 1u);

@@ -38,6 +38,7 @@ using redlock::test::names;
 using redlock::test::options;
 using redlock::test::redis_cluster;
 using redlock::test::redis_cluster_options;
+using redlock::test::rounds_all_found_held;
 using redlock::test::run_coro;
 
 namespace {
@@ -597,10 +598,14 @@ BOOST_AUTO_TEST_CASE(a_waiters_channel_lives_on_its_slots_master_and_follows_a_m
         auto held = co_await holder.async_acquire(resource, options(20s), asio::use_awaitable);
         redlock::test::background_acquire next;
         next.start(waiter, resource, options(20s, 30s));
-        BOOST_TEST(co_await eventually([&] { return subscribed_only_on(from); }));
+        // A first round, then the round that each confirmed subscription sets off, which could
+        // otherwise take the lock just after the release and leave its message unheard.
+        BOOST_TEST(co_await eventually(
+            [&] { return subscribed_only_on(from) && rounds_all_found_held(waiter, 2); }));
 
         cluster.move_slot(slot, *to);
-        BOOST_TEST(co_await eventually([&] { return subscribed_only_on(*to); }, 10s));
+        BOOST_TEST(co_await eventually(
+            [&] { return subscribed_only_on(*to) && rounds_all_found_held(waiter, 3); }, 10s));
         BOOST_TEST(!next.result.has_value());
         co_await held.async_release(asio::use_awaitable);
         // Woken by the message: without it the waiter would sleep until the holder's ttl ran out.

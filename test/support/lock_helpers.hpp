@@ -259,6 +259,14 @@ struct background_acquire {
     }
 };
 
+/// Whether `c` has made `rounds` acquire rounds or more and every one of them found the resource
+/// held: none is on its way, so a release from now on reaches a waiter of `c` by its message
+/// (or its timer), not by a round that a subscription set off and that passes the release.
+inline bool rounds_all_found_held(const client& c, std::uint64_t rounds) {
+    const auto m = c.metrics();
+    return m.attempts >= rounds && m.attempts == m.contended;
+}
+
 /// How often a server ran `command` so far (lower case, as INFO commandstats names it; the calls
 /// scripts make count too): also a fault test's proof that a request it held back did run.
 inline std::uint64_t command_calls(const redis_server& s, const std::string& command) {
