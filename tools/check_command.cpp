@@ -4,7 +4,7 @@
 #include "commands.hpp"
 #include "deployment_check.hpp"
 #include "deployment_flags.hpp"
-#include "lock/node_health.hpp"
+#include "lock/nodes/node_health.hpp"
 #include "node_connections.hpp"
 #include "topology_probe.hpp"
 #include <redlock/redis/node_address.hpp>

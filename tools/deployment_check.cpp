@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "deployment_check.hpp"
 
-#include "lock/quorum.hpp"
-#include "lock/uptime_quarantine.hpp"
+#include "lock/acquire/quorum.hpp"
+#include "lock/nodes/uptime_quarantine.hpp"
 #include "topology_check.hpp"
 #include <redlock/redis/server_version.hpp>
 

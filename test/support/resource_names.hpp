@@ -2,7 +2,7 @@
 #ifndef REDLOCK_TEST_SUPPORT_RESOURCE_NAMES_HPP
 #define REDLOCK_TEST_SUPPORT_RESOURCE_NAMES_HPP
 
-#include "lock/resource_keys.hpp"
+#include "lock/client/resource_keys.hpp"
 
 #include <string>
 #include <vector>

@@ -3,9 +3,9 @@
 // order, the decision and its cause, validity, the fence over a quorum with a node behind,
 // fenced re-entries, cleanups, tokens, and a fair waiter's ticket and hand-offs. Scripted node
 // answers and explicit times: no server, no clock.
-#include "lock/acquire_round.hpp"
+#include "lock/acquire/acquire_round.hpp"
 
-#include "lock/replica_waits.hpp"
+#include "lock/nodes/replica_waits.hpp"
 #include "support/resp_values.hpp"
 #include <redlock/error.hpp>
 

@@ -2,7 +2,7 @@
 // A cluster node's grant is judged on the server that answered (answering_server.hpp): the
 // scripted answers are a stale slot map, which still names a voting master for the slot while
 // the promoted one answered after a MOVED, and an ASK target this client never connected to.
-#include "lock/answering_server.hpp"
+#include "lock/nodes/answering_server.hpp"
 
 #include "support/resp_values.hpp"
 

@@ -4,7 +4,7 @@
 // scripts can run on a cluster. The integration suite compares with CLUSTER KEYSLOT itself.
 #include "redis/cluster_slot.hpp"
 
-#include "lock/lock_options_check.hpp"
+#include "lock/acquire/lock_options_check.hpp"
 #include "support/resource_names.hpp"
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // The text of a round's failed nodes (lock/round_report.hpp): each cause said once, short.
-#include "lock/round_report.hpp"
+#include "lock/acquire/round_report.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/test/unit_test.hpp>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // Reading inspect.lua's answers and agreeing on the holders a quorum lists; the JSON of
 // `redlock inspect --json`. No server: the answers are written out.
-#include "lock/resource_admin.hpp"
-#include "lock/token.hpp"
+#include "lock/admin/resource_admin.hpp"
+#include "lock/client/token.hpp"
 #include "support/resp_values.hpp"
 
 #include <boost/test/unit_test.hpp>

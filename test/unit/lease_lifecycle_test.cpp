@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // The lease's lifecycle (lease_lifecycle.hpp and lease_state::apply): phases, events and the
 // actions each asks for, in the orders that race in practice. No server, no strand.
-#include "lock/lease_lifecycle.hpp"
+#include "lock/lease/lease_lifecycle.hpp"
 
-#include "lock/lease_state.hpp"
+#include "lock/lease/lease_state.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/test/unit_test.hpp>

@@ -4,7 +4,7 @@
 // replies the scripts and commands give, written out.
 #include "lock/kinds/lock_kind.hpp"
 
-#include "lock/lock_options_check.hpp"
+#include "lock/acquire/lock_options_check.hpp"
 #include "redis/cluster_slot.hpp"
 #include "scripts/scripts_gen.hpp"
 #include "support/resp_values.hpp"

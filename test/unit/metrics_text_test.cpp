@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // metrics(): the histograms' buckets, and the snapshot as Prometheus' text format and as JSON.
-#include "lock/metrics_recorder.hpp"
+#include "lock/metrics/metrics_recorder.hpp"
 #include <redlock/metrics.hpp>
 
 #include <boost/test/unit_test.hpp>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // Restart quarantine (node_health) and the INFO server parser, without servers.
-#include "lock/node_health.hpp"
+#include "lock/nodes/node_health.hpp"
 
 #include "support/resp_values.hpp"
 

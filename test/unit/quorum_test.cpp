@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
 // The I/O-free parts of the algorithm: quorum size, validity arithmetic, the vote tally's
 // decisions, retry delays, tokens and key names.
-#include "lock/quorum.hpp"
+#include "lock/acquire/quorum.hpp"
 
-#include "lock/resource_keys.hpp"
-#include "lock/retry_delay.hpp"
-#include "lock/token.hpp"
+#include "lock/acquire/retry_delay.hpp"
+#include "lock/client/resource_keys.hpp"
+#include "lock/client/token.hpp"
 
 #include <boost/test/unit_test.hpp>
 

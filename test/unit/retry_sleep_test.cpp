@@ -2,7 +2,7 @@
 // The sleep between an acquisition's rounds (retry_sleep): whatever ends a sleep (its timer, a
 // sooner end, an end here), what follows it runs once, or not at all when the caller goes on
 // itself. The sleeps that matter are an hour long and ended early: nothing waits on a clock.
-#include "lock/retry_sleep.hpp"
+#include "lock/acquire/retry_sleep.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>

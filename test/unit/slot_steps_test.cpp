@@ -2,7 +2,7 @@
 // step_fold: how the replies of a lock over several resources, run slot by slot on a Redis
 // Cluster node, make the reply its script gives on a single server. No server: the steps'
 // replies are written out.
-#include "lock/slot_steps.hpp"
+#include "lock/nodes/slot_steps.hpp"
 
 #include "support/resp_values.hpp"
 #include <redlock/error.hpp>

@@ -3,10 +3,10 @@
 // the steady clock stops in a suspension while the ttls on the servers run on, so the time slept
 // since the round that gave the validity began comes off it. A fake reading of the time slept
 // plays the suspension.
-#include "lock/suspension.hpp"
+#include "lock/client/suspension.hpp"
 
-#include "lock/lease_lifecycle.hpp"
-#include "lock/lease_state.hpp"
+#include "lock/lease/lease_lifecycle.hpp"
+#include "lock/lease/lease_state.hpp"
 #include <redlock/lease.hpp>
 
 #include <boost/test/unit_test.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // How a waiting acquire waits between rounds (wait_policy) and what a fair waiter does with
 // hand-offs (judge_handoff): I/O-free, driven by what rounds report, with a seeded generator.
-#include "lock/wait_policy.hpp"
+#include "lock/acquire/wait_policy.hpp"
 
 #include <redlock/error.hpp>
 

@@ -2,10 +2,10 @@
 #ifndef REDLOCK_LOCK_KINDS_LOCK_KIND_HPP
 #define REDLOCK_LOCK_KINDS_LOCK_KIND_HPP
 
-#include "lock/quorum.hpp"
-#include "lock/replica_waits.hpp"
-#include "lock/resource_keys.hpp"
-#include "lock/slot_steps.hpp"
+#include "lock/acquire/quorum.hpp"
+#include "lock/client/resource_keys.hpp"
+#include "lock/nodes/replica_waits.hpp"
+#include "lock/nodes/slot_steps.hpp"
 #include <redlock/lock_options.hpp>
 #include <redlock/redis/script.hpp>
 #include <redlock/resp/request.hpp>
