@@ -6,6 +6,7 @@
 #include "redis/script_call.hpp"
 #include <redlock/error.hpp>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
