@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "lock_flags.hpp"
 
+#include "lock/kinds/kind_mixing.hpp"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -10,6 +12,34 @@ namespace redlock::cli {
 
 using boost::system::error_code;
 using std::chrono::milliseconds;
+
+namespace {
+
+// A trait of a kind of lock as the command's flags ask for it; the command asks for no
+// reentrant or fair lock.
+std::string_view flag_name(detail::kind_trait trait) noexcept {
+    switch (trait) {
+        case detail::kind_trait::fenced:
+            return "--fenced";
+        case detail::kind_trait::semaphore:
+            return "--permits";
+        case detail::kind_trait::read:
+            return "--shared";
+        case detail::kind_trait::write:
+            return "--writer";
+        case detail::kind_trait::several:
+            return "several RESOURCEs";
+        case detail::kind_trait::reentrant:
+            return "reentrant";
+        case detail::kind_trait::fair:
+            return "fair";
+        case detail::kind_trait::count:
+            break;
+    }
+    return "?";
+}
+
+}  // namespace
 
 void lock_flags::add_to(CLI::App& command, const std::string& what) {
     where.add_to(command);
@@ -56,17 +86,12 @@ void lock_flags::add_to(CLI::App& command, const std::string& what) {
 void lock_flags::check() const {
     if (shared && writer) throw usage_error("--shared and --writer: one or the other");
     if (ttl < milliseconds(3)) throw usage_error("--ttl: at least 3ms");
-    if (fenced && permits > 0)
-        throw usage_error("--permits: not with --fenced (a semaphore's holders are not numbered)");
-    if (mode() != lock_mode::exclusive && permits > 0)
-        throw usage_error("--permits: not with --shared or --writer");
-    if (fenced && shared)
-        throw usage_error("--fenced: not with --shared (readers are not numbered; fence the --writer)");
+    // The library's own rules of which kinds mix, said in flags.
+    if (const auto conflict = detail::first_conflict(detail::traits_of(options(), resources.size() > 1)))
+        throw usage_error(detail::describe(*conflict, flag_name));
     if (max_hold < milliseconds::zero()) throw usage_error("--max-hold: not negative");
     if (label.size() > 64 || label.find('\n') != std::string::npos)
         throw usage_error("--label: at most 64 bytes, on one line");
-    if (resources.size() > 1 && (permits > 0 || mode() != lock_mode::exclusive))
-        throw usage_error("several RESOURCEs: plain locks only (not --permits, --shared or --writer)");
 }
 
 void lock_flags::set_resources(std::vector<std::string> names) {

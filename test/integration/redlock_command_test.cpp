@@ -312,7 +312,7 @@ BOOST_FIXTURE_TEST_CASE(not_acquired_within_the_wait_is_75_and_usage_errors_are_
              {nodes + " --ttl 10x r -- true", "--ttl: \"10x\" is not a duration"},
              {nodes + " r true", "expected -- and a command"},
              {nodes + " r --", "no command after --"},
-             {nodes + " --shared r s -- true", "several RESOURCEs: plain locks only"},
+             {nodes + " --shared r s -- true", "several RESOURCEs: not with --shared"},
              {nodes + " --bogus r -- true", "unknown option --bogus"},
              {"r -- true", "no nodes"},
              {"--nodes http://x r -- true", "--nodes:"},

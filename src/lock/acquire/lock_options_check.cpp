@@ -2,6 +2,7 @@
 #include "lock/acquire/lock_options_check.hpp"
 
 #include "lock/client/resource_keys.hpp"
+#include "lock/kinds/kind_mixing.hpp"
 #include <redlock/error.hpp>
 
 namespace redlock::detail {
@@ -11,6 +12,29 @@ using std::chrono::milliseconds;
 namespace {
 // A permit is a member of one sorted set: a count far above this is a mistake, not a limit.
 constexpr int max_permits = 1000000;
+
+// A kind's trait as the caller asked for it.
+std::string_view option_name(kind_trait trait) noexcept {
+    switch (trait) {
+        case kind_trait::reentrant:
+            return "lock_options::reentrant";
+        case kind_trait::fair:
+            return "lock_options::fair";
+        case kind_trait::fenced:
+            return "lock_options::fenced";
+        case kind_trait::semaphore:
+            return "lock_options::permits";
+        case kind_trait::read:
+            return "lock_options::mode read";
+        case kind_trait::write:
+            return "lock_options::mode write";
+        case kind_trait::several:
+            return "several resources";
+        case kind_trait::count:
+            break;
+    }
+    return "?";
+}
 }  // namespace
 
 boost::system::error_code validate_resource(const client_config& cfg, const std::string& resource,
@@ -60,23 +84,18 @@ boost::system::error_code validate_lock_options(const client_config& cfg, const 
               "\": lock_options::replicas must be >= 0, with a positive replica_timeout";
         return error::invalid_config;
     }
-    if (o.fair && (o.reentrant || o.queue_timeout < milliseconds(3))) {
-        why = "acquire \"" + resource +
-              "\": a fair lock cannot be reentrant, and its queue_timeout must be at least 3 ms";
-        return error::invalid_config;
-    }
-    if (o.permits < 0 || o.permits > max_permits || (o.permits > 0 && (o.reentrant || o.fair || o.fenced))) {
+    if (o.permits < 0 || o.permits > max_permits) {
         why = "acquire \"" + resource + "\": lock_options::permits must be in [0, " +
-              std::to_string(max_permits) +
-              "], and a semaphore (permits > 0) cannot be reentrant, fair or fenced";
+              std::to_string(max_permits) + "]";
         return error::invalid_config;
     }
-    if (o.mode != lock_mode::exclusive &&
-        (o.fair || o.permits > 0 || (o.fenced && (o.mode == lock_mode::read || o.reentrant)) ||
-         o.queue_timeout < milliseconds(3))) {
+    if ((o.fair || o.mode != lock_mode::exclusive) && o.queue_timeout < milliseconds(3)) {
         why = "acquire \"" + resource +
-              "\": a read or write lock (lock_options::mode) cannot be fair or a semaphore; only a "
-              "writer that is not reentrant is fenced; its queue_timeout must be at least 3 ms";
+              "\": a fair or read-write lock's lock_options::queue_timeout must be at least 3 ms";
+        return error::invalid_config;
+    }
+    if (const auto conflict = first_conflict(traits_of(o, false))) {
+        why = "acquire \"" + resource + "\": " + describe(*conflict, option_name);
         return error::invalid_config;
     }
     if (o.watchdog && (o.renew_every < milliseconds::zero() || o.renew_every >= o.ttl ||
@@ -98,11 +117,9 @@ boost::system::error_code validate_several_resources(const client_config& cfg,
     for (const auto& r : resources)
         if (auto ec = validate_resource(cfg, r, why)) return ec;
     if (auto ec = validate_lock_options(cfg, resources.front(), o, why)) return ec;
-    if (o.reentrant || o.fair || o.permits > 0 || o.mode != lock_mode::exclusive) {
+    if (const auto conflict = first_conflict(traits_of(o, true))) {
         why = "acquire of " + std::to_string(resources.size()) + " resources at once (\"" +
-              resources.front() +
-              "\", ...): only a plain lock (fenced or not) takes several resources; not reentrant, fair, a "
-              "semaphore (permits) or a read-write lock (mode)";
+              resources.front() + "\", ...): " + describe(*conflict, option_name);
         return error::invalid_config;
     }
     return {};
