@@ -50,18 +50,21 @@ struct cluster_report {
     std::string name;                      ///< the URI without its password
     std::vector<std::string> seed_errors;  ///< "host:port: why" of each seed that gave no map
     std::string seed;                      ///< "host:port" of the seed whose answers these are
-    /// A seed answered but CLUSTER SLOTS failed or did not parse: "host:port: <the server's words>".
+    /// A seed answered but neither CLUSTER SLOTS nor CLUSTER SHARDS gave a map: "host:port: <the
+    /// server's words>".
     std::string slots_error;
+    /// The map came from CLUSTER SHARDS (the server refused CLUSTER SLOTS).
+    bool map_from_shards = false;
     std::string state;                            ///< CLUSTER INFO's cluster_state; empty: unknown
     std::string info_error;                       ///< CLUSTER INFO failed: its error
     std::optional<std::int64_t> node_timeout_ms;  ///< CONFIG GET cluster-node-timeout
     std::string node_timeout_error;               ///< that CONFIG GET failed: its error
-    std::string nodes_error;  ///< CLUSTER NODES failed: its error (replicas counted from CLUSTER SLOTS)
+    std::string nodes_error;         ///< CLUSTER NODES failed: its error (replicas counted from the map)
     std::size_t unserved_slots = 0;  ///< slots no master serves
     struct master {
         std::string host;
         std::uint16_t port = 0;
-        std::string id;  ///< its node id, if CLUSTER SLOTS said it
+        std::string id;  ///< its node id, if the map said it
         std::size_t slots = 0;
         std::size_t replicas = 0;         ///< replicas that could take over (not flagged fail)
         std::size_t failed_replicas = 0;  ///< replicas flagged fail or fail?

@@ -80,8 +80,9 @@ void check_cluster(const client_config& cfg, std::size_t voter, const cluster_re
     }
     if (!c.nodes_error.empty()) {
         out.push_back({lv::info, label + ": CLUSTER NODES failed (" + c.nodes_error +
-                                     "): replicas were counted from CLUSTER SLOTS, which leaves out one that "
-                                     "has not synced yet"});
+                                     "): replicas were counted from " +
+                                     (c.map_from_shards ? "CLUSTER SHARDS" : "CLUSTER SLOTS") +
+                                     ", which leaves out one that has not synced yet"});
     }
     bool any_replica = false;
     for (const auto& m : c.masters) {

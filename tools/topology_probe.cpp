@@ -22,6 +22,7 @@ struct question {
     std::size_t voter = 0;
     std::string endpoint;
     std::string host;
+    bool tls = false;
     resp::request request;
     std::unique_ptr<redis::connection> conn;
     bool answered = false;
@@ -67,7 +68,7 @@ void read_cluster(const std::vector<question>& questions, std::size_t voter, clu
         std::string why;
         cluster_report scratch;
         auto& into = c.seed.empty() ? c : scratch;
-        if (read_cluster_replies(q.replies, q.host, into, why)) {
+        if (read_cluster_replies(q.replies, q.host, q.tls, into, why)) {
             if (&into == &c) c.seed = q.endpoint;
             continue;
         }
@@ -134,6 +135,7 @@ std::vector<voter_report> probe_topologies(const client_config& cfg,
             q.voter = i;
             q.endpoint = endpoint(address.host, address.port);
             q.host = address.host;
+            q.tls = address.kind == redis::node_address::transport::tls;
             q.request =
                 spec.kind == topology::cluster ? cluster_request() : sentinel_request(spec.master_name);
             q.conn = make_connection(ioc.get_executor(), cfg, std::move(address));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "topology_replies.hpp"
 
+#include "redis/cluster_shards.hpp"
 #include "resp/field_of.hpp"
 
 #include <charconv>
@@ -15,7 +16,7 @@ namespace {
 
 constexpr std::size_t cluster_slots = 16384;
 
-enum cluster_reply : std::size_t { slots, nodes, info, node_timeout, cluster_replies };
+enum cluster_reply : std::size_t { slots, nodes, info, node_timeout, shards, cluster_replies };
 enum sentinel_reply : std::size_t { master, ckquorum, master_addr, sentinel_replies };
 
 std::optional<std::int64_t> integer_of(const resp::value& v) {
@@ -117,6 +118,49 @@ bool read_slots(const resp::value& reply, const std::string& seed_host, cluster_
     return true;
 }
 
+// CLUSTER SHARDS, from a server that refuses CLUSTER SLOTS (an ACL may allow SHARDS alone): the
+// map as the client reads it (redis/cluster_shards), and each shard's replicas by their role and
+// health ("online": can take over; "fail"; "loading": not synced yet, not counted).
+bool read_shards(const resp::value& reply, const std::string& seed_host, bool tls, cluster_report& r,
+                 std::string& why) {
+    redis::node_address asked;
+    asked.kind = tls ? redis::node_address::transport::tls : redis::node_address::transport::tcp;
+    asked.host = seed_host;
+    redis::detail::slot_map map;
+    if (redis::detail::read_cluster_shards(reply, asked, map, why)) return false;
+    std::vector<cluster_report::master> masters(map.masters().size());
+    for (std::size_t i = 0; i < masters.size(); ++i) {
+        masters[i].host = map.masters()[i].host;
+        masters[i].port = map.masters()[i].port;
+    }
+    r.unserved_slots = 0;
+    for (std::size_t slot = 0; slot < cluster_slots; ++slot) {
+        if (const auto m = map.master_of(static_cast<std::uint16_t>(slot)))
+            ++masters[*m].slots;
+        else
+            ++r.unserved_slots;
+    }
+    for (const auto& shard : reply.elements) {
+        // The reader above took the shape: a shard with slots has a range as its first two.
+        const auto* ranges = resp::field_of(shard, "slots");
+        const auto* nodes = resp::field_of(shard, "nodes");
+        if (ranges == nullptr || nodes == nullptr || ranges->elements.empty()) continue;
+        const auto m = map.master_of(static_cast<std::uint16_t>(ranges->elements.front().integer));
+        if (!m) continue;
+        for (const auto& node : nodes->elements) {
+            const auto* role = resp::field_of(node, "role");
+            const auto* health = resp::field_of(node, "health");
+            if (role == nullptr || role->str != "replica") continue;
+            const std::string_view state = health != nullptr ? std::string_view(health->str) : "online";
+            if (state == "online") ++masters[*m].replicas;
+            if (state == "fail") ++masters[*m].failed_replicas;
+        }
+    }
+    std::erase_if(masters, [](const auto& m) { return m.slots == 0; });
+    r.masters = std::move(masters);
+    return true;
+}
+
 // CLUSTER NODES: one line per node, "<id> <ip:port@cport[,hostname]> <flags> <master id> ...":
 // the replicas of each master, those flagged fail apart.
 void read_nodes(const resp::value& reply, cluster_report& r) {
@@ -175,10 +219,11 @@ resp::request cluster_request() {
     req.push("CLUSTER", "NODES");
     req.push("CLUSTER", "INFO");
     req.push("CONFIG", "GET", "cluster-node-timeout");
+    req.push("CLUSTER", "SHARDS");
     return req;
 }
 
-bool read_cluster_replies(const std::vector<resp::value>& replies, const std::string& seed_host,
+bool read_cluster_replies(const std::vector<resp::value>& replies, const std::string& seed_host, bool tls,
                           cluster_report& r, std::string& why) {
     if (replies.size() != cluster_replies) {
         why = "expected " + std::to_string(static_cast<std::size_t>(cluster_replies)) + " replies, got " +
@@ -186,7 +231,17 @@ bool read_cluster_replies(const std::vector<resp::value>& replies, const std::st
         return false;
     }
     cluster_report read = r;
-    if (!read_slots(replies[slots], seed_host, read, why)) return false;
+    if (!read_slots(replies[slots], seed_host, read, why)) {
+        // The client reads the map by whichever of the two the server allows.
+        std::string shards_why;
+        if (!read_shards(replies[shards], seed_host, tls, read, shards_why)) {
+            const bool same_refusal = replies[shards].is_error() && replies[slots].is_error() &&
+                                      replies[shards].str == replies[slots].str;
+            if (!same_refusal) why += "; " + shards_why;
+            return false;
+        }
+        read.map_from_shards = true;
+    }
     read_nodes(replies[nodes], read);
     if (replies[info].is_error() || !replies[info].is_string())
         read.info_error = words_of("CLUSTER INFO", replies[info]);

@@ -15,14 +15,15 @@
 
 namespace redlock::cli {
 
-/// CLUSTER SLOTS, CLUSTER NODES, CLUSTER INFO, CONFIG GET cluster-node-timeout.
+/// CLUSTER SLOTS, CLUSTER NODES, CLUSTER INFO, CONFIG GET cluster-node-timeout, CLUSTER SHARDS.
 resp::request cluster_request();
 
 /// Reads a seed's replies to cluster_request() into `r` (masters, unserved slots, state, node
-/// timeout, replicas, and each reply's error). A master the seed names without a host ("" or
-/// "?") is at `seed_host`. False, with why in `why` (the server's words), if CLUSTER SLOTS gave
-/// no map: `r` is then unchanged.
-bool read_cluster_replies(const std::vector<resp::value>& replies, const std::string& seed_host,
+/// timeout, replicas, and each reply's error). The map is CLUSTER SLOTS', or CLUSTER SHARDS' when
+/// the server refuses SLOTS (ports: the TLS ones when `tls`). A master the seed names without a
+/// host ("" or "?") is at `seed_host`. False, with why in `why` (the server's words), if neither
+/// gave a map: `r` is then unchanged.
+bool read_cluster_replies(const std::vector<resp::value>& replies, const std::string& seed_host, bool tls,
                           cluster_report& r, std::string& why);
 
 /// SENTINEL MASTER, SENTINEL CKQUORUM, SENTINEL GET-MASTER-ADDR-BY-NAME, of `master_name`.

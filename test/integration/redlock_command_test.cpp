@@ -1108,6 +1108,24 @@ BOOST_AUTO_TEST_CASE(check_reads_every_master_of_a_cluster_without_replicas) {
     BOOST_TEST(report.find("same server") == std::string::npos, report);
     BOOST_TEST(report.find("cluster-node-timeout") == std::string::npos, report);  // no failover can come
 
+    // A user refused CLUSTER SLOTS (ACL): the map by CLUSTER SHARDS, as the client reads it.
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+        const auto reply = cluster.server(i).command(
+            {"ACL", "SETUSER", "shards-only", "on", ">secret", "~*", "&*", "+@all", "-cluster|slots"});
+        BOOST_TEST_REQUIRE(reply.str == "OK", redlock::resp::to_string(reply));
+    }
+    BOOST_TEST(run_redlock("check --nodes redis-cluster://shards-only:secret@127.0.0.1:" +
+                               std::to_string(masters[0]->port()),
+                           out) == 1,
+               read_file(out));
+    report = read_file(out);
+    BOOST_TEST(report.find("unsafe: ") == std::string::npos, report);
+    BOOST_TEST(report.find("CLUSTER SLOTS") == std::string::npos, report);
+    for (auto* master : masters)
+        BOOST_TEST(report.find("master 127.0.0.1:" + std::to_string(master->port()) + " has no replica") !=
+                       std::string::npos,
+                   report);
+
     // One of its masters again, as a server: a second voter on the same server.
     const auto port = std::to_string(masters[1]->port());
     BOOST_TEST(run_redlock("check --nodes " + cluster.uri() + ",redis://127.0.0.1:" + port, out) == 4,

@@ -447,10 +447,11 @@ BOOST_AUTO_TEST_CASE(a_seeds_replies_are_read_into_the_cluster_report) {
     std::vector<redlock::resp::value> replies{
         slots, redlock::test::text_of(type::verbatim_string, nodes),
         bulk_reply("cluster_enabled:1\r\ncluster_state:fail\r\ncluster_slots_assigned:16382\r\n"),
-        aggregate(type::map, {bulk_reply("cluster-node-timeout"), bulk_reply("15000")})};
+        aggregate(type::map, {bulk_reply("cluster-node-timeout"), bulk_reply("15000")}),
+        error_reply("ERR unknown subcommand 'SHARDS'")};  // a server before 7.0: SLOTS is enough
     cluster_report r;
     std::string why;
-    BOOST_TEST_REQUIRE(redlock::cli::read_cluster_replies(replies, "10.0.0.2", r, why), why);
+    BOOST_TEST_REQUIRE(redlock::cli::read_cluster_replies(replies, "10.0.0.2", false, r, why), why);
     BOOST_TEST(r.unserved_slots == 2u);
     BOOST_TEST(r.state == "fail");
     BOOST_TEST(r.node_timeout_ms.value_or(0) == 15000);
@@ -467,7 +468,7 @@ BOOST_AUTO_TEST_CASE(a_seeds_replies_are_read_into_the_cluster_report) {
     replies[1] = error_reply("NOPERM nodes");
     replies[3] = error_reply("ERR unknown command 'CONFIG'");
     r = {};
-    BOOST_TEST_REQUIRE(redlock::cli::read_cluster_replies(replies, "10.0.0.2", r, why), why);
+    BOOST_TEST_REQUIRE(redlock::cli::read_cluster_replies(replies, "10.0.0.2", false, r, why), why);
     BOOST_TEST(r.nodes_error == "NOPERM nodes");
     BOOST_TEST(r.masters[1].replicas == 0u);
     BOOST_TEST(r.node_timeout_error == "ERR unknown command 'CONFIG'");
@@ -475,17 +476,76 @@ BOOST_AUTO_TEST_CASE(a_seeds_replies_are_read_into_the_cluster_report) {
     // No map: the server's words; a malformed one: what is wrong with it. Never a crash.
     r = {};
     replies[0] = error_reply("ERR This instance has cluster support disabled");
-    BOOST_TEST(!redlock::cli::read_cluster_replies(replies, "h", r, why));
+    replies[4] = replies[0];
+    BOOST_TEST(!redlock::cli::read_cluster_replies(replies, "h", false, r, why));
     BOOST_TEST(why == "ERR This instance has cluster support disabled");
     BOOST_TEST(r.masters.empty());
     for (const auto& bad :
          {array_of({array_of({integer_reply(0)})}), array_of({range(0, 20000, {node("h", 1, "x")})}),
           array_of({range(0, 10, {bulk_reply("h")})}), bulk_reply("what")}) {
         replies[0] = bad;
-        BOOST_TEST(!redlock::cli::read_cluster_replies(replies, "h", r, why));
+        BOOST_TEST(!redlock::cli::read_cluster_replies(replies, "h", false, r, why));
         BOOST_TEST(why.find("CLUSTER SLOTS") == 0u, why);
     }
-    BOOST_TEST(!redlock::cli::read_cluster_replies({slots}, "h", r, why));
+    BOOST_TEST(!redlock::cli::read_cluster_replies({slots}, "h", false, r, why));
+}
+
+// An ACL that allows CLUSTER SHARDS and not CLUSTER SLOTS: the client reads its map by SHARDS, so
+// the check does too, and counts each shard's replicas by their health.
+BOOST_AUTO_TEST_CASE(a_seed_that_refuses_cluster_slots_is_read_by_cluster_shards) {
+    using redlock::resp::type;
+    auto node = [](std::string endpoint, std::int64_t port, std::string role, std::string health) {
+        return array_of({bulk_reply("endpoint"), bulk_reply(std::move(endpoint)), bulk_reply("port"),
+                         integer_reply(port), bulk_reply("tls-port"), integer_reply(port + 1000),
+                         bulk_reply("role"), bulk_reply(std::move(role)), bulk_reply("health"),
+                         bulk_reply(std::move(health))});
+    };
+    auto shard = [](std::int64_t first, std::int64_t last, std::vector<redlock::resp::value> nodes) {
+        return array_of({bulk_reply("slots"), array_of({integer_reply(first), integer_reply(last)}),
+                         bulk_reply("nodes"), array_of(std::move(nodes))});
+    };
+    const auto shards = array_of({
+        shard(0, 8191,
+              {node("10.0.0.1", 7000, "master", "online"), node("10.0.0.4", 7003, "replica", "online"),
+               node("10.0.0.5", 7004, "replica", "loading")}),
+        shard(8192, 16380, {node("?", 7001, "master", "online"), node("10.0.0.6", 7005, "replica", "fail")}),
+    });
+    std::vector<redlock::resp::value> replies{
+        error_reply("NOPERM User check has no permissions to run the 'cluster|slots' command"),
+        error_reply("NOPERM User check has no permissions to run the 'cluster|nodes' command"),
+        bulk_reply("cluster_enabled:1\r\ncluster_state:ok\r\n"),
+        aggregate(type::map, {bulk_reply("cluster-node-timeout"), bulk_reply("15000")}), shards};
+    cluster_report r;
+    std::string why;
+    BOOST_TEST_REQUIRE(redlock::cli::read_cluster_replies(replies, "10.0.0.2", false, r, why), why);
+    BOOST_TEST(r.map_from_shards);
+    BOOST_TEST(r.unserved_slots == 3u);
+    BOOST_TEST_REQUIRE(r.masters.size() == 2u);
+    BOOST_TEST(r.masters[0].host == "10.0.0.1");
+    BOOST_TEST(r.masters[0].port == 7000);
+    BOOST_TEST(r.masters[0].slots == 8192u);
+    BOOST_TEST(r.masters[0].replicas == 1u);      // the one loading cannot take over yet
+    BOOST_TEST(r.masters[1].host == "10.0.0.2");  // "?": the seed's host
+    BOOST_TEST(r.masters[1].slots == 8189u);
+    BOOST_TEST(r.masters[1].replicas == 0u);
+    BOOST_TEST(r.masters[1].failed_replicas == 1u);
+    BOOST_TEST(r.nodes_error.find("NOPERM") == 0u, r.nodes_error);
+    r.seed = "10.0.0.2:7001";
+    const auto fs = check({r});
+    BOOST_TEST(mentions(fs, lv::info, "replicas were counted from CLUSTER SHARDS"), all_of(fs));
+
+    // Over TLS, the masters' TLS ports.
+    r = {};
+    BOOST_TEST_REQUIRE(redlock::cli::read_cluster_replies(replies, "10.0.0.2", true, r, why), why);
+    BOOST_TEST(r.masters.at(0).port == 8000);
+
+    // Both refused: the words of both.
+    replies[4] = error_reply("NOPERM User check has no permissions to run the 'cluster|shards' command");
+    r = {};
+    BOOST_TEST(!redlock::cli::read_cluster_replies(replies, "10.0.0.2", false, r, why));
+    BOOST_TEST(why.find("'cluster|slots'") != std::string::npos, why);
+    BOOST_TEST(why.find("CLUSTER SHARDS: NOPERM") != std::string::npos, why);
+    BOOST_TEST(r.masters.empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_sentinels_replies_are_read_into_its_answer) {
