@@ -6,11 +6,7 @@
 
 #include <boost/asio/bind_executor.hpp>
 
-#include <algorithm>
-
 namespace redlock::detail {
-
-using std::chrono::milliseconds;
 
 std::shared_ptr<lease_state> grant_lease(const std::shared_ptr<client_state>& client, won_lock won,
                                          const lock_options& options,
@@ -32,12 +28,9 @@ std::shared_ptr<lease_state> grant_lease(const std::shared_ptr<client_state>& cl
     state->granted_at = now;
     client->work().add(state);
     if (options.watchdog) {
-        const auto every = options.renew_every > milliseconds::zero() ? options.renew_every : options.ttl / 3;
-        const auto hold_until = options.max_hold > milliseconds::zero()
-                                    ? now + options.max_hold
-                                    : std::chrono::steady_clock::time_point::max();
-        state->dog =
-            std::make_shared<watchdog>(state, options.ttl, std::max(every, milliseconds(1)), hold_until);
+        state->dog = std::make_shared<watchdog>(
+            state,
+            watchdog_schedule(options.ttl, options.renew_every, options.max_hold, won.node_timeout, now));
         state->dog->start();
     }
     if (won.extend_now)

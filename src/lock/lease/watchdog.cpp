@@ -7,22 +7,13 @@
 
 #include <boost/asio/bind_executor.hpp>
 
-#include <algorithm>
-
 namespace redlock::detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-using std::chrono::milliseconds;
 
-watchdog::watchdog(std::shared_ptr<lease_state> state, milliseconds ttl, milliseconds every,
-                   clock::time_point hold_until)
-    : state_(state),
-      client_(state->client),
-      ttl_(ttl),
-      every_(every),
-      hold_until_(hold_until),
-      tick_(client_->strand()) {}
+watchdog::watchdog(std::shared_ptr<lease_state> state, watchdog_schedule schedule)
+    : state_(state), client_(state->client), schedule_(schedule), tick_(client_->strand()) {}
 
 watchdog::~watchdog() {
     stop();
@@ -34,7 +25,7 @@ void watchdog::start() {
     client_->metrics().watchdogs_running.fetch_add(1, std::memory_order_relaxed);
     started_ = true;
     watch_validity(state);
-    schedule(clock::now() + every_);
+    schedule(schedule_.first_tick(clock::now()));
 }
 
 void watchdog::stop() {
@@ -44,7 +35,7 @@ void watchdog::stop() {
 }
 
 void watchdog::schedule(clock::time_point at) {
-    tick_.expires_at(std::min(at, hold_until_));
+    tick_.expires_at(at);
     tick_.async_wait([self = shared_from_this()](error_code ec) {
         if (!ec && !self->stopped_) self->renew();
     });
@@ -56,33 +47,20 @@ void watchdog::renew() {
         stop();
         return;
     }
-    if (clock::now() >= hold_until_) {
-        // max_hold: we stop keeping it, and free it now rather than let it run out.
+    if (schedule_.on_tick(clock::now()) == watchdog_schedule::tick::give_up) {
         give_up(state, lease_event::max_hold_reached);
         return;
     }
-    start_extend(state, ttl_, nullptr,
+    start_extend(state, schedule_.ttl(), nullptr,
                  asio::bind_executor(client_->strand(),
                                      [self = shared_from_this()](error_code ec) { self->on_renewed(ec); }));
 }
 
 void watchdog::on_renewed(error_code ec) {
     if (stopped_) return;
-    if (!ec) {
-        client_->metrics().watchdog_renewals.fetch_add(1, std::memory_order_relaxed);
-        schedule(clock::now() + every_);
-        return;
-    }
-    // not_owner, lock_lost, handed_over: the extend ended the lease, which stops us.
-    if (ec == error::not_owner || ec == error::lock_lost || ec == error::handed_over) return;
-    // Too few nodes answered: try again soon. If none succeeds in time, the deadline ends it.
-    auto state = state_.lock();
-    if (!state) {
-        stop();
-        return;
-    }
-    const auto retry = std::clamp(state->node_timeout, milliseconds(5), every_);
-    schedule(clock::now() + retry);
+    if (!ec) client_->metrics().watchdog_renewals.fetch_add(1, std::memory_order_relaxed);
+    // None: the extend ended the lease, which stops us.
+    if (const auto next = schedule_.after_extend(ec, clock::now())) schedule(*next);
 }
 
 }  // namespace redlock::detail
