@@ -249,8 +249,8 @@ void acquire_op::count(std::size_t node, vote v, error_code ec, std::string deta
         if (left > milliseconds::zero()) report_.quarantined_until(node, clock::now() + left);
     }
     std::uint64_t outer_fence = 0;  // the fence of this client's live hold that the round may enter
-    if (options_.fenced && options_.reentrant)
-        outer_fence = client_->holds().live_fence(keys().lock, options_.owner.str(), clock::now());
+    if (kind_->reenters_fenced())
+        outer_fence = client_->holds().live_fence(keys().lock, std::string(kind_->owner()), clock::now());
     run(round_.count(node, v, outer_fence));
 }
 

@@ -41,6 +41,19 @@ std::string handover_text(const lease_state& state) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+void take_kind_of(const handover_record& record, lock_options& options) {
+    options.reentrant = record.kind.reentrant;
+    if (!record.kind.reentrant)
+        options.owner = record.kind.owner;
+    else if (options.owner.empty())
+        options.owner = owner_id::random();
+    options.fair = record.kind.fair;
+    options.permits = record.kind.permits;
+    options.mode = record.kind.mode;
+    options.fenced = record.kind.fenced;
+    options.wait = std::chrono::milliseconds::zero();
+}
+
 bool parse_handover(std::string_view text, handover_record& out, std::string& why) {
     const auto j = nlohmann::json::parse(text, nullptr, false);
     const auto text_field = [&](const char* name, std::string& to) {

@@ -31,6 +31,13 @@ struct handover_record {
 /// "owner", "place", "permits"}, and "resources" (a list of names) for kind "several".
 [[nodiscard]] std::string handover_text(const lease_state& state);
 
+/// The adopter's `options` with the kind of `record`'s lease: the kind's fields are the lease's;
+/// how it is kept (ttl, watchdog, timeouts) is the adopter's, and so is a reentrant hold's owner
+/// from now on (its own, or a new random one): the first process, acquiring again under its
+/// owner, must not re-enter the adopter's hold. An adoption never waits. Throws what
+/// owner_id::random() throws.
+void take_kind_of(const handover_record& record, lock_options& options);
+
 /// Reads handover_text's output; false with `why` for any other text.
 [[nodiscard]] bool parse_handover(std::string_view text, handover_record& out, std::string& why);
 

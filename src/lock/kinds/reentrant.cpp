@@ -15,6 +15,7 @@ public:
         : lock_kind(std::move(keys), o), owner_(o.owner.str()) {}
 
     [[nodiscard]] std::string_view owner() const noexcept override { return owner_; }
+    [[nodiscard]] bool reenters_fenced() const noexcept override { return fenced(); }
 
     void acquire(const round_request& r, node_call& out) const override {
         out.script = &scripts::acquire_reentrant;

@@ -234,25 +234,12 @@ void start_adopt(std::shared_ptr<client_state> client, std::string text, lock_op
         refuse(*client, diag, std::move(handler), error::invalid_config, std::move(why));
         return;
     }
-    // The kind is the lease's; how it is kept (ttl, watchdog, timeouts) is the adopter's, and
-    // so is a reentrant hold's owner from now on (its own, or a new one): the first process,
-    // acquiring again under its owner, must not re-enter the adopter's hold.
-    options.reentrant = record.kind.reentrant;
-    if (!record.kind.reentrant) {
-        options.owner = record.kind.owner;
-    } else if (options.owner.empty()) {
-        try {
-            options.owner = owner_id::random();
-        } catch (const std::exception& e) {
-            refuse(*client, diag, std::move(handler), error::internal, e.what());
-            return;
-        }
+    try {
+        take_kind_of(record, options);
+    } catch (const std::exception& e) {
+        refuse(*client, diag, std::move(handler), error::internal, e.what());
+        return;
     }
-    options.fair = record.kind.fair;
-    options.permits = record.kind.permits;
-    options.mode = record.kind.mode;
-    options.fenced = record.kind.fenced;
-    options.wait = std::chrono::milliseconds::zero();
     std::shared_ptr<const lock_kind> kind;
     if (auto ec =
             choose_lock_kind(*client, record.resource, record.resources, options, record.place, kind, why)) {

@@ -18,8 +18,8 @@ std::shared_ptr<lease_state> grant_lease(const std::shared_ptr<client_state>& cl
     state->token = std::move(won.token);
     state->fence = won.fence;
     state->fences = std::move(won.fences);
-    if (options.fenced && options.reentrant)
-        client->holds().add(state->kind->keys().lock, options.owner.str(), state);
+    if (state->kind->reenters_fenced())
+        client->holds().add(state->kind->keys().lock, std::string(state->kind->owner()), state);
     state->node_timeout = won.node_timeout;
     state->replicas = options.replicas;
     state->replica_timeout = options.replica_timeout;
