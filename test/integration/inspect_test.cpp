@@ -399,6 +399,13 @@ BOOST_DATA_TEST_CASE(adopt_takes_every_kind_and_refuses_what_no_quorum_holds, no
         auto [bad, none] = co_await other.async_adopt("{\"token\": 1}", options(), diag, tuple_awaitable);
         BOOST_TEST(bad == redlock::error::invalid_config);
         BOOST_TEST(diag.message.find("lease::handover") != std::string::npos, diag.message);
+        // A fair lease is its place in the queue: without one there is nothing to adopt.
+        auto [placeless, no_lease] = co_await other.async_adopt(
+            R"({"redlock_lease": 1, "resource": "kinds", "kind": "fair", "token": "t", "fence": 0, )"
+            R"("fenced": false, "owner": "", "place": "", "permits": 0})",
+            options(), diag, tuple_awaitable);
+        BOOST_TEST(placeless == redlock::error::invalid_config);
+        BOOST_TEST(diag.message.find("names its place") != std::string::npos, diag.message);
         BOOST_TEST(redlock::lease().handover().empty());
     }());
 }

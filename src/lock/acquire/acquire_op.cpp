@@ -44,14 +44,14 @@ void acquire_op::start() {
     }
     client_->work().add(shared_from_this());
     std::string why;
-    if (auto ec = make_kind(why)) {
+    if (auto ec = choose_lock_kind(*client_, resource_, resources_, options_, {}, kind_, why)) {
         finish(ec, lease(), why);
         return;
     }
-    if (!kind_) return;  // finished by new_token()
     waits_ = options_.wait > milliseconds::zero();
-    policy_.emplace(waits_ && options_.waiting == wait_strategy::notify, options_.fair, client_->node_count(),
-                    options_.retry ? *options_.retry : client_->config().retry, options_.queue_timeout);
+    policy_.emplace(waits_ && options_.waiting == wait_strategy::notify, kind_->queues(),
+                    client_->node_count(), options_.retry ? *options_.retry : client_->config().retry,
+                    options_.queue_timeout);
     node_timeout_ = client_->node_timeout_for(options_.ttl, options_.node_timeout);
     if (kind_->queues()) wake_channel_ = kind_->wake_channel();
     started_ = clock::now();
@@ -60,12 +60,6 @@ void acquire_op::start() {
     // that queues us, it misses no wake-up.
     if (kind_->queues() && policy_->notifies()) listen_on(wake_channel_);
     start_round();
-}
-
-boost::system::error_code acquire_op::make_kind(std::string& why) {
-    std::string place;  // a fair waiter's member in the queue, one for the whole acquisition
-    if (options_.fair && resources_.empty() && !new_token(place)) return {};
-    return choose_lock_kind(*client_, resource_, resources_, options_, std::move(place), kind_, why);
 }
 
 void acquire_op::cancel() {

@@ -144,9 +144,6 @@ private:
     // registration: the channel stays subscribed throughout.
     void listen_on(const std::string& channel);
 
-    // Whether the request can be served, and the kind of lock it asks for: error and why if not.
-    [[nodiscard]] error_code make_kind(std::string& why);
-
     std::shared_ptr<client_state> client_;
     std::string resource_;
     std::vector<std::string> resources_;

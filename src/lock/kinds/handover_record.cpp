@@ -86,6 +86,10 @@ bool parse_handover(std::string_view text, handover_record& out, std::string& wh
         out.kind.reentrant = !owner.empty();
         out.kind.owner = owner_id(owner);
     } else if (kind == "fair") {
+        if (out.place.empty()) {
+            why = "a lease of kind \"fair\" names its place in the queue";
+            return false;
+        }
         out.kind.fair = true;
     } else if (kind == "semaphore") {
         out.kind.permits = j["permits"].get<int>();

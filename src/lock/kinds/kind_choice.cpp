@@ -35,6 +35,14 @@ boost::system::error_code choose_lock_kind(const client_state& client, const std
         why = "acquire \"" + resource + "\": " + same;
         return error::invalid_config;
     }
+    if (options.fair && resources.empty() && place.empty()) {
+        try {
+            place = client.make_holder_token(options.label);
+        } catch (const std::exception& e) {
+            why = e.what();
+            return error::internal;
+        }
+    }
     kind = resources.empty() ? make_lock_kind(keys_for(cfg.key_prefix, resource), options, std::move(place))
                              : make_multi_kind(cfg.key_prefix, resources, options, split_by_slot);
     return {};

@@ -20,7 +20,8 @@ class client_state;
 /// check of the request against this client comes first, so that an acquire and an adopt refuse
 /// the same things: the options (validate_lock_options, validate_several_resources), several
 /// resources with replicas on a Redis Cluster (which spreads them over slots, and so over
-/// masters), and two nodes that are one server. `place`: a fair lock's member in its queue. On failure, the
+/// masters), and two nodes that are one server. `place`: a fair lock's member in its queue (an
+/// adopted lease's); empty: a new one, for the whole acquisition. On failure, the
 /// error and `why` (a sentence for the caller), and no kind.
 [[nodiscard]] boost::system::error_code choose_lock_kind(
     const client_state& client, const std::string& resource, const std::vector<std::string>& resources,
