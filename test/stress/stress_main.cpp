@@ -21,6 +21,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -200,6 +201,19 @@ bool run_phase(const args& a, const std::vector<std::string>& nodes, int seconds
         static_cast<unsigned long long>(t.overlaps.load()), static_cast<unsigned long long>(finished),
         a.waiters);
     if (!t.first_error.empty()) std::printf("  first error: %s\n", t.first_error.c_str());
+    // Where the work went: rounds (each a script call per node, and a cleanup when refused) and
+    // release messages that woke a waiter, per lease granted.
+    std::uint64_t rounds = 0, contended = 0, wakeups = 0;
+    for (const auto& c : clients) {
+        const auto m = c->metrics();
+        rounds += m.attempts;
+        contended += m.contended;
+        wakeups += m.release_wakeups;
+    }
+    const double per = static_cast<double>(std::max<std::uint64_t>(t.acquired.load(), 1));
+    std::printf("  per lease granted: %.1f rounds (%.1f refused), %.1f wake-ups by a release message\n",
+                static_cast<double>(rounds) / per, static_cast<double>(contended) / per,
+                static_cast<double>(wakeups) / per);
     clients.clear();
     return finished == static_cast<std::uint64_t>(a.waiters) && t.other_errors.load() == 0 &&
            t.overlaps.load() == 0 && t.acquired.load() > 0;
