@@ -3,7 +3,6 @@
 // current, the connection to each master, and what the link reports of them. Its requests and
 // their redirects are in cluster_link.cpp.
 #include "redis/cluster_link.hpp"
-
 #include "redis/cluster_shards.hpp"
 #include <redlock/error.hpp>
 
