@@ -3,6 +3,7 @@
 #define REDLOCK_TEST_SUPPORT_RESOURCE_NAMES_HPP
 
 #include "lock/client/resource_keys.hpp"
+#include "lock/kinds/kind_keys.hpp"
 
 #include <string>
 #include <vector>

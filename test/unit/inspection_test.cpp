@@ -3,6 +3,7 @@
 // `redlock inspect --json`. No server: the answers are written out.
 #include "lock/admin/resource_admin.hpp"
 #include "lock/client/token.hpp"
+#include "lock/kinds/hold_reading.hpp"
 #include "support/resp_values.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -5,6 +5,7 @@
 #include "lock/kinds/lock_kind.hpp"
 
 #include "lock/acquire/lock_options_check.hpp"
+#include "lock/kinds/kind_keys.hpp"
 #include "redis/cluster_slot.hpp"
 #include "scripts/scripts_gen.hpp"
 #include "support/resp_values.hpp"

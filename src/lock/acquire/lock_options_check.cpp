@@ -2,40 +2,12 @@
 #include "lock/acquire/lock_options_check.hpp"
 
 #include "lock/client/resource_keys.hpp"
-#include "lock/kinds/kind_mixing.hpp"
+#include "lock/kinds/kind_options.hpp"
 #include <redlock/error.hpp>
 
 namespace redlock::detail {
 
 using std::chrono::milliseconds;
-
-namespace {
-// A permit is a member of one sorted set: a count far above this is a mistake, not a limit.
-constexpr int max_permits = 1000000;
-
-// A kind's trait as the caller asked for it.
-std::string_view option_name(kind_trait trait) noexcept {
-    switch (trait) {
-        case kind_trait::reentrant:
-            return "lock_options::reentrant";
-        case kind_trait::fair:
-            return "lock_options::fair";
-        case kind_trait::fenced:
-            return "lock_options::fenced";
-        case kind_trait::semaphore:
-            return "lock_options::permits";
-        case kind_trait::read:
-            return "lock_options::mode read";
-        case kind_trait::write:
-            return "lock_options::mode write";
-        case kind_trait::several:
-            return "several resources";
-        case kind_trait::count:
-            break;
-    }
-    return "?";
-}
-}  // namespace
 
 boost::system::error_code validate_resource(const client_config& cfg, const std::string& resource,
                                             std::string& why) {
@@ -70,10 +42,9 @@ boost::system::error_code validate_lock_options(const client_config& cfg, const 
               "\": lock_options has a negative duration or retry.min_delay above retry.max_delay";
         return error::invalid_config;
     }
-    if (o.reentrant != !o.owner.empty() || o.owner.str().size() > 256) {
-        why = "acquire \"" + resource +
-              "\": lock_options::owner must be set (at most 256 bytes) with reentrant, and only with it";
-        return error::invalid_config;
+    if (auto ec = check_kind_options(o, false, why)) {
+        why = "acquire \"" + resource + "\": " + why;
+        return ec;
     }
     if (o.label.size() > 64 || o.label.find('\n') != std::string::npos) {
         why = "acquire \"" + resource + "\": lock_options::label must be at most 64 bytes, without a newline";
@@ -82,20 +53,6 @@ boost::system::error_code validate_lock_options(const client_config& cfg, const 
     if (o.replicas < 0 || o.replica_timeout <= milliseconds::zero()) {
         why = "acquire \"" + resource +
               "\": lock_options::replicas must be >= 0, with a positive replica_timeout";
-        return error::invalid_config;
-    }
-    if (o.permits < 0 || o.permits > max_permits) {
-        why = "acquire \"" + resource + "\": lock_options::permits must be in [0, " +
-              std::to_string(max_permits) + "]";
-        return error::invalid_config;
-    }
-    if ((o.fair || o.mode != lock_mode::exclusive) && o.queue_timeout < milliseconds(3)) {
-        why = "acquire \"" + resource +
-              "\": a fair or read-write lock's lock_options::queue_timeout must be at least 3 ms";
-        return error::invalid_config;
-    }
-    if (const auto conflict = first_conflict(traits_of(o, false))) {
-        why = "acquire \"" + resource + "\": " + describe(*conflict, option_name);
         return error::invalid_config;
     }
     if (o.watchdog && (o.renew_every < milliseconds::zero() || o.renew_every >= o.ttl ||
@@ -117,10 +74,10 @@ boost::system::error_code validate_several_resources(const client_config& cfg,
     for (const auto& r : resources)
         if (auto ec = validate_resource(cfg, r, why)) return ec;
     if (auto ec = validate_lock_options(cfg, resources.front(), o, why)) return ec;
-    if (const auto conflict = first_conflict(traits_of(o, true))) {
+    if (auto ec = check_kind_options(o, true, why)) {
         why = "acquire of " + std::to_string(resources.size()) + " resources at once (\"" +
-              resources.front() + "\", ...): " + describe(*conflict, option_name);
-        return error::invalid_config;
+              resources.front() + "\", ...): " + why;
+        return ec;
     }
     return {};
 }

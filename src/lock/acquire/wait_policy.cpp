@@ -22,7 +22,7 @@ void wait_policy::round_started() noexcept {
     if (!last_round_split_) splits_in_a_row_ = 0;
     holder_pttl_ = milliseconds::zero();
     woken_early_ = false;
-    fair_head_ = false;
+    queue_head_ = false;
 }
 
 void wait_policy::holder_pttl(std::int64_t pttl) noexcept {
@@ -40,9 +40,9 @@ wait_policy::plan wait_policy::after_failed_round(boost::system::error_code caus
     next.delay = backoff;
     const bool contended = cause == error::not_acquired;
     // A fair waiter is woken alone on its own channel: a split there is no herd to spread.
-    const bool spread = split && !fair_;
-    if (fair_) {
-        next.delay = fair_wait(backoff, time_left, cause, ticketed, next.listen);
+    const bool spread = split && !queued_;
+    if (queued_) {
+        next.delay = queue_wait(backoff, time_left, cause, ticketed, next.listen);
     } else if (notify_ && contended && spread) {
         next.delay = after_split(time_left, rng);
         next.listen = channel::released;
@@ -60,7 +60,7 @@ wait_policy::plan wait_policy::after_failed_round(boost::system::error_code caus
 }
 
 wait_policy::wake_up wait_policy::after_release() const noexcept {
-    if (nodes_ == 1 || fair_ || !last_round_split_) return {};
+    if (nodes_ == 1 || queued_ || !last_round_split_) return {};
     return {false, split_spread()};
 }
 
@@ -100,12 +100,12 @@ milliseconds wait_policy::notify_wait(milliseconds time_left) noexcept {
 // (which refreshes its place) every third of queue_timeout; at the head of the queue also
 // when the holder's lease would expire. A round that could not queue us yet (no ticket) is
 // followed at once by one that does.
-milliseconds wait_policy::fair_wait(milliseconds backoff, milliseconds time_left,
-                                    boost::system::error_code cause, bool ticketed,
-                                    channel& listen) const noexcept {
+milliseconds wait_policy::queue_wait(milliseconds backoff, milliseconds time_left,
+                                     boost::system::error_code cause, bool ticketed,
+                                     channel& listen) const noexcept {
     if (!queued_this_round_) return ticketed ? milliseconds::zero() : backoff;
     auto cap = std::max(milliseconds(1), queue_timeout_ / 3);
-    if (fair_head_ && holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
+    if (queue_head_ && holder_pttl_ > milliseconds::zero()) cap = std::min(cap, holder_pttl_);
     if (cause != error::not_acquired || !notify_) {
         cap = std::min(cap, backoff);
     } else {

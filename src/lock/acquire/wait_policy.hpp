@@ -48,11 +48,11 @@ public:
         clock::duration within{};  ///< else: by a random delay up to this
     };
 
-    /// `notify`: waits for messages (wait_strategy::notify with a wait); `fair`: in a fair
+    /// `notify`: waits for messages (wait_strategy::notify with a wait); `queued`: in a
     /// queue; `nodes`: N.
-    wait_policy(bool notify, bool fair, std::size_t nodes, retry_config retry,
+    wait_policy(bool notify, bool queued, std::size_t nodes, retry_config retry,
                 milliseconds queue_timeout) noexcept
-        : notify_(notify), fair_(fair), nodes_(nodes), retry_(retry), queue_timeout_(queue_timeout) {}
+        : notify_(notify), queued_(queued), nodes_(nodes), retry_(retry), queue_timeout_(queue_timeout) {}
 
     /// Whether release messages wake us: a round then asks how long the holder's key lives.
     [[nodiscard]] bool notifies() const noexcept { return notify_; }
@@ -67,7 +67,7 @@ public:
     /// ours): no bound. -2 or 0: it expired between our try and the PTTL: try again almost at once.
     void holder_pttl(std::int64_t pttl) noexcept;
     /// A fair round: the queue's head is us on some node.
-    void at_queue_head() noexcept { fair_head_ = true; }
+    void at_queue_head() noexcept { queue_head_ = true; }
     /// A fair round that queues us (we have a ticket, or a single node numbers us).
     void queued_this_round(bool queued) noexcept { queued_this_round_ = queued; }
     /// The round was decided after `took` (it times the split spread).
@@ -99,17 +99,17 @@ public:
 private:
     clock::duration after_split(milliseconds time_left, std::mt19937_64& rng);
     milliseconds notify_wait(milliseconds time_left) noexcept;
-    milliseconds fair_wait(milliseconds backoff, milliseconds time_left, boost::system::error_code cause,
-                           bool ticketed, channel& listen) const noexcept;
+    milliseconds queue_wait(milliseconds backoff, milliseconds time_left, boost::system::error_code cause,
+                            bool ticketed, channel& listen) const noexcept;
 
     bool notify_;
-    bool fair_;
+    bool queued_;
     std::size_t nodes_;
     retry_config retry_;
     milliseconds queue_timeout_;
 
     milliseconds holder_pttl_{0};  // 0: unknown
-    bool fair_head_ = false;
+    bool queue_head_ = false;
     bool queued_this_round_ = false;
     bool woken_early_ = false;
     clock::duration last_round_{};

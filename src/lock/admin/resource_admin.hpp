@@ -26,10 +26,6 @@ void start_inspect(std::shared_ptr<client_state> client, std::string resource, i
 void start_force_release(std::shared_ptr<client_state> client, std::string resource,
                          force_release_handler handler);
 
-/// One node's answer to inspect.lua, read into `out` (whose `node` is set); false when the
-/// reply has a shape the script never answers in.
-[[nodiscard]] bool read_node_inspection(const resp::value& reply, node_inspection& out);
-
 /// Fills `i.holders`, `i.owner` and `i.fence` from `i.nodes` and `i.quorum`: a holder counts when
 /// a quorum of nodes list it.
 void agree_on_holders(inspection& i);

@@ -8,7 +8,7 @@
 #include "lock/client/resource_keys.hpp"
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/lease/extend_batcher.hpp"
-#include "lock/lease/reentrant_holds.hpp"
+#include "lock/lease/owned_holds.hpp"
 #include "lock/metrics/metrics_recorder.hpp"
 #include "lock/nodes/node_health.hpp"
 #include "lock/nodes/replica_waits.hpp"
@@ -76,7 +76,7 @@ public:
     /// The subscriber connections of waiting acquires; strand only.
     release_listener& listener() noexcept { return listener_; }
     /// This client's fenced reentrant leases, for its re-entries; strand only.
-    reentrant_holds& holds() noexcept { return holds_; }
+    owned_holds& holds() noexcept { return holds_; }
     /// WAITs for replicas after grants and extends (lock_options::replicas); strand only.
     replica_waits& replicas() noexcept { return replicas_; }
     /// Its acquires in flight and its leases, and its close (client::async_close); strand only.
@@ -265,7 +265,7 @@ private:
     extend_batcher extends_;
     replica_waits replicas_;
     release_listener listener_;
-    reentrant_holds holds_;
+    owned_holds holds_;
     open_work work_;
 };
 

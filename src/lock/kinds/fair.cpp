@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // A fair (FIFO) lock: fair.lua keeps a queue of places by ticket beside the lock key; a
 // release hands the lock over to the head of the queue and wakes it alone.
+#include "lock/kinds/kind_keys.hpp"
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/kinds/script_answers.hpp"
 #include "scripts/scripts_gen.hpp"

@@ -192,8 +192,8 @@ public:
     /// votes on its own); empty for one resource, whose lock key is keys().lock.
     [[nodiscard]] virtual std::span<const std::string_view> lock_keys() const noexcept { return {}; }
     /// Whether a re-entry of this client's live hold keeps the hold's fence (a fenced reentrant
-    /// lock): the acquisition offers the hold's fence (reentrant_holds::live_fence), and its
-    /// grant is registered there (reentrant_holds::add), under owner().
+    /// lock): the acquisition offers the hold's fence (owned_holds::live_fence), and its
+    /// grant is registered there (owned_holds::add), under owner().
     [[nodiscard]] virtual bool reenters_fenced() const noexcept { return false; }
     /// A semaphore's count of permits; 0 for a lock.
     [[nodiscard]] virtual int permits() const noexcept { return 0; }

@@ -4,6 +4,7 @@
 // server time, as a semaphore's permits are (a dead reader holds writers off for its ttl at
 // most); a hash beside it says each hold's mode, fence and owner (rw_acquire.lua). A writer
 // that waits marks the resource so that new readers wait behind it.
+#include "lock/kinds/kind_keys.hpp"
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/kinds/script_answers.hpp"
 #include "scripts/scripts_gen.hpp"

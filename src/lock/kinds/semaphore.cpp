@@ -4,6 +4,7 @@
 // holders' tokens scored by their expiry in server time (semaphore_acquire.lua), so a dead
 // holder's permit comes back after its ttl; the count K is a member of it too, so that callers
 // who disagree on it are told (error::permits_mismatch) instead of mixing two limits.
+#include "lock/kinds/kind_keys.hpp"
 #include "lock/kinds/lock_kind.hpp"
 #include "lock/kinds/script_answers.hpp"
 #include "scripts/scripts_gen.hpp"

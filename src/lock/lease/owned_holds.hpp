@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#ifndef REDLOCK_LOCK_LEASE_REENTRANT_HOLDS_HPP
-#define REDLOCK_LOCK_LEASE_REENTRANT_HOLDS_HPP
+#ifndef REDLOCK_LOCK_LEASE_OWNED_HOLDS_HPP
+#define REDLOCK_LOCK_LEASE_OWNED_HOLDS_HPP
 
 #include <chrono>
 #include <cstdint>
@@ -14,11 +14,11 @@ namespace redlock::detail {
 
 struct lease_state;
 
-/// This client's fenced reentrant leases, by lock key and owner: a re-entry made while one of
-/// them is still held and valid enters that hold for sure (a quorum keeps it until its
-/// validity), so it takes that fence even when the nodes that answer do not show a quorum of the
-/// hold (some may be unreachable). Strand only.
-class reentrant_holds {
+/// This client's fenced leases that an owner holds and may re-enter (lock_kind::reenters_fenced),
+/// by lock key and owner: a re-entry made while one of them is still held and valid enters that
+/// hold for sure (a quorum keeps it until its validity), so it takes that fence even when the
+/// nodes that answer do not show a quorum of the hold (some may be unreachable). Strand only.
+class owned_holds {
 public:
     using clock = std::chrono::steady_clock;
 

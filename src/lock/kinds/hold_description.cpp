@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+// An inspection as users read it: each kind's hold by its name, with its own fields.
 #include <redlock/inspection.hpp>
 
 #include <nlohmann/json.hpp>

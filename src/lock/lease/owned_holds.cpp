@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "lock/lease/reentrant_holds.hpp"
+#include "lock/lease/owned_holds.hpp"
 
 #include "lock/lease/lease_state.hpp"
 
@@ -7,16 +7,16 @@
 
 namespace redlock::detail {
 
-void reentrant_holds::add(const std::string& lock_key, const std::string& owner,
-                          const std::shared_ptr<lease_state>& lease) {
+void owned_holds::add(const std::string& lock_key, const std::string& owner,
+                      const std::shared_ptr<lease_state>& lease) {
     auto& leases = holds_[{lock_key, owner}];
     // Ended leases go as new ones come, so the list stays as long as the live ones.
     std::erase_if(leases, [](const std::weak_ptr<lease_state>& w) { return w.expired(); });
     leases.push_back(lease);
 }
 
-std::uint64_t reentrant_holds::live_fence(const std::string& lock_key, const std::string& owner,
-                                          clock::time_point now) {
+std::uint64_t owned_holds::live_fence(const std::string& lock_key, const std::string& owner,
+                                      clock::time_point now) {
     auto it = holds_.find({lock_key, owner});
     if (it == holds_.end()) return 0;
     std::uint64_t fence = 0;
