@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSL-1.0 */
 /* client.pml: a client of the lock: the restart quarantine it keeps per node, its acquire rounds,
  * its lease (extend, fenced write, release), and the protected resource it writes to. The model
- * runs the pure pieces' rules; the coroutines that drive them (acquire_op.cpp) only decide
+ * runs the pure pieces' rules; the state machine that drives them (acquire_fsm.cpp) only decide
  * when a message is sent, which the model leaves to the scheduler. */
 
 
@@ -97,7 +97,7 @@ inline clear_round(c) {
     confirmed[c] = 0; wb_pending[c] = 0
 }
 
-/* acquire_op::start_round + acquire_round::begin: a new token, t0 before the first send */
+/* acquire_fsm::start_round + acquire_round::begin: a new token, t0 before the first send */
 inline begin_round(c) {
     round[c]++;
     t0[c] = now;
@@ -111,7 +111,7 @@ inline begin_round(c) {
     i = 0
 }
 
-/* acquire_waiting.cpp acquire_op::fail_round / acquire_op::leave: the cleanup goes to every
+/* acquire_fsm_waits.cpp acquire_fsm::fail_round / acquire_fsm::leave: the cleanup goes to every
  * node that did not deny (acquire_round::nodes_to_release): one that failed or has not
  * answered may have run the command. Its replies are not waited for here: the model lets
  * the next round overtake it, which the real code allows after a cleanup's timeout. */
@@ -132,7 +132,7 @@ inline lose_round(c) {
     phase[c] = IDLE
 }
 
-/* acquire_op::grant: the late-round rule: a quorum that came after the validity ran out is a
+/* acquire_fsm::grant: the late-round rule: a quorum that came after the validity ran out is a
  * failure (validity_expired), released like any failed round. */
 inline grant(c) {
     if
@@ -186,7 +186,7 @@ inline settle_fence(c) {
     fi
 }
 
-/* acquire_op::count: client_state::admit (a quarantined node's grant counts as failed), then
+/* acquire_fsm::count: client_state::admit (a quarantined node's grant counts as failed), then
  * acquire_round::count and vote_tally::add, which decides as soon as the outcome is certain. */
 inline count(c, n, v, f) {
     answered[c] = answered[c] | BIT(n);

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSL-1.0 */
-/* fair_client.pml: a client's fair acquisition: its rounds (src/lock/acquire_op.cpp
- * start_round lines 93-128, on_answer 134-174, note_place 176-180, grant and succeed 297-329,
- * dequeue 331-335, leave 343-351), the ticket (src/lock/acquire_round.cpp note_ticket lines
- * 141-147), a failed round's cleanup and the hand-off it takes between rounds
- * (src/lock/acquire_waiting.cpp fail_round lines 13-51, on_handoff 86-117; acquire_round.cpp
- * hand_over, take_handoff, refused lines 149-166; wait_policy.cpp judge_handoff lines 117-125),
- * its lease and release (src/lock/kinds/fair.cpp lines 27-71: the calls). The round's
+/* fair_client.pml: a client's fair acquisition: its rounds (src/lock/acquire/acquire_fsm.cpp
+ * start_round, on_answer, note_place, grant and succeed, dequeue, leave), the ticket
+ * (src/lock/acquire/acquire_round.cpp note_ticket), a failed round's cleanup and the hand-off it
+ * takes between rounds (src/lock/acquire/acquire_fsm_waits.cpp fail_round, on_handoff;
+ * acquire_round.cpp hand_over, take_handoff, refused; wait_policy.cpp judge_handoff), its lease
+ * and release (src/lock/kinds/fair.cpp: the calls). The round's
  * value is "<place>.<n>" (fair.cpp round_value); a hand-off's "<place>:<place>.<n>".
  * Abstracted: the sleeps between rounds and the wake messages (a round may start whenever the
  * cleanups are done: any sleep), extends, the quarantine (no restarts), replicas, min_validity
@@ -27,7 +26,7 @@ inline send_all(c, k, r) {
     i = 0
 }
 
-/* acquire_op::dequeue to the nodes of `mask` (the refusers: they may still queue us) */
+/* acquire_fsm::dequeue to the nodes of `mask` (the refusers: they may still queue us) */
 inline dequeue_nodes(c, mask) {
     i = 0;
     do
@@ -42,7 +41,7 @@ inline dequeue_nodes(c, mask) {
     i = 0
 }
 
-/* acquire_op::start_round: the n-th round's value, t0 before the first send */
+/* acquire_fsm::start_round: the n-th round's value, t0 before the first send */
 inline begin_round(c) {
     rnd[c]++;
     printf("t=%d client %d begins round %d, final %d\n", now, c, rnd[c], final[c]);
@@ -53,7 +52,7 @@ inline begin_round(c) {
     send_all(c, ACQUIRE, rnd[c])
 }
 
-/* acquire_op::succeed: the refusers leave the queue (leaves_refusers: once it has a ticket);
+/* acquire_fsm::succeed: the refusers leave the queue (leaves_refusers: once it has a ticket);
  * the lease, valid until `until` */
 inline succeed(c, refused, until, handoff) {
     if
@@ -84,8 +83,8 @@ inline forget(c) {
     phase[c] = DONE
 }
 
-/* acquire_waiting.cpp fail_round: the final round (final: the acquisition's deadline passed)
- * leaves (acquire_op::leave: 'release' of its
+/* acquire_fsm_waits.cpp fail_round: the final round (final: the acquisition's deadline passed)
+ * leaves (acquire_fsm::leave: 'release' of its
  * value to every node, a waiter's); any other cleans up where it did not meet a denial
  * (nodes_to_release) and waits for those cleanups before its next round. */
 inline lose_round(c) {
@@ -112,7 +111,7 @@ inline lose_round(c) {
     fi
 }
 
-/* acquire_op::grant: the validity counted from t0 (the late-round rule: none left, a failure) */
+/* acquire_fsm::grant: the validity counted from t0 (the late-round rule: none left, a failure) */
 inline grant(c) {
     if
     :: t0[c] + TTL - MARGIN > now ->
@@ -121,7 +120,7 @@ inline grant(c) {
     fi
 }
 
-/* acquire_op::on_answer for round r's call to node n, once per call (its reply, or its
+/* acquire_fsm::on_answer for round r's call to node n, once per call (its reply, or its
  * failure). A reply to an earlier round is dropped (start_round's callback). */
 inline on_acquire_reply(c, n, r, v, tk) {
     if
@@ -181,7 +180,7 @@ inline on_cleanup_reply(c, n, r) {
     fi
 }
 
-/* acquire_op::on_handoff: node n handed the lock over to round r's registration. Taken only
+/* acquire_fsm::on_handoff: node n handed the lock over to round r's registration. Taken only
  * asleep, with the cleanups done, for the current round's token; at a quorum of nodes, with
  * validity left of min(ttl, queue_timeout) from the round's t0 (judge_handoff). Anything else
  * is on_released or wait_for_more: a wake-up, which the model's next round needs not. */

@@ -23,8 +23,8 @@
 
 /* The calls of fair.lua (ARGV[1]): 'acquire' is a round's request; 'withdraw' and 'requeue'
  * its cleanup (fair.cpp round_cleanup: 'requeue' once the acquisition has a ticket);
- * 'release' the end of a lease or of the acquisition (fair.cpp release, acquire_op::leave);
- * 'dequeue' the refusers of a round that won (acquire_op::succeed, on_answer). */
+ * 'release' the end of a lease or of the acquisition (fair.cpp release, acquire_fsm::leave);
+ * 'dequeue' the refusers of a round that won (acquire_fsm::succeed, on_answer). */
 mtype:call = { ACQUIRE, WITHDRAW, REQUEUE, RELEASE, DEQUEUE };
 
 /* --- the knobs (their defaults in init_knobs) --------------------------------------------- */
@@ -89,7 +89,7 @@ byte h_dl[NMAX * CLIENTS];
 byte ctr[NMAX];             /* KEYS[4], the ticket counter */
 
 /* --- clients (fair_client.pml) -------------------------------------------------------------- */
-#define SLEEPING    0   /* before its first round, or between rounds (acquire_waiting.cpp) */
+#define SLEEPING    0   /* before its first round, or between rounds (acquire_fsm_waits.cpp) */
 #define COUNTING    1   /* a round counting votes */
 #define HOLDING     2   /* a lease */
 #define DONE        3   /* released, or given up */

@@ -7,7 +7,7 @@ inline clear_round(c) {
     answered[c] = 0; denied_by[c] = 0; n_granted[c] = 0; n_denied[c] = 0; n_failed[c] = 0
 }
 
-/* acquire_op::start_round + acquire_round::begin: a new token, t0 before the first send */
+/* acquire_fsm::start_round + acquire_round::begin: a new token, t0 before the first send */
 inline begin_round(c) {
     round[c]++;
     printf("MSC: t=%d client %d begins round %d\n", now, c, round[c]);
@@ -21,7 +21,7 @@ inline begin_round(c) {
     t_i = 0
 }
 
-/* acquire_waiting.cpp fail_round / acquire_op::leave: the cleanup (multi.cpp round_cleanup:
+/* acquire_fsm_waits.cpp fail_round / acquire_fsm::leave: the cleanup (multi.cpp round_cleanup:
  * multi_release.lua) to every node that did not deny (acquire_round::nodes_to_release).
  * NO_CLEANUP (control): none. */
 inline lose_round(c) {
@@ -42,7 +42,7 @@ inline lose_round(c) {
     phase[c] = IDLE
 }
 
-/* acquire_op::grant: a quorum after the validity ran out is a failure (validity_expired) */
+/* acquire_fsm::grant: a quorum after the validity ran out is a failure (validity_expired) */
 inline grant(c) {
     if
     :: VALIDITY_LEFT(t0[c]) > 0 ->

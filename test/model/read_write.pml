@@ -13,8 +13,8 @@
  *   src/scripts/rw_release.lua  lines 16-44 (rw_release: "unmark", "quiet", "leave", none)
  *   src/scripts/rw_extend.lua   lines 10-23 (rw_extend)
  * and the client side (rw_client.pml) as src/lock/kinds/read_write.cpp drives it through the
- * same rounds as a lock: acquire_round.cpp (tally, validity, nodes_to_release), acquire_op.cpp
- * (grant; succeed: the won round's mark leaves the other nodes), acquire_waiting.cpp
+ * same rounds as a lock: acquire_round.cpp (tally, validity, nodes_to_release), acquire_fsm.cpp
+ * (grant; succeed: the won round's mark leaves the other nodes), acquire_fsm_waits.cpp
  * (fail_round: a caller's mistake ends the acquisition; leave), lease_ops.cpp (extend, release).
  * Property (an assertion, checked where a client's belief begins: a grant, an extend):
  *   readers_and_writer_apart  never a writer that believes it holds (a lease with validity left

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSL-1.0 */
 /* rw_client.pml: a client of the read-write lock: its rounds, a writer's mark between them,
  * its lease (extend, release), as a lock's client (client.pml) without quarantine or fences.
- * The coroutines that drive them (acquire_op.cpp) only decide when a message is sent, which the
+ * The state machine that drives them (acquire_fsm.cpp) only decide when a message is sent, which the
  * model leaves to the scheduler: a client may begin its next round, extend or release at any
  * step. */
 
@@ -36,7 +36,7 @@ inline clear_round(c) {
     mistake[c] = false
 }
 
-/* acquire_op::start_round + acquire_round::begin: a new token, t0 before the first send; a
+/* acquire_fsm::start_round + acquire_round::begin: a new token, t0 before the first send; a
  * retry of the acquisition names its previous round's token (read_write.cpp acquire, ARGV[7]) */
 inline begin_round(c) {
     round[c]++;
@@ -54,10 +54,10 @@ inline begin_round(c) {
     i = 0
 }
 
-/* acquire_waiting.cpp fail_round. The acquisition goes on (rounds left, no caller's mistake):
+/* acquire_fsm_waits.cpp fail_round. The acquisition goes on (rounds left, no caller's mistake):
  * the round's cleanup, "quiet" (read_write.cpp round_cleanup: the mark stays for the next
  * round, which moves it), to every node that did not deny (acquire_round::nodes_to_release).
- * It ends (upgrade_refused, is_callers_mistake; or no round left): acquire_op::leave, "leave"
+ * It ends (upgrade_refused, is_callers_mistake; or no round left): acquire_fsm::leave, "leave"
  * (the hold and the mark) to every node for a writer that marks (waits_between_rounds), to
  * nodes_to_release otherwise. Cleanups' replies are not waited for: the next round may
  * overtake them (after their timeout, in the real code). */
@@ -84,8 +84,8 @@ inline lose_round(c) {
     phase[c] = IDLE
 }
 
-/* acquire_op::grant: a quorum that came after the validity ran out is validity_expired, a lost
- * round. acquire_op::succeed: a writer that marks takes its mark from the nodes that refused
+/* acquire_fsm::grant: a quorum that came after the validity ran out is validity_expired, a lost
+ * round. acquire_fsm::succeed: a writer that marks takes its mark from the nodes that refused
  * the round and those yet to answer (read_write.cpp leave_queue: "unmark"; the real code sends
  * it to the latter when they refuse, the model to all of them, after the acquire there). */
 inline grant(c) {
@@ -118,7 +118,7 @@ inline grant(c) {
     fi
 }
 
-/* acquire_op.cpp: {-1, 0} is a failed vote with upgrade_refused, a caller's mistake */
+/* acquire_fsm.cpp: {-1, 0} is a failed vote with upgrade_refused, a caller's mistake */
 inline count(c, n, v) {
     answered[c] = answered[c] | BIT(n);
     if

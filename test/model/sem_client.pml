@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSL-1.0 */
 /* sem_client.pml: a client of the semaphore: its rounds, its lease (extend, release), as a
  * lock's client (client.pml) without quarantine or fences (a semaphore is not fenced). The
- * coroutines that drive them (acquire_op.cpp) only decide when a message is sent, which the
+ * coroutines that drive them (acquire_fsm.cpp) only decide when a message is sent, which the
  * model leaves to the scheduler: a client may begin its next round, extend or release at any
  * step. */
 
@@ -33,7 +33,7 @@ inline clear_round(c) {
     n_granted[c] = 0; n_denied[c] = 0; n_failed[c] = 0
 }
 
-/* acquire_op::start_round + acquire_round::begin: a new token, t0 before the first send; a
+/* acquire_fsm::start_round + acquire_round::begin: a new token, t0 before the first send; a
  * retry of the acquisition names its previous round's token (semaphore.cpp acquire, ARGV[4]) */
 inline begin_round(c) {
     round[c]++;
@@ -51,7 +51,7 @@ inline begin_round(c) {
     i = 0
 }
 
-/* acquire_waiting.cpp fail_round / leave: the cleanup (semaphore.cpp round_cleanup: a quiet
+/* acquire_fsm_waits.cpp fail_round / leave: the cleanup (semaphore.cpp round_cleanup: a quiet
  * release) to every node that did not deny (acquire_round::nodes_to_release). The next round,
  * if any is left, is a retry of this acquisition. Its cleanups' replies are not waited for: the
  * next round may overtake them (after their timeout, in the real code). */
@@ -72,7 +72,7 @@ inline lose_round(c) {
     phase[c] = IDLE
 }
 
-/* acquire_op::grant: a quorum that came after the validity ran out is validity_expired, a
+/* acquire_fsm::grant: a quorum that came after the validity ran out is validity_expired, a
  * lost round. */
 inline grant(c) {
     if

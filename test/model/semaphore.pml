@@ -10,7 +10,7 @@
  *   src/scripts/semaphore_extend.lua   lines 10-25 (sem_extend)
  * and the client side (sem_client.pml) as src/lock/kinds/semaphore.cpp drives it through the
  * same rounds as a lock: acquire_round.cpp (tally, validity, nodes_to_release),
- * acquire_op.cpp (grant), acquire_waiting.cpp (a lost round's cleanup), lease_ops.cpp (extend,
+ * acquire_fsm.cpp (grant), acquire_fsm_waits.cpp (a lost round's cleanup), lease_ops.cpp (extend,
  * release).
  * Property (an assertion, checked where a client's belief begins: a grant, an extend):
  *   permits_within_bound  the clients that believe they hold a permit (a lease with validity

@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -198,6 +199,18 @@ void release_listener::on_push(std::size_t node, const resp::value& v) {
         if (auto target = w.target.lock()) target->on_released();
         return;
     }
+}
+
+void listener_registration::move_to(release_listener& listener, const std::string& channel,
+                                    std::weak_ptr<release_waiter> waiter) {
+    const auto previous = id_;
+    id_ = listener.add(channel, std::move(waiter));
+    if (previous != 0) listener.remove(*channel_, previous);
+    channel_ = &channel;
+}
+
+void listener_registration::drop(release_listener& listener) {
+    if (id_ != 0) listener.remove(*channel_, std::exchange(id_, 0));
 }
 
 }  // namespace redlock::detail

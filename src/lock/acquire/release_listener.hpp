@@ -110,6 +110,20 @@ private:
     bool closed_ = false;
 };
 
+/// A waiter's registration with a release_listener, on one channel at a time: moving to
+/// another channel registers there first and then drops the old registration, so that the
+/// subscription has no gap. Strand only.
+class listener_registration {
+public:
+    void move_to(release_listener& listener, const std::string& channel,
+                 std::weak_ptr<release_waiter> waiter);
+    void drop(release_listener& listener);
+
+private:
+    release_listener::waiter_id id_ = 0;
+    const std::string* channel_ = nullptr;
+};
+
 }  // namespace redlock::detail
 
 #endif

@@ -8,13 +8,14 @@
 
 namespace redlock::detail {
 
-round_report::round_report(const client_state& client, std::string_view operation, std::string_view resource)
-    : client_(client), operation_(operation), resource_(resource) {
+round_report::round_report(std::span<const std::string> node_names, std::string_view operation,
+                           std::string_view resource)
+    : node_names_(node_names), operation_(operation), resource_(resource) {
     reset();
 }
 
 void round_report::reset() {
-    const auto n = client_.node_count();
+    const auto n = node_names_.size();
     answers_.assign(n, {});
 }
 
@@ -52,7 +53,7 @@ std::vector<node_outcome> round_report::outcomes() const {
     out.reserve(answers_.size());
     for (std::size_t i = 0; i < answers_.size(); ++i) {
         const auto& a = answers_[i];
-        out.push_back(node_outcome{client_.node_name(i), a.verdict, a.error, a.detail});
+        out.push_back(node_outcome{node_names_[i], a.verdict, a.error, a.detail});
     }
     return out;
 }
@@ -70,11 +71,10 @@ std::string round_report::summary(const vote_tally& tally, std::string_view outc
                 break;
             case node_outcome::verdict::denied:
                 if (!denied.empty()) denied += ", ";
-                denied += client_.node_name(i);
+                denied += node_names_[i];
                 break;
             case node_outcome::verdict::failed:
-                failed.push_back(
-                    {client_.node_name(i), failure_cause(answers_[i].error, answers_[i].detail)});
+                failed.push_back({node_names_[i], failure_cause(answers_[i].error, answers_[i].detail)});
                 break;
         }
     }

@@ -3,7 +3,6 @@
 #define REDLOCK_LOCK_ACQUIRE_ROUND_REPORT_HPP
 
 #include "lock/acquire/quorum.hpp"
-#include "lock/client/client_state.hpp"
 #include <redlock/diagnostics.hpp>
 
 #include <boost/system/error_code.hpp>
@@ -19,7 +18,9 @@ namespace redlock::detail {
 /// What each node answered in the current round of one operation, for the text of diagnostics.
 class round_report {
 public:
-    round_report(const client_state& client, std::string_view operation, std::string_view resource);
+    /// `node_names`: one per node, outliving the report (the client's).
+    round_report(std::span<const std::string> node_names, std::string_view operation,
+                 std::string_view resource);
 
     void reset();
     using clock = std::chrono::steady_clock;
@@ -53,7 +54,7 @@ public:
                                             std::chrono::steady_clock::duration left) const;
 
 private:
-    const client_state& client_;
+    std::span<const std::string> node_names_;
     std::string operation_;
     std::string resource_;
     struct node_answer {

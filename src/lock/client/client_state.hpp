@@ -58,6 +58,7 @@ public:
 
     [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
     [[nodiscard]] const std::string& node_name(std::size_t i) const { return node_names_[i]; }
+    [[nodiscard]] std::span<const std::string> node_names() const noexcept { return node_names_; }
     /// A new token for a hold labelled `label`: make_token(), with this host's name, this
     /// process's id and the label recorded in it unless identify_holder is off. Throws
     /// std::system_error as make_token() does.

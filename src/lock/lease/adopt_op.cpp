@@ -39,7 +39,7 @@ public:
           diag_(diag),
           handler_(std::move(h)),
           tally_(client_->node_count()),
-          report_(*client_, "adopt", record_.resource),
+          report_(client_->node_names(), "adopt", record_.resource),
           kind_(std::move(kind)) {}
 
     void connect_cancellation() { cancel_on_slot(handler_, shared_from_this(), client_->strand()); }

@@ -3,6 +3,7 @@
 #define REDLOCK_LOCK_LEASE_LEASE_GRANT_HPP
 
 #include "lock/lease/lease_state.hpp"
+#include "lock/lease/won_lock.hpp"
 #include <redlock/lock_options.hpp>
 
 #include <chrono>
@@ -12,21 +13,6 @@
 #include <vector>
 
 namespace redlock::detail {
-
-/// What an acquisition that won hands to its lease.
-struct won_lock {
-    std::string resource;
-    std::shared_ptr<const lock_kind> kind;
-    std::string token;  ///< the value the lock holds
-    std::uint64_t fence = 0;
-    std::vector<std::uint64_t> fences;  ///< several resources, fenced: one per resource
-    std::chrono::milliseconds node_timeout{0};
-    std::chrono::steady_clock::time_point valid_until;
-    std::size_t nodes_granted = 0;
-    bool extend_now = false;  ///< taken with less than two thirds of its ttl left (a hand-off)
-    /// suspended_so_far() when the round that gave valid_until started
-    std::chrono::nanoseconds suspended_at_start{0};
-};
 
 /// The state of a new lease: registered as the owner's hold for its re-entries (fenced
 /// reentrant), with its watchdog started (lock_options::watchdog), extended at once when asked.

@@ -36,7 +36,7 @@ public:
           diag_(diag),
           handler_(std::move(h)),
           tally_(client_->node_count()),
-          report_(*client_, operation, state_->resource) {}
+          report_(client_->node_names(), operation, state_->resource) {}
     virtual ~lease_round_op() = default;
 
     // On the initiating thread, before start().
