@@ -233,8 +233,8 @@ private:
         using type = detail::acquire_action::type;
         switch (a.what) {
             case type::send:
-                for (std::size_t i = 0; i < a.nodes->size(); ++i) {
-                    if (!(*a.nodes)[i]) continue;
+                for (std::size_t i = 0; i < nodes_; ++i) {
+                    if (a.nodes && !(*a.nodes)[i]) continue;  // null: every node
                     const auto args = a.call->arg_span();
                     if (!a.reply || *a.reply == event_type::cleanup_done) {
                         for (auto arg : args)

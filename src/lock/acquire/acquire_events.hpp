@@ -84,7 +84,7 @@ struct acquire_event {
 /// before that (a connection copies what it sends).
 struct acquire_action {
     enum class type {
-        send,              ///< `call` to each node of `nodes`, within `timeout`; replies as `reply`
+        send,  ///< `call` to each node of `nodes` (null: all), within `timeout`; replies as `reply`
         confirm_replicas,  ///< a WAIT for `replicas` replicas of node `node`'s write on `key`
         sleep_until,       ///< sleep number `sleep` ends at `at` (a new sleep, or sooner)
         end_sleep,         ///< the sleep ended by itself: its timer no longer matters

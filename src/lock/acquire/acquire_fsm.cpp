@@ -33,16 +33,15 @@ acquire_fsm::acquire_fsm(acquire_setup setup, acquire_context& context)
               kind_->queues(), setup_.nodes, options_.retry ? *options_.retry : setup_.client_retry,
               options_.queue_timeout),
       report_(context.node_names(), "acquire", setup_.resource),
-      all_nodes_(setup_.nodes, true),
       waits_(options_.wait > milliseconds::zero()) {}
 
 acquire_fsm::actions& acquire_fsm::resume(const acquire_event& e, clock::time_point now,
                                           std::mt19937_64& rng) {
     // The last resume's actions have run: their calls went out.
     out_.clear();
-    outbox_.clear();
-    outbox_strings_.clear();
-    node_sets_.clear();
+    outbox_.reset();
+    outbox_strings_.reset();
+    node_sets_.reset();
     now_ = now;
     rng_ = &rng;
     using type = acquire_event::type;
@@ -140,7 +139,7 @@ void acquire_fsm::start_round() {
     call_.wait_for_replicas(options_.replicas, options_.replica_timeout);
     call_.ask_replication_id(setup_.asks_replication_id);
     // A pipelined WAIT holds the node for up to replica_timeout.
-    send(call_, all_nodes_, call_.timeout(setup_.node_timeout, options_.replica_timeout),
+    send(call_, nullptr, call_.timeout(setup_.node_timeout, options_.replica_timeout),
          acquire_event::type::answer);
 }
 
@@ -211,13 +210,14 @@ void acquire_fsm::note_place(queue_place place) {
 
 void acquire_fsm::held_by_earlier_round(std::size_t node, const std::string& answered) {
     // The call points into the token: kept until it is sent, after the answer is gone.
-    const auto& earlier = outbox_strings_.emplace_back(answered);
+    auto& earlier = outbox_strings_.next();
+    earlier = answered;
     auto& call = new_call();
     if (left_) {
         // The final round's straggler, after our release went out: a takeover now would write
         // a full ttl that nobody releases. Free the earlier round's key.
         kind_->release(earlier, false, call);
-        send(call, only_node(node), setup_.background_timeout);
+        send(call, &only_node(node), setup_.background_timeout);
         count(node, vote::failed, error::reply_lost, "held by an earlier round of ours, released");
         return;
     }
@@ -229,7 +229,7 @@ void acquire_fsm::held_by_earlier_round(std::size_t node, const std::string& ans
     call.ask_replication_id(setup_.asks_replication_id);
     takeover_wait_reply_ = call.wait_reply;
     takeover_id_reply_ = call.replication_id_reply;
-    send(call, only_node(node), call.timeout(setup_.node_timeout, options_.replica_timeout),
+    send(call, &only_node(node), call.timeout(setup_.node_timeout, options_.replica_timeout),
          acquire_event::type::takeover_answer);
 }
 
@@ -261,15 +261,13 @@ void acquire_fsm::count_grant(std::size_t node, std::optional<replication_verdic
         count(node, pinned->ec ? vote::failed : vote::granted, pinned->ec, std::move(pinned->detail));
         return;
     }
-    acquire_action a;
-    a.what = acquire_action::type::confirm_replicas;
+    auto& a = act(acquire_action::type::confirm_replicas);
     a.node = node;
     a.round = round_.number();
     a.key = keys().lock;
     a.replicas = options_.replicas;
     a.replica_timeout = options_.replica_timeout;
     a.timeout = setup_.node_timeout;
-    out_.push_back(std::move(a));
 }
 
 void acquire_fsm::count(std::size_t node, vote v, error_code ec, std::string detail) {
@@ -323,7 +321,7 @@ void acquire_fsm::write_back(std::size_t node) {
     // to a replica that missed it would hand the next holder a smaller fence.
     call.wait_for_replicas(options_.replicas, options_.replica_timeout);
     writeback_wait_reply_ = call.wait_reply;
-    send(call, only_node(node), call.timeout(setup_.node_timeout, options_.replica_timeout),
+    send(call, &only_node(node), call.timeout(setup_.node_timeout, options_.replica_timeout),
          acquire_event::type::writeback_answer);
 }
 
@@ -377,14 +375,15 @@ void acquire_fsm::succeed(clock::time_point valid_until, std::size_t nodes_grant
 
 void acquire_fsm::dequeue(const std::vector<bool>& where) {
     auto& leave_queue = new_call();
-    if (kind_->leave_queue(round_.token(), leave_queue)) send(leave_queue, where, setup_.background_timeout);
+    if (kind_->leave_queue(round_.token(), leave_queue)) send(leave_queue, &where, setup_.background_timeout);
 }
 
 void acquire_fsm::leave() {
     left_ = true;
     auto& release = new_call();
     kind_->release(round_.token(), false, release);
-    send(release, waits_between_rounds() ? all_nodes_ : nodes(round_.nodes_to_release()),
+    send(release,
+         &nodes(waits_between_rounds() ? std::vector<bool>(setup_.nodes, true) : round_.nodes_to_release()),
          setup_.background_timeout);
 }
 
@@ -408,35 +407,41 @@ void acquire_fsm::finish(error_code ec, std::string message, std::optional<won_l
     if (ec) context_.metrics().acquire_failed(ec);
     const auto took = now_ - started_;
     if (waits_ && found_held_) context_.metrics().wait_time.record(took);
-    acquire_action a;
-    a.what = acquire_action::type::finish;
+    auto& a = act(acquire_action::type::finish);
     a.ec = ec;
     a.won = std::move(won);
     a.message = std::move(message) + subscription_refused_;
     a.took = took;
     a.at = now_;
     a.handed_over = handed_over_to_us_;
-    out_.push_back(std::move(a));
+}
+
+acquire_action& acquire_fsm::act(acquire_action::type what) {
+    auto& a = out_.emplace_back();
+    a.what = what;
+    return a;
 }
 
 node_call& acquire_fsm::new_call() {
-    return outbox_.emplace_back();
+    auto& call = outbox_.next();
+    call.clear();
+    return call;
 }
 
-void acquire_fsm::send(const node_call& call, const std::vector<bool>& nodes, milliseconds timeout,
+void acquire_fsm::send(const node_call& call, const std::vector<bool>* nodes, milliseconds timeout,
                        std::optional<acquire_event::type> reply) {
-    acquire_action a;
-    a.what = acquire_action::type::send;
+    auto& a = act(acquire_action::type::send);
     a.call = &call;
-    a.nodes = &nodes;
+    a.nodes = nodes;
     a.timeout = timeout;
     a.reply = reply;
     a.round = round_.number();
-    out_.push_back(std::move(a));
 }
 
 const std::vector<bool>& acquire_fsm::nodes(std::vector<bool> flags) {
-    return node_sets_.emplace_back(std::move(flags));
+    auto& set = node_sets_.next();
+    set = std::move(flags);
+    return set;
 }
 
 const std::vector<bool>& acquire_fsm::only_node(std::size_t node) {

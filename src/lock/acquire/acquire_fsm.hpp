@@ -10,11 +10,11 @@
 #include "lock/kinds/lock_kind.hpp"
 #include <redlock/lock_options.hpp>
 
+#include <boost/container/small_vector.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <random>
@@ -54,7 +54,7 @@ class acquire_fsm {
 public:
     using clock = std::chrono::steady_clock;
     using milliseconds = std::chrono::milliseconds;
-    using actions = std::vector<acquire_action>;
+    using actions = boost::container::small_vector<acquire_action, 4>;
 
     acquire_fsm(acquire_setup setup, acquire_context& context);
 
@@ -63,6 +63,7 @@ public:
     [[nodiscard]] actions& resume(const acquire_event& e, clock::time_point now, std::mt19937_64& rng);
 
     [[nodiscard]] bool done() const noexcept { return done_; }
+    [[nodiscard]] const lock_options& options() const noexcept { return options_; }
     /// For the diagnostics: the rounds so far and what each node answered in the last.
     [[nodiscard]] unsigned attempts() const noexcept { return round_.number(); }
     [[nodiscard]] std::vector<node_outcome> outcomes() const { return report_.outcomes(); }
@@ -124,8 +125,26 @@ private:
     void listen_on(wait_policy::channel channel);
 
     // --- what goes out ---------------------------------------------------------------------------
+    // Objects that the actions of one resume() point to: they keep their address, and the next
+    // resume() reuses them (an acquisition that builds none allocates none).
+    template <class T>
+    class reused {
+    public:
+        T& next() {
+            if (used_ == items_.size()) items_.push_back(std::make_unique<T>());
+            return *items_[used_++];
+        }
+        void reset() noexcept { used_ = 0; }
+
+    private:
+        std::vector<std::unique_ptr<T>> items_;
+        std::size_t used_ = 0;
+    };
+
+    acquire_action& act(acquire_action::type what);
     node_call& new_call();
-    void send(const node_call& call, const std::vector<bool>& nodes, milliseconds timeout,
+    // `nodes`: null for every node.
+    void send(const node_call& call, const std::vector<bool>* nodes, milliseconds timeout,
               std::optional<acquire_event::type> reply = std::nullopt);
     // A set of nodes for the actions of this resume().
     [[nodiscard]] const std::vector<bool>& nodes(std::vector<bool> flags);
@@ -144,10 +163,9 @@ private:
     clock::time_point now_;
     std::mt19937_64* rng_ = nullptr;
     actions out_;
-    std::deque<node_call> outbox_;             // the calls of out_ (a deque: they never move)
-    std::deque<std::vector<bool>> node_sets_;  // the node sets of out_
-    std::deque<std::string> outbox_strings_;   // what their calls point to, beside the fsm's own
-    const std::vector<bool> all_nodes_;
+    reused<node_call> outbox_;             // the calls of out_
+    reused<std::vector<bool>> node_sets_;  // the node sets of out_
+    reused<std::string> outbox_strings_;   // what their calls point to, beside the fsm's own
 
     bool waits_ = false;        // lock_options::wait > 0
     bool found_held_ = false;   // a round was contended: the acquire counts in metrics().wait_time

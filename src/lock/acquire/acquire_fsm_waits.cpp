@@ -35,7 +35,7 @@ void acquire_fsm::fail_round(boost::system::error_code cause) {
     if (cleanups_pending_ > 0) {
         auto& cleanup = new_call();
         kind_->round_cleanup(round_.token(), round_.ticket(), cleanup);
-        send(cleanup, nodes(std::move(mask)), setup_.node_timeout, acquire_event::type::cleanup_done);
+        send(cleanup, &nodes(std::move(mask)), setup_.node_timeout, acquire_event::type::cleanup_done);
     }
     const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now_);
     auto next = policy_.after_failed_round(cause, round_.tally().granted() > 0, round_.ticket() != 0,
@@ -147,30 +147,24 @@ void acquire_fsm::maybe_next_round() {
 void acquire_fsm::sleep_for(clock::duration delay) {
     sleeping_ = true;
     wake_at_ = now_ + delay;
-    acquire_action a;
-    a.what = acquire_action::type::sleep_until;
+    auto& a = act(acquire_action::type::sleep_until);
     a.at = wake_at_;
     a.sleep = ++sleep_;
-    out_.push_back(std::move(a));
 }
 
 void acquire_fsm::end_sleep_by(clock::time_point at) {
     if (!sleeping_ || at >= wake_at_) return;
     wake_at_ = at;
-    acquire_action a;
-    a.what = acquire_action::type::sleep_until;
+    auto& a = act(acquire_action::type::sleep_until);
     a.at = at;
     a.sleep = ++sleep_;
-    out_.push_back(std::move(a));
 }
 
 void acquire_fsm::end_sleep_now() {
     if (!sleeping_) return;
     sleeping_ = false;
     ++sleep_;
-    acquire_action a;
-    a.what = acquire_action::type::end_sleep;
-    out_.push_back(std::move(a));
+    act(acquire_action::type::end_sleep);
 }
 
 void acquire_fsm::listen_on(wait_policy::channel channel) {
@@ -178,10 +172,8 @@ void acquire_fsm::listen_on(wait_policy::channel channel) {
     if (channel == wait_policy::channel::released) on = &kind_->released_channel(blocked_by_);
     if (channel == wait_policy::channel::wake) on = &wake_channel_;
     if (!on) return;
-    acquire_action a;
-    a.what = acquire_action::type::listen;
+    auto& a = act(acquire_action::type::listen);
     a.channel = on;
-    out_.push_back(std::move(a));
 }
 
 }  // namespace redlock::detail

@@ -39,9 +39,9 @@ void acquire_op::start() {
         ec = choose_lock_kind(*client_, resource_, resources_, options_, {}, kind, why);
     }
     if (ec) return refuse(ec, std::move(why));
-    fsm_.emplace(
-        acquire_setup_of(*client_, resource_, resources_, options_, std::move(kind), diag_ != nullptr),
-        context_);
+    fsm_.emplace(acquire_setup_of(*client_, resource_, std::move(resources_), std::move(options_),
+                                  std::move(kind), diag_ != nullptr),
+                 context_);
     resume(acquire_event::of(acquire_event::type::start));
 }
 
@@ -68,14 +68,14 @@ void acquire_op::resume(const acquire_event& e) {
     running_ = true;
     for (auto& a : fsm_->resume(e, clock::now(), client_->rng()))
         run(a);
-    while (!deferred_.empty()) {
-        auto later = std::move(deferred_.front());
-        deferred_.pop_front();
+    for (std::size_t i = 0; i < deferred_.size(); ++i) {  // more may come meanwhile
+        auto later = std::move(deferred_[i]);
         later.event.replies = later.replies;
         later.event.text = later.text;
         for (auto& a : fsm_->resume(later.event, clock::now(), client_->rng()))
             run(a);
     }
+    deferred_.clear();
     running_ = false;
 }
 
@@ -118,8 +118,8 @@ void acquire_op::send(const acquire_action& a) {
         client_->send_call(*a.call, *a.nodes, a.timeout, std::move(on_reply));
         return;
     }
-    for (std::size_t i = 0; i < a.nodes->size(); ++i) {
-        if (!(*a.nodes)[i]) continue;
+    for (std::size_t i = 0; i < client_->node_count(); ++i) {
+        if (a.nodes && !(*a.nodes)[i]) continue;
         client_->call_on(i, *a.call, a.timeout,
                          [self = shared_from_this(), what = *a.reply, round = a.round, i](
                              error_code ec, std::span<const resp::value> replies) {
@@ -139,7 +139,7 @@ void acquire_op::sleep_until(clock::time_point at, unsigned sleep) {
 void acquire_op::finish(acquire_action& a) {
     listening_.drop(client_->listener());
     lease held;
-    if (a.won) held = lease(grant_lease(client_, std::move(*a.won), options_, a.at));
+    if (a.won) held = lease(grant_lease(client_, std::move(*a.won), fsm_->options(), a.at));
     if (!a.ec && client_->events().wanted()) {
         client_->events().emit(resource_event(event_kind::acquired, resource_, {},
                                               a.handed_over ? "handed over by the release" : "",

@@ -15,7 +15,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,8 +75,8 @@ private:
         std::vector<resp::value> replies;
         std::string text;
     };
-    std::deque<deferred_event> deferred_;
-    bool running_ = false;  // resume() runs actions
+    std::vector<deferred_event> deferred_;  // a vector: a deque allocates when made
+    bool running_ = false;                  // resume() runs actions
     listener_registration listening_;
     bool completed_ = false;
 };

@@ -49,18 +49,19 @@ std::chrono::nanoseconds client_acquire_context::suspended_so_far() const {
     return detail::suspended_so_far();
 }
 
-acquire_setup acquire_setup_of(const client_state& client, const std::string& resource,
-                               const std::vector<std::string>& resources, const lock_options& options,
+acquire_setup acquire_setup_of(const client_state& client, std::string resource,
+                               std::vector<std::string> resources, lock_options options,
                                std::shared_ptr<const lock_kind> kind, bool wants_grant_message) {
     const auto& cfg = client.config();
-    return acquire_setup{resource,
-                         resources,
-                         options,
+    const auto node_timeout = client.node_timeout_for(options.ttl, options.node_timeout);
+    return acquire_setup{std::move(resource),
+                         std::move(resources),
+                         std::move(options),
                          std::move(kind),
                          client.node_count(),
                          cfg.retry,
                          cfg.drift_factor,
-                         client.node_timeout_for(options.ttl, options.node_timeout),
+                         node_timeout,
                          client.background_timeout(),
                          client.asks_replication_id(),
                          wants_grant_message};

@@ -38,9 +38,8 @@ private:
 
 /// What an acquisition of `resource` (`resources`: several) with `options` and `kind` knows from
 /// `client` for its whole life; `wants_grant_message`: the caller asked for diagnostics.
-[[nodiscard]] acquire_setup acquire_setup_of(const client_state& client, const std::string& resource,
-                                             const std::vector<std::string>& resources,
-                                             const lock_options& options,
+[[nodiscard]] acquire_setup acquire_setup_of(const client_state& client, std::string resource,
+                                             std::vector<std::string> resources, lock_options options,
                                              std::shared_ptr<const lock_kind> kind, bool wants_grant_message);
 
 }  // namespace redlock::detail
