@@ -57,6 +57,9 @@ public:
     using actions = boost::container::small_vector<acquire_action, 4>;
 
     acquire_fsm(acquire_setup setup, acquire_context& context);
+    // It refers to parts of itself (kind_, options_, the actions' calls): it stays where it is made.
+    acquire_fsm(const acquire_fsm&) = delete;
+    acquire_fsm& operator=(const acquire_fsm&) = delete;
 
     /// Runs `e`, which happened at `now`; returns what to do about it, valid until the next
     /// resume(), which must not come before these actions are run.
