@@ -100,7 +100,7 @@ public:
     template <class Inject>
     void run(Inject inject, std::size_t limit = 400) {
         std::size_t k = 0;
-        if (inject(k++, *this)) return;
+        (void)inject(k++, *this);  // before the start: no reply to fail yet
         resume(detail::acquire_event::of(event_type::start));
         while (k < limit) {
             if (!pending_.empty()) {
@@ -117,9 +117,7 @@ public:
                 now_ = std::max(now_, wake_at_);
                 sleeping_ = false;
                 (void)inject(k++, *this);  // a timer does not fail: it may only be preceded
-                auto e = detail::acquire_event::of(event_type::sleep_ended);
-                e.sleep = sleep_;
-                resume(e);
+                resume(detail::acquire_event::sleep_ended_for(sleep_));
                 continue;
             }
             return;  // nothing pending, nothing sleeping

@@ -154,9 +154,7 @@ BOOST_AUTO_TEST_CASE(a_late_reply_of_an_earlier_round_and_a_stale_timer_do_nothi
             // Round 1 was refused by all three; its sleep is on. A release message ends it now.
             self.resume(acquire_event::of(event_type::released));
             // Its timer, now stale, and round 1's answer once more, as a grant.
-            auto stale = acquire_event::of(event_type::sleep_ended);
-            stale.sleep = 1;
-            self.resume(stale);
+            self.resume(acquire_event::sleep_ended_for(1));
             const auto grant =
                 std::vector<redlock::resp::value>{redlock::resp::value{}, redlock::test::integer_reply(-2)};
             self.resume(acquire_event::from_node(event_type::answer, 1, 0, {}, grant));

@@ -65,7 +65,6 @@ public:
     /// resume(), which must not come before these actions are run.
     [[nodiscard]] actions& resume(const acquire_event& e, clock::time_point now, std::mt19937_64& rng);
 
-    [[nodiscard]] bool done() const noexcept { return done_; }
     [[nodiscard]] const lock_options& options() const noexcept { return options_; }
     /// For the diagnostics: the rounds so far and what each node answered in the last.
     [[nodiscard]] unsigned attempts() const noexcept { return round_.number(); }
