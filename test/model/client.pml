@@ -203,7 +203,7 @@ inline count(c, n, v, f) {
     fi
 }
 
-/* --- a lease: src/lock/lease_state.hpp, lease_ops.cpp -------------------------------------- */
+/* --- a lease: src/lock/lease/lease_fsm.cpp, lease_rounds.cpp -------------------------------------- */
 /* lease::async_extend(ttl): the watchdog's extends ask for the lease's ttl, a caller may ask
  * for a shorter one (TTL_SHORT). */
 inline begin_extend(c) {
@@ -223,7 +223,7 @@ inline begin_extend(c) {
     i = 0
 }
 
-/* lease_ops.cpp extend_op::decided: an extend confirmed by a quorum moves the validity to
+/* lease_fsm.cpp lease_fsm::on_decided: an extend confirmed by a quorum moves the validity to
  * ext_t0 + ttl - drift (lower, too, for a shorter ttl), but never revives a lease whose
  * validity already ran out (the watchdog declared it lost). */
 inline count_extend(c, n, v) {

@@ -109,7 +109,7 @@ byte cl_wait[CLIENTS];      /* bit per node: a cleanup not yet answered (cleanup
 bool final[CLIENTS];        /* this round, lost, is the acquisition's last: it leaves (fail_round) */
 bool succeeded[CLIENTS];    /* acquire_round::has_succeeded */
 bool held[CLIENTS];         /* a lease, valid or not */
-byte valid_until[CLIENTS];  /* lease_state::valid_until */
+byte valid_until[CLIENTS];  /* lease_fsm::valid_until */
 bool by_handoff[CLIENTS];   /* the lease's value is the hand-off's, "<place>:<place>.<rnd>" */
 /* "granted <round>" published to a place by node n (fair.lua line 139): the round, 0: none.
  * A later message overwrites one not yet read: pub/sub may lose messages. */

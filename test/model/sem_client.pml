@@ -104,7 +104,7 @@ inline count(c, n, v) {
     fi
 }
 
-/* --- a lease: src/lock/lease_state.hpp, lease_ops.cpp -------------------------------------- */
+/* --- a lease: src/lock/lease/lease_fsm.cpp, lease_rounds.cpp -------------------------------------- */
 inline begin_extend(c) {
     ext_left[c]--;
     ext_t0[c] = now;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
-// The lease's lifecycle (lease_lifecycle.hpp and lease_state::apply): phases, events and the
+// The lease's lifecycle (lease_lifecycle.hpp and lease_fsm::leave): phases, events and the
 // actions each asks for, in the orders that race in practice. No server, no strand.
 #include "lock/lease/lease_lifecycle.hpp"
 
-#include "lock/lease/lease_state.hpp"
+#include "lock/lease/lease_fsm.hpp"
 #include <redlock/error.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -13,8 +13,8 @@
 
 using redlock::error;
 using redlock::detail::lease_event;
+using redlock::detail::lease_fsm;
 using redlock::detail::lease_phase;
-using redlock::detail::lease_state;
 using redlock::detail::on_lease_event;
 
 namespace {
@@ -79,53 +79,53 @@ BOOST_AUTO_TEST_CASE(a_lease_that_is_no_longer_held_does_nothing_more) {
 }
 
 BOOST_AUTO_TEST_CASE(release_while_an_extend_is_in_flight_the_extend_moves_nothing) {
-    lease_state s;
-    BOOST_TEST(s.apply(lease_event::release_called).end);
+    lease_fsm s;
+    BOOST_TEST(s.leave(lease_event::release_called).end);
     BOOST_TEST(!s.held());
     // The extend's quorum arrives after the release went out: the validity stays, the lease
     // stays released (the extend tells its caller lock_lost).
-    BOOST_TEST(!s.apply(lease_event::extend_confirmed).move_valid_until);
-    BOOST_TEST((s.phase.load() == lease_phase::released));
+    BOOST_TEST(!s.leave(lease_event::extend_confirmed).move_valid_until);
+    BOOST_TEST((s.phase() == lease_phase::released));
 }
 
 BOOST_AUTO_TEST_CASE(a_loss_during_a_release_ends_nothing_twice) {
-    lease_state s;
-    BOOST_TEST(s.apply(lease_event::release_called).end);
-    const auto late = s.apply(lease_event::validity_passed);
+    lease_fsm s;
+    BOOST_TEST(s.leave(lease_event::release_called).end);
+    const auto late = s.leave(lease_event::validity_passed);
     BOOST_TEST(!late.end);
     BOOST_TEST(!late.send_release);
-    BOOST_TEST((s.phase.load() == lease_phase::released));  // waiters heard "released", not lost
+    BOOST_TEST((s.phase() == lease_phase::released));  // waiters heard "released", not lost
 }
 
 BOOST_AUTO_TEST_CASE(a_drop_while_the_watchdog_is_pending_stops_it_and_its_renewal_does_nothing) {
-    lease_state s;
-    const auto drop = s.apply(lease_event::dropped);
-    BOOST_TEST(drop.end);  // end_lease stops the watchdog
+    lease_fsm s;
+    const auto drop = s.leave(lease_event::dropped);
+    BOOST_TEST(drop.end);  // the end stops the watchdog
     BOOST_TEST(drop.send_release);
-    BOOST_TEST(!s.apply(lease_event::extend_confirmed).move_valid_until);
-    BOOST_TEST(!s.apply(lease_event::max_hold_reached).end);
+    BOOST_TEST(!s.leave(lease_event::extend_confirmed).move_valid_until);
+    BOOST_TEST(!s.leave(lease_event::max_hold_reached).end);
 }
 
 BOOST_AUTO_TEST_CASE(max_hold_loses_a_lease_its_watchdog_kept_alive) {
-    lease_state s;
-    BOOST_TEST(s.apply(lease_event::extend_confirmed).move_valid_until);
-    BOOST_TEST(s.apply(lease_event::extend_confirmed).move_valid_until);
-    const auto cap = s.apply(lease_event::max_hold_reached);
+    lease_fsm s;
+    BOOST_TEST(s.leave(lease_event::extend_confirmed).move_valid_until);
+    BOOST_TEST(s.leave(lease_event::extend_confirmed).move_valid_until);
+    const auto cap = s.leave(lease_event::max_hold_reached);
     BOOST_TEST(cap.send_release);
     BOOST_TEST((cap.reason == error::lock_lost));
-    BOOST_TEST((s.phase.load() == lease_phase::lost));
-    BOOST_TEST(!s.apply(lease_event::release_called).end);  // a release now is refused: not_owner
+    BOOST_TEST((s.phase() == lease_phase::lost));
+    BOOST_TEST(!s.leave(lease_event::release_called).end);  // a release now is refused: not_owner
 }
 
 BOOST_AUTO_TEST_CASE(of_events_racing_on_two_threads_exactly_one_ends_the_lease) {
     for (int round = 0; round < 500; ++round) {
-        lease_state s;
+        lease_fsm s;
         std::atomic<int> ended{0};
         std::atomic<bool> go{false};
         auto racer = [&](lease_event e) {
             while (!go.load()) {
             }
-            if (s.apply(e).end) ended.fetch_add(1);
+            if (s.leave(e).end) ended.fetch_add(1);
         };
         std::thread a(racer, lease_event::dropped);
         std::thread b(racer, round % 2 == 0 ? lease_event::validity_passed : lease_event::release_called);

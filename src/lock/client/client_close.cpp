@@ -3,8 +3,8 @@
 
 #include "detail/completion.hpp"
 #include "lock/acquire/acquire_op.hpp"
-#include "lock/lease/lease_end.hpp"
 #include "lock/lease/lease_ops.hpp"
+#include "lock/lease/lease_runner.hpp"
 #include "lock/lease/lease_state.hpp"
 
 #include <boost/asio/bind_executor.hpp>
@@ -28,11 +28,11 @@ public:
             op->cancel();
         for (auto& lease : work.take_leases()) {
             if (!release_leases_) {
-                const auto actions = lease->apply(lease_event::client_closed);
-                if (actions.end) end_lease(*lease, actions.reason, describe(lease_event::client_closed));
+                if (lease->fsm.leave(lease_event::client_closed).end)
+                    resume_lease(lease, lease_input::ended_by(lease_event::client_closed));
                 continue;
             }
-            if (!lease->apply(lease_event::release_called).end) continue;  // released or lost already
+            if (!lease->fsm.leave(lease_event::release_called).end) continue;  // released or lost already
             ++pending_;
             start_release(lease, nullptr,
                           asio::bind_executor(client_->strand(),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "lock/kinds/handover_record.hpp"
-#include "lock/lease/lease_end.hpp"
 #include "lock/lease/lease_ops.hpp"
+#include "lock/lease/lease_runner.hpp"
 #include "lock/lease/lease_state.hpp"
 #include "lock/lease/lost_waiter.hpp"
 #include <redlock/error.hpp>
@@ -20,7 +20,7 @@ const std::string empty_string;
 
 // Releases a lease nobody will release any more; never throws (destructors call it).
 void drop(const std::shared_ptr<detail::lease_state>& state) noexcept {
-    if (state && detail::give_up(state, detail::lease_event::dropped)) {
+    if (state && detail::leave_lease(state, detail::lease_event::dropped)) {
         state->client->metrics().leases_dropped.fetch_add(1, std::memory_order_relaxed);
     }
 }
@@ -79,12 +79,12 @@ lease::clock::duration lease::remaining() const noexcept {
 }
 
 unsigned lease::nodes_granted() const noexcept {
-    return state_ ? state_->nodes_granted.load() : 0u;
+    return state_ ? state_->fsm.nodes_granted() : 0u;
 }
 
 std::string lease::handover() const {
     if (!state_) return {};
-    state_->handover_written.store(true, std::memory_order_release);
+    state_->fsm.mark_handover_written();
     return detail::handover_text(*state_);
 }
 
@@ -121,7 +121,7 @@ void lease::async_wait_lost_impl(void_handler h) {
 }
 
 void lease::async_release_impl(diagnostics* diag, void_handler h) {
-    if (!state_ || !state_->apply(detail::lease_event::release_called).end) {
+    if (!state_ || !state_->fsm.leave(detail::lease_event::release_called).end) {
         if (diag) {
             diag->clear();
             diag->message = state_ ? "release \"" + state_->resource + "\": the lease is no longer held"

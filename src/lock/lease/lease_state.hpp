@@ -5,11 +5,10 @@
 #include "lock/client/client_state.hpp"
 #include "lock/client/suspension.hpp"
 #include "lock/kinds/lock_kind.hpp"
-#include "lock/lease/lease_lifecycle.hpp"
+#include "lock/lease/lease_fsm.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -19,14 +18,26 @@
 
 namespace redlock::detail {
 
+class extend_round;
 class lost_waiter;
-class watchdog;
+class release_round;
 
-/// What a lease knows about itself. Shared by the lease and its pending extend or release, so
-/// either may finish after the other is gone. The atomics are read by observers on any thread
-/// and written on the client's strand.
+/// What a lease knows about itself: its decisions in `fsm`, the rest of what its executor
+/// (lease_runner.hpp) needs. Shared by the lease and its pending extend or release, so either may
+/// finish after the other is gone. The fsm's observers are read on any thread; everything else is
+/// the client's strand's.
 struct lease_state {
     using clock = std::chrono::steady_clock;
+
+    explicit lease_state(double drift_factor = 0.01) noexcept : fsm(drift_factor) {}
+    ~lease_state() {
+        // A lease torn down unended (its loop destroyed with its end still queued) still stops
+        // counting as a running watchdog.
+        if (client && fsm.watchdog_running())
+            client->metrics().watchdogs_running.fetch_sub(1, std::memory_order_relaxed);
+    }
+    lease_state(const lease_state&) = delete;
+    lease_state& operator=(const lease_state&) = delete;
 
     std::shared_ptr<client_state> client;
     std::string resource;
@@ -39,37 +50,30 @@ struct lease_state {
     std::vector<std::uint64_t>
         fences;                      ///< several resources, fenced: one per resource (`fence`: the first's)
     clock::time_point granted_at{};  ///< for the hold time of its released event
-    std::atomic<clock::rep> valid_until{0};
-    /// suspended_so_far() when the round that gave valid_until started (see valid_until_time())
-    std::atomic<std::chrono::nanoseconds::rep> suspended_before{0};
     /// Where the time slept is read: suspended_so_far(), or a unit test's own.
     std::chrono::nanoseconds (*suspension)() noexcept = &suspended_so_far;
-    std::atomic<unsigned> nodes_granted{0};
-    /// lease::handover() was called: a token found gone from a majority was adopted elsewhere.
-    std::atomic<bool> handover_written{false};
-    /// Leaves `held` once (lease_lifecycle.hpp), on any thread: whoever moves it owns the actions.
-    std::atomic<lease_phase> phase{lease_phase::held};
+    lease_fsm fsm;
 
-    [[nodiscard]] bool held() const noexcept {
-        return phase.load(std::memory_order_acquire) == lease_phase::held;
+    [[nodiscard]] bool held() const noexcept { return fsm.held(); }
+    /// valid_until, less any time the machine was suspended since the round that gave it
+    /// started: the steady clock stops in a suspension, the ttls on the servers do not.
+    [[nodiscard]] clock::time_point valid_until_time() const noexcept {
+        return fsm.valid_until(suspension());
     }
-    /// Applies `event` to the phase and returns what it asks for. Of two events racing to end a
-    /// held lease, one gets the actions; the other finds it ended and gets none.
-    lease_actions apply(lease_event event) noexcept {
-        auto current = phase.load(std::memory_order_acquire);
-        for (;;) {
-            auto actions = on_lease_event(current, event);
-            if (actions.next == current) return actions;
-            if (phase.compare_exchange_weak(current, actions.next, std::memory_order_acq_rel)) return actions;
-        }
+    void set_valid_until(clock::time_point t, std::chrono::nanoseconds suspended_at_start) noexcept {
+        fsm.set_valid_until(t, suspended_at_start);
     }
 
-    // --- the end of the lease: on the client's strand only (see lease_end.hpp) -------------------
-    bool ended = false;
-    boost::system::error_code end_reason;  ///< lock_lost, or success for a release or a drop
+    // --- the executor's, on the client's strand only (lease_runner.hpp) ----------------------------
     std::vector<std::shared_ptr<lost_waiter>> lost_waiters;
-    std::shared_ptr<watchdog> dog;  ///< while it runs; end_lease() stops it and breaks the cycle
-    std::optional<boost::asio::steady_timer> validity_timer;  ///< see watch_validity()
+    /// In flight, by their fsm number; held by their replies' handlers, so that a loop torn down
+    /// with an extend pending frees it and its lease.
+    std::vector<std::weak_ptr<extend_round>> extends;
+    std::shared_ptr<release_round> release;  ///< the holder's, until the fsm sends it
+    std::optional<boost::asio::steady_timer> tick_timer;
+    std::optional<boost::asio::steady_timer> validity_timer;
+    std::vector<lease_input> deferred;  ///< inputs that came while steps ran, resumed after them
+    bool running = false;
 
     /// The token-checked release on every node, by the script of this kind of lock.
     void send_release(std::chrono::milliseconds timeout, client_state::node_reply on_reply) const {
@@ -77,21 +81,6 @@ struct lease_state {
         kind->release(token, true, release);
         client->send_call(release, std::vector<bool>(client->node_count(), true), timeout,
                           std::move(on_reply));
-    }
-
-    /// valid_until, less any time the machine was suspended since the round that gave it
-    /// started: the steady clock stops in a suspension, the ttls on the servers do not.
-    [[nodiscard]] clock::time_point valid_until_time() const noexcept {
-        const auto t = clock::time_point(clock::duration(valid_until.load(std::memory_order_acquire)));
-        return less_suspension(t, std::chrono::nanoseconds(suspended_before.load(std::memory_order_acquire)),
-                               suspension());
-    }
-    /// `t`, counted on the steady clock from a round that started when suspended_so_far() was
-    /// `suspended_at_start`. The two stores are not one: a reader between them pairs a new
-    /// validity with the old reading, which differ only by a suspension in that instant.
-    void set_valid_until(clock::time_point t, std::chrono::nanoseconds suspended_at_start) noexcept {
-        suspended_before.store(suspended_at_start.count(), std::memory_order_release);
-        valid_until.store(t.time_since_epoch().count(), std::memory_order_release);
     }
 };
 

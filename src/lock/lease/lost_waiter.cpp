@@ -3,7 +3,7 @@
 
 #include "detail/completion.hpp"
 #include "lock/client/cancel_on_slot.hpp"
-#include "lock/lease/lease_end.hpp"
+#include "lock/lease/lease_runner.hpp"
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
@@ -24,12 +24,12 @@ void lost_waiter::connect_cancellation() {
 
 void lost_waiter::start(const std::shared_ptr<lease_state>& state) {
     if (done_) return;
-    if (state->ended) {
-        complete(state->end_reason);
+    if (state->fsm.ended()) {
+        complete(state->fsm.end_reason());
         return;
     }
     state->lost_waiters.push_back(shared_from_this());
-    watch_validity(state);
+    resume_lease(state, lease_input::waiting());
 }
 
 void lost_waiter::cancel() {
