@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace redlock::test {
@@ -92,6 +93,7 @@ public:
     std::set<std::uint64_t> requested;  ///< the caller's extends
     std::map<std::uint64_t, int> finishes;
     std::map<std::uint64_t, boost::system::error_code> finished_with;
+    std::map<std::uint64_t, std::string> finished_text;
     int sent_after_end = 0;   ///< extends sent or timers armed once the lease ended
     int steps_after_end = 0;  ///< anything but finishing an extend once the lease ended
     std::uint64_t tick_id = 0;
@@ -125,6 +127,7 @@ private:
             case step::type::finish_extend:
                 ++finishes[s.id];
                 finished_with[s.id] = s.ec;
+                finished_text[s.id] = std::string(s.text);
                 return;
             case step::type::end:
                 ++ends;

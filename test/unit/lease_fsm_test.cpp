@@ -105,6 +105,7 @@ BOOST_AUTO_TEST_CASE(the_watchdog_extends_every_third_of_the_ttl_and_watches_the
         const auto& done = d.answer(id, round_state::won, 5ms);
         BOOST_TEST(count_of(done, step::finish_extend) == 1);
         BOOST_TEST(!d.finished_with[id]);
+        BOOST_TEST(d.finished_text[id] == "extended, validity left 29693 ms");  // 30 s - 5 ms - 302 ms
         BOOST_TEST((d.tick_at == d.now + 10s));
         // ttl - elapsed - drift from now: the time the extend took counts against it.
         BOOST_TEST(

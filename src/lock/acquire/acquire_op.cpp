@@ -66,14 +66,16 @@ void acquire_op::resume(const acquire_event& e) {
         return;
     }
     running_ = true;
-    for (auto& a : fsm_->resume(e, clock::now(), client_->rng()))
-        run(a);
+    auto resume_with = [this](const acquire_event& event) {
+        for (auto& a : fsm_->resume(event, clock::now(), client_->rng()))
+            run(a);
+    };
+    resume_with(e);
     for (std::size_t i = 0; i < deferred_.size(); ++i) {  // more may come meanwhile
         auto later = std::move(deferred_[i]);
         later.event.replies = later.replies;
         later.event.text = later.text;
-        for (auto& a : fsm_->resume(later.event, clock::now(), client_->rng()))
-            run(a);
+        resume_with(later.event);
     }
     deferred_.clear();
     running_ = false;

@@ -5,6 +5,7 @@
 #include <redlock/error.hpp>
 
 #include <algorithm>
+#include <charconv>
 
 namespace redlock::detail {
 
@@ -169,9 +170,14 @@ void lease_fsm::on_decided(const lease_input& in) {
                 set_valid_until(now_ + left, x.suspended_at_start);
                 set_nodes_granted(in.granted);
                 count(lease_count::extended);
-                finish(x, {},
-                       "extended, validity left " +
-                           std::to_string(std::chrono::duration_cast<milliseconds>(left).count()) + " ms");
+                char digits[24];
+                const auto* digits_end = std::to_chars(digits, digits + sizeof digits,
+                                                       std::chrono::duration_cast<milliseconds>(left).count())
+                                             .ptr;
+                text_.assign("extended, validity left ")
+                    .append(digits, static_cast<std::size_t>(digits_end - digits))
+                    .append(" ms");
+                finish(x, {}, text_);
             } else {
                 lose(x, lease_event::extend_too_late, error::lock_lost,
                      "the quorum came after the validity ran out");
@@ -210,7 +216,7 @@ void lease_fsm::on_decided(const lease_input& in) {
 void lease_fsm::lose(const open_extend& x, lease_event event, error_code ec, std::string_view why) {
     count(lease_count::extend_failed);
     give_up(event);
-    finish(x, ec, std::string(why));
+    finish(x, ec, why);
 }
 
 void lease_fsm::give_up(lease_event event) {
@@ -233,11 +239,11 @@ void lease_fsm::end(lease_event event) {
     s.watchdog_ran = schedule_.has_value();
 }
 
-void lease_fsm::finish(const open_extend& x, error_code ec, std::string text) {
+void lease_fsm::finish(const open_extend& x, error_code ec, std::string_view text) {
     auto& s = push(lease_step::type::finish_extend);
     s.id = x.id;
     s.ec = ec;
-    s.text = std::move(text);
+    s.text = text;
     if (x.by_watchdog) after_watchdog_extend(ec);
 }
 

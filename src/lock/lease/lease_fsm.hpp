@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace redlock::detail {
 
@@ -73,7 +74,7 @@ struct lease_step {
     std::chrono::milliseconds ttl{0};
     std::chrono::steady_clock::time_point at{};
     boost::system::error_code ec;
-    std::string text;
+    std::string_view text;  ///< a static text, or the fsm's own until the next resume
     bool answered = false;
     bool watchdog_ran = false;  ///< end: a watchdog ran, so it stops now
     lease_count counted = lease_count::extended;
@@ -150,7 +151,7 @@ private:
     void give_up(lease_event event);
     void lose(const open_extend& x, lease_event event, boost::system::error_code ec, std::string_view why);
     void end(lease_event event);
-    void finish(const open_extend& x, boost::system::error_code ec, std::string text);
+    void finish(const open_extend& x, boost::system::error_code ec, std::string_view text);
     void arm(lease_step::type timer, clock::time_point at);
     void count(lease_count what);
     lease_step& push(lease_step::type what);
@@ -172,6 +173,7 @@ private:
     boost::system::error_code end_reason_;
     clock::time_point now_{};
     std::chrono::nanoseconds suspended_{0};
+    std::string text_;  // the one text of out_ made up here
     steps out_;
 };
 

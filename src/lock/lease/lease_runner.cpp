@@ -87,13 +87,14 @@ void end(lease_state& state, const lease_step& s) {
     if (s.watchdog_ran) {
         metrics.watchdogs_running.fetch_sub(1, std::memory_order_relaxed);
         if (events.wanted())
-            events.emit(resource_event(event_kind::watchdog_stopped, state.resource, s.ec, s.text));
+            events.emit(
+                resource_event(event_kind::watchdog_stopped, state.resource, s.ec, std::string(s.text)));
     }
     if (events.wanted()) {
         // A lease kept by client::async_close, or handed over, ends as released: it was not lost.
         const bool lost = s.ec && s.ec != error::client_closed && s.ec != error::handed_over;
         events.emit(resource_event(lost ? event_kind::lease_lost : event_kind::released, state.resource, s.ec,
-                                   s.text,
+                                   std::string(s.text),
                                    lost ? std::chrono::milliseconds::zero()
                                         : std::chrono::duration_cast<std::chrono::milliseconds>(held)));
     }
@@ -120,7 +121,7 @@ void run(const std::shared_ptr<lease_state>& state, const lease_step& s) {
         case lease_step::type::extend_failed:
             if (state->client->events().wanted())
                 state->client->events().emit(
-                    resource_event(event_kind::extend_failed, state->resource, s.ec, s.text));
+                    resource_event(event_kind::extend_failed, state->resource, s.ec, std::string(s.text)));
             return;
         case lease_step::type::finish_extend:
             return finish_extend(*state, s);
