@@ -17,6 +17,17 @@
 
 namespace redlock::test {
 
+/// The driver's clock as the machine reads it; nothing is ever suspended here.
+class fake_lease_time final : public detail::lease_clock {
+public:
+    explicit fake_lease_time(const std::chrono::steady_clock::time_point& now) noexcept : now_(now) {}
+    [[nodiscard]] std::chrono::steady_clock::time_point now() const noexcept override { return now_; }
+    [[nodiscard]] std::chrono::nanoseconds suspended() const noexcept override { return {}; }
+
+private:
+    const std::chrono::steady_clock::time_point& now_;
+};
+
 class lease_driver {
 public:
     using clock = std::chrono::steady_clock;
@@ -39,7 +50,7 @@ public:
 
     /// Resumes the machine with `in` at the driver's `now`; records and returns its steps.
     const detail::lease_fsm::steps& feed(const input& in) {
-        const auto& steps = fsm.resume(in, now, std::chrono::nanoseconds::zero());
+        const auto& steps = fsm.resume(in, time_);
         for (const auto& s : steps)
             record(s);
         return steps;
@@ -82,6 +93,7 @@ public:
 
     detail::lease_fsm fsm;
     clock::time_point now = clock::time_point(std::chrono::hours(1));
+    fake_lease_time time_{now};
 
     // What the machine asked for.
     std::vector<step> log;

@@ -85,25 +85,35 @@ void lease_fsm::set_valid_until(clock::time_point t, std::chrono::nanoseconds su
     valid_until_.store(t.time_since_epoch().count(), std::memory_order_release);
 }
 
-const lease_fsm::steps& lease_fsm::resume(const lease_input& in, clock::time_point now,
-                                          std::chrono::nanoseconds suspended) {
+lease_fsm::clock::time_point lease_fsm::at() {
+    if (!now_) now_ = time_->now();
+    return *now_;
+}
+
+std::chrono::nanoseconds lease_fsm::slept() {
+    if (!suspended_) suspended_ = time_->suspended();
+    return *suspended_;
+}
+
+const lease_fsm::steps& lease_fsm::resume(const lease_input& in, const lease_clock& time) {
     out_.clear();
-    now_ = now;
-    suspended_ = suspended;
+    time_ = &time;
+    now_.reset();
+    suspended_.reset();
     using type = lease_input::type;
     switch (in.what) {
         case type::start:
             if (in.schedule && !ended_) {
                 schedule_ = in.schedule;
                 count(lease_count::watchdog_started);
-                arm(lease_step::type::arm_validity, valid_until(suspended_));
-                arm(lease_step::type::arm_tick, schedule_->first_tick(now_));
+                arm(lease_step::type::arm_validity, valid_until(slept()));
+                arm(lease_step::type::arm_tick, schedule_->first_tick(at()));
             }
             if (in.ttl > milliseconds::zero()) begin_extend(next_extend_id(), in.ttl, false);
             break;
         case type::tick:
             if (ended_ || in.id != ticks_armed_ || !schedule_) break;
-            if (schedule_->on_tick(now_) == watchdog_schedule::tick::give_up) {
+            if (schedule_->on_tick(at()) == watchdog_schedule::tick::give_up) {
                 give_up(lease_event::max_hold_reached);
                 break;
             }
@@ -113,8 +123,8 @@ const lease_fsm::steps& lease_fsm::resume(const lease_input& in, clock::time_poi
             if (ended_ || in.id != validity_armed_) break;
             // Extended meanwhile: watch the new deadline. Else no quorum confirmed an extension in
             // time: our keys may have expired on a majority, so somebody else may hold it now.
-            if (now_ < valid_until(suspended_)) {
-                arm(lease_step::type::arm_validity, valid_until(suspended_));
+            if (at() < valid_until(slept())) {
+                arm(lease_step::type::arm_validity, valid_until(slept()));
             } else {
                 give_up(lease_event::validity_passed);
             }
@@ -134,19 +144,19 @@ const lease_fsm::steps& lease_fsm::resume(const lease_input& in, clock::time_poi
             end(in.event);
             break;
         case type::wait_lost:
-            if (!ended_) arm(lease_step::type::arm_validity, valid_until(suspended_));
+            if (!ended_) arm(lease_step::type::arm_validity, valid_until(slept()));
             break;
     }
     return out_;
 }
 
 void lease_fsm::begin_extend(std::uint64_t id, milliseconds ttl, bool by_watchdog) {
-    open_extend x{id, ttl, now_, valid_until(suspended_), suspended_, by_watchdog};
+    open_extend x{id, ttl, at(), valid_until(slept()), slept(), by_watchdog};
     if (!held()) {
         finish(x, error::not_owner, "the lease is no longer held");
         return;
     }
-    if (now_ >= x.valid_until_before) {
+    if (at() >= x.valid_until_before) {
         lose(x, lease_event::extend_too_late, error::lock_lost, "the validity had already run out");
         return;
     }
@@ -164,10 +174,10 @@ void lease_fsm::on_decided(const lease_input& in) {
     open_.erase(it);
     switch (in.outcome) {
         case round_state::won: {
-            const auto left = validity_left(x.ttl, now_ - x.started, drift_factor_);
-            if (now_ < x.valid_until_before && left > clock::duration::zero() &&
+            const auto left = validity_left(x.ttl, at() - x.started, drift_factor_);
+            if (at() < x.valid_until_before && left > clock::duration::zero() &&
                 leave(lease_event::extend_confirmed).move_valid_until) {
-                set_valid_until(now_ + left, x.suspended_at_start);
+                set_valid_until(at() + left, x.suspended_at_start);
                 set_nodes_granted(in.granted);
                 count(lease_count::extended);
                 char digits[24];
@@ -195,7 +205,7 @@ void lease_fsm::on_decided(const lease_input& in) {
             return;
         case round_state::unreachable:
         case round_state::pending:
-            if (now_ >= x.valid_until_before) {
+            if (at() >= x.valid_until_before) {
                 lose(x, lease_event::extend_too_late, error::lock_lost,
                      "too many nodes failed before the validity ran out");
                 return;
@@ -251,7 +261,7 @@ void lease_fsm::after_watchdog_extend(error_code ec) {
     if (ended_ || !schedule_) return;
     if (!ec) count(lease_count::watchdog_renewal);
     // None: the extend ended the lease.
-    if (const auto next = schedule_->after_extend(ec, now_)) arm(lease_step::type::arm_tick, *next);
+    if (const auto next = schedule_->after_extend(ec, at())) arm(lease_step::type::arm_tick, *next);
 }
 
 void lease_fsm::arm(lease_step::type timer, clock::time_point at) {

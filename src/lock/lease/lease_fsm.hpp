@@ -80,6 +80,16 @@ struct lease_step {
     lease_count counted = lease_count::extended;
 };
 
+/// Where a lease's machine reads the time, and only when an input needs it (a release or a drop
+/// does not): the steady clock, and how long the machine has been suspended in all
+/// (suspended_so_far()).
+class lease_clock {
+public:
+    virtual ~lease_clock() = default;
+    [[nodiscard]] virtual std::chrono::steady_clock::time_point now() const noexcept = 0;
+    [[nodiscard]] virtual std::chrono::nanoseconds suspended() const noexcept = 0;
+};
+
 /// The decisions of one lease, without its timers, its rounds or its clock: the I/O-free half of
 /// a lease, which lease_runner.hpp carries out. It holds the phase (lease_lifecycle.hpp), the
 /// validity, the watchdog's schedule and the extends in flight, and ends the lease in one place.
@@ -93,9 +103,8 @@ public:
     lease_fsm(const lease_fsm&) = delete;
     lease_fsm& operator=(const lease_fsm&) = delete;
 
-    /// What `in` asks for at `now`, when the machine has been suspended `suspended` in all
-    /// (suspended_so_far()). The steps are valid until the next resume.
-    const steps& resume(const lease_input& in, clock::time_point now, std::chrono::nanoseconds suspended);
+    /// What `in` asks for, at the time `time` tells. The steps are valid until the next resume.
+    const steps& resume(const lease_input& in, const lease_clock& time);
 
     /// Moves the phase out of held by `event`, on any thread; of two events racing to end a held
     /// lease, one gets the actions, the other none. Whoever moved it then resumes with ended_by.
@@ -166,13 +175,17 @@ private:
 
     // On the strand only.
     std::optional<watchdog_schedule> schedule_;
-    boost::container::small_vector<open_extend, 2> open_;
+    boost::container::small_vector<open_extend, 1> open_;  // rarely more than one
     std::uint64_t ticks_armed_ = 0;
     std::uint64_t validity_armed_ = 0;
     bool ended_ = false;
     boost::system::error_code end_reason_;
-    clock::time_point now_{};
-    std::chrono::nanoseconds suspended_{0};
+    // The time of this resume, read from time_ at the first need.
+    [[nodiscard]] clock::time_point at();
+    [[nodiscard]] std::chrono::nanoseconds slept();
+    const lease_clock* time_ = nullptr;
+    std::optional<clock::time_point> now_;
+    std::optional<std::chrono::nanoseconds> suspended_;
     std::string text_;  // the one text of out_ made up here
     steps out_;
 };

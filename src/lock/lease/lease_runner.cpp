@@ -17,9 +17,9 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 
-void arm(const std::shared_ptr<lease_state>& state, std::optional<asio::steady_timer>& timer,
+void arm(const std::shared_ptr<lease_state>& state, std::unique_ptr<asio::steady_timer>& timer,
          const lease_step& s, lease_input::type fired) {
-    if (!timer) timer.emplace(state->client->strand());
+    if (!timer) timer = std::make_unique<asio::steady_timer>(state->client->strand());
     timer->expires_at(s.at);
     // Held weakly: the lease's owner decides its life, and a lease dropped ends on its own.
     timer->async_wait([weak = std::weak_ptr<lease_state>(state), fired, id = s.id](error_code ec) {
@@ -106,6 +106,17 @@ void end(lease_state& state, const lease_step& s) {
         w->complete(s.ec);
 }
 
+/// The time of a lease: the steady clock, and its state's suspension reading.
+class lease_time final : public lease_clock {
+public:
+    explicit lease_time(const lease_state& state) noexcept : state_(state) {}
+    [[nodiscard]] clock::time_point now() const noexcept override { return clock::now(); }
+    [[nodiscard]] std::chrono::nanoseconds suspended() const noexcept override { return state_.suspension(); }
+
+private:
+    const lease_state& state_;
+};
+
 void run(const std::shared_ptr<lease_state>& state, const lease_step& s) {
     switch (s.what) {
         case lease_step::type::send_extend:
@@ -142,8 +153,9 @@ void resume_lease(const std::shared_ptr<lease_state>& state, lease_input in) {
         lease_state& s;
         ~stop_running() { s.running = false; }
     } guard{*state};
+    const lease_time time(*state);
     for (;;) {
-        for (const auto& s : state->fsm.resume(in, clock::now(), state->suspension()))
+        for (const auto& s : state->fsm.resume(in, time))
             run(state, s);
         if (state->deferred.empty()) return;
         in = std::move(state->deferred.front());

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,8 +69,10 @@ struct lease_state {
     /// with an extend pending frees it and its lease.
     std::vector<std::weak_ptr<extend_round>> extends;
     std::shared_ptr<release_round> release;  ///< the holder's, until the fsm sends it
-    std::optional<boost::asio::steady_timer> tick_timer;
-    std::optional<boost::asio::steady_timer> validity_timer;
+    // Made at their first arming: most leases have no watchdog and nobody waiting for their loss,
+    // and a lease small enough for the allocator's per-thread cache is cheaper to make.
+    std::unique_ptr<boost::asio::steady_timer> tick_timer;
+    std::unique_ptr<boost::asio::steady_timer> validity_timer;
     std::vector<lease_input> deferred;  ///< inputs that came while steps ran, resumed after them
     bool running = false;
 
