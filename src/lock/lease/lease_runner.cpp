@@ -75,7 +75,12 @@ void send_release(lease_state& state, const lease_step& s) {
         std::exchange(state.release, {})->send();
         return;
     }
-    state.send_release(state.client->background_timeout(), {});
+    try {
+        state.send_release(state.client->background_timeout(), {});
+    } catch (...) {
+        // Out of memory while queueing a release nobody waits for: the keys expire with their ttl,
+        // and the lease still ends.
+    }
 }
 
 void end(lease_state& state, const lease_step& s) {
