@@ -51,7 +51,8 @@ BOOST_AUTO_TEST_CASE(a_lease_that_slept_through_its_validity_has_none_left) {
     BOOST_TEST((state->valid_until_time() == now + 6s));
     fake_slept = 20s;
     // What the holder sees: no time left, although the steady clock did not move.
-    (void)state->fsm.leave(redlock::detail::lease_event::release_called);  // nothing to release when the test's lease goes
+    (void)state->fsm.leave(
+        redlock::detail::lease_event::release_called);  // nothing to release when the test's lease goes
     redlock::lease held(state);
     BOOST_TEST((held.valid_until() == now - 7s));
     BOOST_TEST((held.remaining() == clock_type::duration::zero()));

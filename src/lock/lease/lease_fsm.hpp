@@ -117,9 +117,7 @@ public:
 
     // --- observers, on any thread ------------------------------------------------------------------
     [[nodiscard]] lease_phase phase() const noexcept { return phase_.load(std::memory_order_acquire); }
-    [[nodiscard]] bool held() const noexcept {
-        return phase_.load(std::memory_order_acquire) == lease_phase::held;
-    }
+    [[nodiscard]] bool held() const noexcept { return phase() == lease_phase::held; }
     /// valid_until, less any time the machine was suspended since the round that gave it started
     /// (`suspended_now`: suspended_so_far()): the steady clock stops in a suspension, the ttls on
     /// the servers do not.
@@ -164,6 +162,8 @@ private:
     void arm(lease_step::type timer, clock::time_point at);
     void count(lease_count what);
     lease_step& push(lease_step::type what);
+    [[nodiscard]] clock::time_point at();
+    [[nodiscard]] std::chrono::nanoseconds slept();
 
     double drift_factor_;
     std::atomic<lease_phase> phase_{lease_phase::held};
@@ -180,9 +180,7 @@ private:
     std::uint64_t validity_armed_ = 0;
     bool ended_ = false;
     boost::system::error_code end_reason_;
-    // The time of this resume, read from time_ at the first need.
-    [[nodiscard]] clock::time_point at();
-    [[nodiscard]] std::chrono::nanoseconds slept();
+    // The time of this resume, read from time_ at the first need (at(), slept()).
     const lease_clock* time_ = nullptr;
     std::optional<clock::time_point> now_;
     std::optional<std::chrono::nanoseconds> suspended_;

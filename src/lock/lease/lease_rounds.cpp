@@ -8,7 +8,6 @@
 
 #include <boost/asio/error.hpp>
 
-#include <algorithm>
 #include <string>
 
 namespace redlock::detail {
@@ -99,10 +98,7 @@ void extend_round::start() {
 void extend_round::cancel() {
     if (done_) return;
     lease_round::cancel();
-    std::erase_if(state_->extends, [this](const auto& weak) {
-        const auto round = weak.lock();
-        return !round || round.get() == this;
-    });
+    // The machine forgets it; its entry in the registry goes once its replies have freed it.
     resume_lease(state_, lease_input::abandoned(id_));
 }
 

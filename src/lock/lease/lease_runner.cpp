@@ -7,7 +7,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include <algorithm>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -46,15 +46,21 @@ void count(lease_state& state, lease_count what) {
     }
 }
 
-std::shared_ptr<extend_round> find_extend(lease_state& state, std::uint64_t id) {
-    std::erase_if(state.extends, [](const auto& weak) { return weak.expired(); });
-    for (const auto& weak : state.extends)
-        if (auto round = weak.lock(); round && round->id() == id) return round;
-    return {};
+// The round of extend `id`, taken out of the registry when `take`; rounds already freed go too.
+std::shared_ptr<extend_round> find_extend(lease_state& state, std::uint64_t id, bool take) {
+    std::shared_ptr<extend_round> found;
+    std::erase_if(state.extends, [&](const auto& weak) {
+        auto round = weak.lock();
+        if (!round) return true;
+        if (round->id() != id) return false;
+        found = std::move(round);
+        return take;
+    });
+    return found;
 }
 
 void send_extend(const std::shared_ptr<lease_state>& state, const lease_step& s) {
-    auto round = find_extend(*state, s.id);
+    auto round = find_extend(*state, s.id, false);
     if (!round) {
         // The machine's own extend (the watchdog's, a hand-off's): nobody waits for it.
         round = std::make_shared<extend_round>(state, s.id, s.ttl, nullptr, lease_handler{});
@@ -64,10 +70,7 @@ void send_extend(const std::shared_ptr<lease_state>& state, const lease_step& s)
 }
 
 void finish_extend(lease_state& state, const lease_step& s) {
-    const auto round = find_extend(state, s.id);
-    if (!round) return;
-    std::erase_if(state.extends, [&](const auto& weak) { return weak.lock() == round; });
-    round->finish(s.ec, s.text);
+    if (const auto round = find_extend(state, s.id, true)) round->finish(s.ec, s.text);
 }
 
 void send_release(lease_state& state, const lease_step& s) {
