@@ -27,7 +27,7 @@ inline check_apart(c) {
     bad = false
 }
 
-/* read_write.cpp marks_waiting: a writer that waits leaves a mark between its rounds */
+/* read_write.cpp kept_between_rounds: a writer that waits leaves a mark between its rounds */
 #define MARKS(c)  (mode[c] == WRITE && waits)
 
 inline clear_round(c) {

@@ -287,10 +287,13 @@ BOOST_AUTO_TEST_CASE(plain_and_reentrant_release_and_cleanup_by_their_scripts) {
 
 BOOST_AUTO_TEST_CASE(a_fair_round_carries_its_ticket_and_reads_the_place_the_node_gives) {
     auto kind = make_lock_kind(keys, fair_options(true), "place-1");
-    BOOST_TEST(kind->queues());
-    BOOST_TEST(kind->place() == "place-1");
+    const auto kept = kind->kept_between_rounds();
+    BOOST_TEST(kept.leaves_trace);
+    BOOST_TEST(kept.queued);
+    BOOST_TEST(kept.place == "place-1");
     const auto queue = redlock::detail::fair_keys_for(keys);
-    BOOST_TEST(kind->wake_channel() == queue.wake_prefix + "place-1");
+    BOOST_TEST(kept.wake_channel == queue.wake_prefix + "place-1");
+    BOOST_TEST(kept.lapses_after.count() == 0);
     node_call call;
     kind->acquire({"tok-2", "tok-1", false, true, 0, false}, call);
     BOOST_TEST(call.script == &scripts::fair);
@@ -503,7 +506,10 @@ BOOST_AUTO_TEST_CASE(a_writer_that_waits_marks_the_resource_and_reads_a_grant_a_
     o.mode = redlock::lock_mode::write;
     o.queue_timeout = 4500ms;
     auto kind = make_lock_kind(keys, o, {});
-    BOOST_TEST(kind->marks_waiting());
+    const auto kept = kind->kept_between_rounds();
+    BOOST_TEST(kept.leaves_trace);
+    BOOST_TEST(!kept.queued);
+    BOOST_TEST(kept.lapses_after.count() == 4500);
     BOOST_TEST((kind->mode() == redlock::lock_mode::write));
     BOOST_TEST(kind->owner() == "worker-7");
     const std::vector<std::string> rw_keys{keys.lock, "{app:orders:42}:rw", "{app:orders:42}:rw:waiting",
@@ -538,7 +544,7 @@ BOOST_AUTO_TEST_CASE(a_writer_that_waits_marks_the_resource_and_reads_a_grant_a_
     auto r = lock_options{};
     r.mode = redlock::lock_mode::read;
     auto reader = make_lock_kind(keys, r, {});
-    BOOST_TEST(!reader->marks_waiting());
+    BOOST_TEST(!reader->kept_between_rounds().leaves_trace);
     BOOST_TEST(reader->owner().empty());
     node_call read;
     reader->acquire({"tok", {}, false, true}, read);

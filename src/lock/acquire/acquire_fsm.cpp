@@ -28,9 +28,10 @@ acquire_fsm::acquire_fsm(acquire_setup setup, acquire_context& context)
       context_(context),
       kind_(setup_.kind),
       options_(setup_.options),
+      between_(kind_->kept_between_rounds()),
       round_(setup_.nodes, options_.fenced, std::max<std::size_t>(setup_.resources.size(), 1)),
       policy_(options_.wait > milliseconds::zero() && options_.waiting == wait_strategy::notify,
-              kind_->queues(), setup_.nodes, options_.retry ? *options_.retry : setup_.client_retry,
+              between_.queued, setup_.nodes, options_.retry ? *options_.retry : setup_.client_retry,
               options_.queue_timeout),
       report_(context.node_names(), "acquire", setup_.resource),
       waits_(options_.wait > milliseconds::zero()) {}
@@ -92,12 +93,12 @@ acquire_fsm::actions& acquire_fsm::resume(const acquire_event& e, clock::time_po
 
 void acquire_fsm::start() {
     if (done_) return;  // cancelled before it started
-    if (kind_->queues()) wake_channel_ = kind_->wake_channel();
+    if (between_.queued) wake_channel_ = between_.wake_channel;
     started_ = now_;
     deadline_ = started_ + options_.wait;
     // Only a queued waiter is ever woken on this channel: subscribed before the round
     // that queues us, it misses no wake-up.
-    if (kind_->queues() && policy_.notifies()) listen_on(wait_policy::channel::wake);
+    if (between_.queued && policy_.notifies()) listen_on(wait_policy::channel::wake);
     start_round();
 }
 
@@ -133,7 +134,7 @@ void acquire_fsm::start_round() {
     context_.metrics().attempts.fetch_add(1, std::memory_order_relaxed);
     const round_request request{round_.token(), round_.previous_token(), policy_.notifies(),
                                 waits_,         round_.ticket(),         round_.tally().quorum() == 1};
-    if (kind_->queues()) policy_.queued_this_round(waits_ && (request.ticket != 0 || request.single_node));
+    if (between_.queued) policy_.queued_this_round(waits_ && (request.ticket != 0 || request.single_node));
     call_.clear();
     kind_->acquire(request, call_);
     call_.wait_for_replicas(options_.replicas, options_.replica_timeout);
@@ -171,7 +172,7 @@ void acquire_fsm::on_answer(std::size_t node, acquire_answer a) {
         if (round_.has_succeeded() && leaves_refusers() && !granted) dequeue(only_node(node));
         return;
     }
-    if (kind_->queues()) {
+    if (between_.queued) {
         round_.answered(node, granted);
         // Even after the round is decided: a straggler's ticket may still complete the quorum.
         if (a.place) note_place(*a.place);
@@ -180,7 +181,7 @@ void acquire_fsm::on_answer(std::size_t node, acquire_answer a) {
         if (granted) late_split();
         return;
     }
-    if (!kind_->queues()) round_.answered(node, granted);  // a fair round recorded it above
+    if (!between_.queued) round_.answered(node, granted);  // a queued round recorded it above
     if (a.verdict == vote::failed) {
         if (a.node_fault) context_.metrics().node_failure(node, a.ec);
         count(node, vote::failed, a.ec, std::move(a.detail));
@@ -388,11 +389,12 @@ void acquire_fsm::leave() {
 }
 
 bool acquire_fsm::waits_between_rounds() const noexcept {
-    return waits_ && (kind_->queues() || kind_->marks_waiting());
+    return waits_ && between_.leaves_trace;
 }
 
 bool acquire_fsm::leaves_refusers() const noexcept {
-    return (kind_->queues() && round_.ticket() != 0) || (kind_->marks_waiting() && waits_);
+    // A place is ours once numbered (only a waiter is: acquire_round::note_ticket).
+    return waits_ && between_.leaves_trace && (!between_.queued || round_.ticket() != 0);
 }
 
 void acquire_fsm::finish_failed(error_code cause, std::string_view why_now) {

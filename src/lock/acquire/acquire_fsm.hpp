@@ -95,13 +95,13 @@ private:
     void grant();
     void succeed(clock::time_point valid_until, std::size_t nodes_granted, bool extend_now = false);
     void dequeue(const std::vector<bool>& where);
-    // Releases whatever this attempt may hold; a fair waiter also leaves the queue, on every
-    // node, and wakes the next waiter if the lock is free; a waiting writer takes its mark away.
+    // Releases whatever this attempt may hold; a waiter also takes its trace away on every node
+    // (a place in a queue, waking the next waiter if the lock is free; a mark).
     void leave();
-    // The acquisition leaves something on the nodes between its rounds (a place in a queue, a
-    // mark), which its end takes away.
+    // The acquisition leaves a trace on the nodes between its rounds (between_rounds), which
+    // its end takes away.
     [[nodiscard]] bool waits_between_rounds() const noexcept;
-    // Whether the nodes that refused a won round may still hold our place or mark.
+    // Whether the nodes that refused a won round may still hold our trace.
     [[nodiscard]] bool leaves_refusers() const noexcept;
     /// `why_now`: said after the error when the acquire gives up before its wait ends.
     void finish_failed(boost::system::error_code cause, std::string_view why_now = {});
@@ -157,6 +157,7 @@ private:
     acquire_context& context_;
     const std::shared_ptr<const lock_kind>& kind_;  // setup_.kind
     const lock_options& options_;                   // setup_.options
+    const between_rounds between_;                  // the kind's: what a waiting round leaves behind
     acquire_round round_;
     wait_policy policy_;
     round_report report_;

@@ -40,10 +40,10 @@ void acquire_fsm::fail_round(boost::system::error_code cause) {
     const auto time_left = std::chrono::ceil<milliseconds>(deadline_ - now_);
     auto next = policy_.after_failed_round(cause, round_.tally().granted() > 0, round_.ticket() != 0,
                                            time_left, *rng_);
-    // A waiting writer's mark lapses queue_timeout after its round: the next renews it.
-    if (kind_->marks_waiting())
+    // A trace that lapses after its round is renewed by the next one before it does.
+    if (between_.lapses_after > milliseconds::zero())
         next.delay =
-            std::min<clock::duration>(next.delay, std::max(milliseconds(1), options_.queue_timeout / 3));
+            std::min<clock::duration>(next.delay, std::max(milliseconds(1), between_.lapses_after / 3));
     // Registered before the wait begins, so that no message is missed.
     listen_on(next.listen);
     sleep_for(next.delay);
@@ -117,7 +117,7 @@ void acquire_fsm::on_handoff(std::size_t node, std::string_view round_token) {
     end_sleep_now();
     handed_over_to_us_ = true;
     // The nodes that did not hand over still queue us: succeed() takes us out there.
-    round_.take_handoff(kind_->place());
+    round_.take_handoff(between_.place);
     // As the round counts it: a grant of this round's on a node that did not hand over was
     // given back when the round failed.
     const auto refused = round_.refused();

@@ -19,9 +19,15 @@ public:
           wake_channel_(queue_keys_.wake_prefix + place_),
           queue_timeout_text_(std::to_string(o.queue_timeout.count())) {}
 
-    [[nodiscard]] bool queues() const noexcept override { return true; }
-    [[nodiscard]] std::string_view place() const noexcept override { return place_; }
-    [[nodiscard]] std::string_view wake_channel() const noexcept override { return wake_channel_; }
+    // Our place in the queue, numbered once a quorum has, kept until the lock is handed to us.
+    [[nodiscard]] between_rounds kept_between_rounds() const noexcept override {
+        between_rounds kept;
+        kept.leaves_trace = true;
+        kept.queued = true;
+        kept.place = place_;
+        kept.wake_channel = wake_channel_;
+        return kept;
+    }
 
     // Numbered, not drawn: the place is the acquisition's secret already, and fair.lua tells
     // an earlier round of ours from a later one by the number.

@@ -13,7 +13,7 @@ namespace {
 
 const char* kind_name(const lock_kind& kind) {
     if (!kind.resources().empty()) return "several";
-    if (kind.queues()) return "fair";
+    if (kind.kept_between_rounds().queued) return "fair";
     if (kind.permits() > 0) return "semaphore";
     if (kind.mode() == lock_mode::read) return "read";
     if (kind.mode() == lock_mode::write) return "write";
@@ -32,7 +32,7 @@ std::string handover_text(const lease_state& state) {
                         {"fence", state.fence},
                         {"fenced", !kind.fence_key().empty()},
                         {"owner", std::string(kind.owner())},
-                        {"place", std::string(kind.place())},
+                        {"place", std::string(kind.kept_between_rounds().place)},
                         {"permits", kind.permits()}};
     if (!kind.resources().empty()) {
         j["resources"] = std::vector<std::string>(kind.resources().begin(), kind.resources().end());

@@ -137,6 +137,24 @@ struct queue_place {
     std::int64_t rank = -1;   ///< 0: the head of the queue; -1: not queued
 };
 
+/// What a refused round of a waiting acquisition leaves of ours on the nodes, kept until its
+/// next round: how the acquisition waits, asked of its kind once. By default nothing, and each
+/// round starts afresh.
+struct between_rounds {
+    /// A refused round leaves a trace of ours where it was refused (a place in a queue, a mark
+    /// that holds newcomers off): the acquisition's end releases (`announce` false) on every
+    /// node, and a won round takes it away where it was refused.
+    bool leaves_trace = false;
+    /// The trace is a numbered place in a first-come queue: answers say where
+    /// (acquire_answer::place), a quorum's largest number is ours from then on (round_request::
+    /// ticket), and a release hands the lock to the queue's head, woken on `wake_channel`.
+    bool queued = false;
+    std::string_view place;         ///< queued: ours, as a hand-off names it
+    std::string_view wake_channel;  ///< queued: where a release wakes us alone
+    /// Not zero: the trace lapses this long after its round, unless the next round renews it.
+    std::chrono::milliseconds lapses_after{0};
+};
+
 /// One node's answer to a round's acquire, read by the lock's kind.
 struct acquire_answer {
     vote verdict = vote::failed;
@@ -182,10 +200,8 @@ public:
     [[nodiscard]] const resource_keys& keys() const noexcept { return keys_; }
     /// Empty for a lock without an owner; a reentrant lock's owner id.
     [[nodiscard]] virtual std::string_view owner() const noexcept { return {}; }
-    /// A fair lock: the acquisition's place in the queue, and the channel that wakes it.
-    [[nodiscard]] virtual bool queues() const noexcept { return false; }
-    [[nodiscard]] virtual std::string_view place() const noexcept { return {}; }
-    [[nodiscard]] virtual std::string_view wake_channel() const noexcept { return {}; }
+    /// What an acquisition that waits keeps on the nodes between its rounds; by default nothing.
+    [[nodiscard]] virtual between_rounds kept_between_rounds() const noexcept { return {}; }
     /// A lock over several resources: their names (sorted); empty for one resource.
     [[nodiscard]] virtual std::span<const std::string> resources() const noexcept { return {}; }
     /// A lock over several resources: every one's lock key (on a cluster each slot's master
@@ -199,10 +215,6 @@ public:
     [[nodiscard]] virtual int permits() const noexcept { return 0; }
     /// A read-write lock's read or write; exclusive for the other kinds.
     [[nodiscard]] virtual lock_mode mode() const noexcept { return lock_mode::exclusive; }
-    /// A read-write lock's writer: a refused round of an acquisition that waits leaves a mark
-    /// that holds new readers off until its next round; the acquisition's end (release with
-    /// `announce` false) takes it away, on every node.
-    [[nodiscard]] virtual bool marks_waiting() const noexcept { return false; }
 
     /// The channel a release of the kind's resource number `i` (acquire_answer::blocked_by) is
     /// published on: a waiter listens where it was refused.

@@ -22,11 +22,20 @@ public:
           fence_counter_(fence_key_for(this->keys())),
           mode_(o.mode),
           owner_(o.reentrant ? o.owner.str() : std::string()),
+          queue_timeout_(o.queue_timeout),
           mark_text_(std::to_string(o.queue_timeout.count())) {}
 
     [[nodiscard]] std::string_view owner() const noexcept override { return owner_; }
     [[nodiscard]] lock_mode mode() const noexcept override { return mode_; }
-    [[nodiscard]] bool marks_waiting() const noexcept override { return mode_ == lock_mode::write; }
+    // A waiting writer's mark holds new readers off until its next round; it lapses
+    // queue_timeout after the round that wrote it.
+    [[nodiscard]] between_rounds kept_between_rounds() const noexcept override {
+        between_rounds kept;
+        if (mode_ != lock_mode::write) return kept;
+        kept.leaves_trace = true;
+        kept.lapses_after = queue_timeout_;
+        return kept;
+    }
 
     void acquire(const round_request& r, node_call& out) const override {
         out.script = &scripts::rw_acquire;
@@ -38,7 +47,7 @@ public:
         out.arg(ttl_text());
         out.arg(mode_ == lock_mode::write ? "w" : "r");
         out.arg(owner_);
-        out.arg(r.wait && marks_waiting() ? std::string_view(mark_text_) : std::string_view("0"));
+        out.arg(r.wait && mode_ == lock_mode::write ? std::string_view(mark_text_) : std::string_view("0"));
         out.arg(fenced() ? "1" : "0");
         if (!r.previous_token.empty()) out.arg(r.previous_token);
     }
@@ -120,6 +129,7 @@ private:
     std::string fence_counter_;
     lock_mode mode_;
     std::string owner_;
+    std::chrono::milliseconds queue_timeout_;
     std::string mark_text_;
 };
 
