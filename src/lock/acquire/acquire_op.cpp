@@ -88,11 +88,8 @@ void acquire_op::run(acquire_action& a) {
             send(a);
             return;
         case type::confirm_replicas:
-            client_->replicas().confirm(
-                a.node, a.key, a.replicas, a.replica_timeout, a.timeout, "",
-                [self = shared_from_this(), round = a.round, node = a.node](replication_verdict v) {
-                    self->resume(acquire_event::replicas_of(round, node, std::move(v)));
-                });
+            client_->nodes().confirm_replicas(a.node, a.key, a.replicas, a.replica_timeout, a.timeout, "",
+                                              shared_from_this(), {0, a.round});
             return;
         case type::sleep_until:
             sleep_until(a.at, a.sleep);
@@ -110,23 +107,13 @@ void acquire_op::run(acquire_action& a) {
 }
 
 void acquire_op::send(const acquire_action& a) {
-    if (!a.reply || *a.reply == acquire_event::type::cleanup_done) {
-        // A cleanup's answer counts, not its replies; nobody waits for a release's.
-        client_state::node_reply on_reply;
-        if (a.reply)
-            on_reply = [self = shared_from_this()](std::size_t node, error_code, resp::value) {
-                self->resume(acquire_event::from_node(acquire_event::type::cleanup_done, 0, node));
-            };
-        client_->send_call(*a.call, *a.nodes, a.timeout, std::move(on_reply));
-        return;
-    }
-    for (std::size_t i = 0; i < client_->node_count(); ++i) {
+    auto& nodes = client_->nodes();
+    // Nobody waits for a release's answer.
+    const auto to = a.reply ? shared_from_this() : nullptr;
+    const call_tag tag{a.reply ? static_cast<unsigned>(*a.reply) : 0U, a.round};
+    for (std::size_t i = 0; i < nodes.count(); ++i) {
         if (a.nodes && !(*a.nodes)[i]) continue;
-        client_->call_on(i, *a.call, a.timeout,
-                         [self = shared_from_this(), what = *a.reply, round = a.round, i](
-                             error_code ec, std::span<const resp::value> replies) {
-                             self->resume(acquire_event::from_node(what, round, i, ec, replies));
-                         });
+        nodes.call(i, *a.call, a.timeout, to, tag);
     }
 }
 

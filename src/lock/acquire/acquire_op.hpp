@@ -27,7 +27,9 @@ namespace redlock::detail {
 /// message, a cancel) goes to the fsm, and the actions that come back are run: calls sent to
 /// the nodes, WAITs, the sleep's timer, the listener's registration, and at the end the lease
 /// (lease_grant) and the caller's completion. It decides nothing itself. On the client's strand.
-class acquire_op final : public std::enable_shared_from_this<acquire_op>, public release_waiter {
+class acquire_op final : public std::enable_shared_from_this<acquire_op>,
+                         public release_waiter,
+                         public node_answers {
 public:
     /// `resources`: several resources at once (sorted, distinct, at least two), `resource` naming
     /// them for messages; empty: the one `resource`.
@@ -48,6 +50,16 @@ public:
     void on_subscribed() override { resume(acquire_event::of(acquire_event::type::subscribed)); }
     void on_subscription_refused(std::string_view why) override {
         resume(acquire_event::of(acquire_event::type::subscription_refused, why));
+    }
+
+    // What the nodes answer (see node_answers): events of the fsm, of the type and round sent.
+    void on_node_answer(call_tag tag, std::size_t node, boost::system::error_code ec,
+                        std::span<const resp::value> replies) override {
+        resume(acquire_event::from_node(static_cast<acquire_event::type>(tag.what), tag.round, node, ec,
+                                        replies));
+    }
+    void on_replicas(call_tag tag, std::size_t node, replication_verdict verdict) override {
+        resume(acquire_event::replicas_of(tag.round, node, std::move(verdict)));
     }
 
 private:

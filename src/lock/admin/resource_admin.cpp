@@ -34,7 +34,8 @@ using boost::system::error_code;
 /// Sends one script call to every node and hands each answer to `on_answer`, then completes
 /// once all are in; cancellable (the commands already sent still run).
 template <class Handler, class Result>
-class node_sweep : public std::enable_shared_from_this<node_sweep<Handler, Result>> {
+class node_sweep final : public std::enable_shared_from_this<node_sweep<Handler, Result>>,
+                         public node_answers {
 public:
     using answer_fn = std::function<void(std::size_t node, error_code, const resp::value&, Result&)>;
 
@@ -57,11 +58,13 @@ public:
             call_.key(k);
         asio::post(client_->strand(), [self = this->shared_from_this()] {
             if (self->done_) return;
-            self->client_->send_call(
-                self->call_, std::vector<bool>(self->client_->node_count(), true),
-                self->client_->config().node_timeout,
-                [self](std::size_t node, error_code ec, resp::value v) { self->on_reply(node, ec, v); });
+            self->client_->nodes().call_all(self->call_, self->client_->config().node_timeout, self, {});
         });
+    }
+
+    void on_node_answer(call_tag, std::size_t node, error_code ec,
+                        std::span<const resp::value> replies) override {
+        on_reply(node, ec, replies.empty() ? resp::value{} : replies.front());
     }
 
 private:

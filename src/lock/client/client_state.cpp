@@ -72,7 +72,8 @@ void read_replication_id(const std::shared_ptr<node_health_board>& health, std::
 
 }  // namespace
 
-client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
+client_state::client_state(boost::asio::any_io_executor ex, client_config cfg,
+                           std::shared_ptr<lock_nodes> given)
     : ex_(ex),
       strand_(boost::asio::make_strand(ex)),
       cfg_(std::move(cfg)),
@@ -145,6 +146,8 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
             },
             std::move(on_new_master), std::move(on_redirect)));
     }
+    given_nodes_ = std::move(given);
+    if (given_nodes_) return;
     // Connect now, so the first acquire does not pay for N handshakes; a node that is down keeps
     // being retried in the background.
     for (auto& n : nodes_)
@@ -152,7 +155,12 @@ client_state::client_state(boost::asio::any_io_executor ex, client_config cfg)
 }
 
 std::shared_ptr<client_state> client_state::make(boost::asio::any_io_executor ex, client_config cfg) {
-    auto state = std::make_shared<client_state>(ex, std::move(cfg));
+    return make_over(std::move(ex), std::move(cfg), {});
+}
+
+std::shared_ptr<client_state> client_state::make_over(boost::asio::any_io_executor ex, client_config cfg,
+                                                      std::shared_ptr<lock_nodes> nodes) {
+    auto state = std::make_shared<client_state>(ex, std::move(cfg), std::move(nodes));
     redis::call_on_shutdown(boost::asio::query(ex, boost::asio::execution::context), state);
     return state;
 }
@@ -383,46 +391,38 @@ void client_state::admit(std::size_t node, std::string_view key, vote& v, boost:
     }
 }
 
-void client_state::send_call(const node_call& call, const std::vector<bool>& nodes,
-                             std::chrono::milliseconds timeout, node_reply on_reply) {
-    // One shared callback for all nodes: the replies come back on the strand, one at a time.
-    auto shared = on_reply ? std::make_shared<node_reply>(std::move(on_reply)) : nullptr;
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        if (i >= nodes.size() || !nodes[i]) continue;
-        if (call.script && call.after_script.empty() &&
-            (call.steps.empty() || !nodes_[i]->routes_by_slot())) {
-            // Straight to eval_on: its handler is type-erased already.
-            eval_on(i, *call.script, call.key_span(), call.arg_span(), timeout,
-                    [shared, i](boost::system::error_code ec, resp::value v) {
-                        if (shared) (*shared)(i, ec, std::move(v));
-                    });
-            continue;
-        }
-        call_on(i, call, timeout,
-                [shared, i](boost::system::error_code ec, std::span<const resp::value> replies) {
-                    if (shared) (*shared)(i, ec, replies.empty() ? resp::value{} : replies.front());
-                });
-    }
+void client_state::call(std::size_t node, const node_call& c, std::chrono::milliseconds timeout,
+                        std::shared_ptr<node_answers> to, call_tag tag) {
+    call_on(
+        node, c, timeout,
+        [to = std::move(to), tag, node](boost::system::error_code ec, std::span<const resp::value> replies) {
+            if (to) to->on_node_answer(tag, node, ec, replies);
+        });
 }
 
-void client_state::send_extend(const lock_kind& kind, const std::string& token, std::chrono::milliseconds ttl,
-                               const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
-                               node_reply on_reply) {
+void client_state::extend(std::size_t node, const lock_kind& kind, const std::string& token,
+                          std::chrono::milliseconds ttl, std::chrono::milliseconds timeout,
+                          std::shared_ptr<node_answers> to, call_tag tag) {
     if (!kind.extends_in_batches()) {
-        node_call extend;
-        kind.extend(token, ttl, extend);
-        send_call(extend, nodes, timeout, std::move(on_reply));
+        node_call single;
+        kind.extend(token, ttl, single);
+        call(node, single, timeout, std::move(to), tag);
         return;
     }
-    auto shared = std::make_shared<node_reply>(std::move(on_reply));
-    const auto ttl_text = std::to_string(ttl.count());
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        if (i >= nodes.size() || !nodes[i]) continue;
-        extends_.add(i, kind.keys().lock, token, ttl_text, timeout,
-                     [shared, i](boost::system::error_code ec, resp::value v) {
-                         if (*shared) (*shared)(i, ec, std::move(v));
-                     });
-    }
+    extends_.add(node, kind.keys().lock, token, std::to_string(ttl.count()), timeout,
+                 [to = std::move(to), tag, node](boost::system::error_code ec, resp::value v) {
+                     if (to) to->on_node_answer(tag, node, ec, std::span<const resp::value>(&v, 1));
+                 });
+}
+
+void client_state::confirm_replicas(std::size_t node, std::string_view key, int replicas,
+                                    std::chrono::milliseconds replica_timeout,
+                                    std::chrono::milliseconds timeout, std::string_view what,
+                                    std::shared_ptr<node_answers> to, call_tag tag) {
+    replicas_.confirm(node, key, replicas, replica_timeout, timeout, what,
+                      [to = std::move(to), tag, node](replication_verdict v) {
+                          if (to) to->on_replicas(tag, node, std::move(v));
+                      });
 }
 
 void client_state::script_refused(std::string_view script_name, resp::value& v,

@@ -10,6 +10,7 @@
 #include "lock/lease/extend_batcher.hpp"
 #include "lock/lease/owned_holds.hpp"
 #include "lock/metrics/metrics_recorder.hpp"
+#include "lock/nodes/lock_nodes.hpp"
 #include "lock/nodes/node_health.hpp"
 #include "lock/nodes/replica_waits.hpp"
 #include "redis/context_shutdown.hpp"
@@ -42,21 +43,26 @@ namespace redlock::detail {
 /// serialises every lock operation's state, and the counters. Kept alive by the client, each
 /// lease and each pending operation, so a lease may outlive its client.
 class client_state final : public std::enable_shared_from_this<client_state>,
-                           public redis::context_shutdown_listener {
+                           public redis::context_shutdown_listener,
+                           private lock_nodes {
 public:
     using clock = std::chrono::steady_clock;
-    /// Called on the strand once per node a command was sent to: the node, and the failure or reply.
-    using node_reply = std::function<void(std::size_t node, boost::system::error_code ec, resp::value reply)>;
 
     /// A client state that drops the handlers it keeps when its executor's context shuts down.
     static std::shared_ptr<client_state> make(boost::asio::any_io_executor ex, client_config cfg);
+    /// One whose operations send to `nodes` instead of connecting to cfg's nodes (a scripted
+    /// test's fake voters, one per node of `cfg`); its own connections are made, never started.
+    static std::shared_ptr<client_state> make_over(boost::asio::any_io_executor ex, client_config cfg,
+                                                   std::shared_ptr<lock_nodes> nodes);
 
-    client_state(boost::asio::any_io_executor ex, client_config cfg);
+    client_state(boost::asio::any_io_executor ex, client_config cfg, std::shared_ptr<lock_nodes> given = {});
     ~client_state();
     client_state(const client_state&) = delete;
     client_state& operator=(const client_state&) = delete;
 
     [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
+    /// What the operations send to: the connections to the nodes, or those given to make_over().
+    [[nodiscard]] lock_nodes& nodes() noexcept { return given_nodes_ ? *given_nodes_ : *this; }
     [[nodiscard]] const std::string& node_name(std::size_t i) const { return node_names_[i]; }
     [[nodiscard]] std::span<const std::string> node_names() const noexcept { return node_names_; }
     /// A new token for a hold labelled `label`: make_token(), with this host's name, this
@@ -78,8 +84,6 @@ public:
     release_listener& listener() noexcept { return listener_; }
     /// This client's fenced reentrant leases, for its re-entries; strand only.
     owned_holds& holds() noexcept { return holds_; }
-    /// WAITs for replicas after grants and extends (lock_options::replicas); strand only.
-    replica_waits& replicas() noexcept { return replicas_; }
     /// Its acquires in flight and its leases, and its close (client::async_close); strand only.
     open_work& work() noexcept { return work_; }
 
@@ -153,15 +157,6 @@ public:
                     on_reply(ec, std::span<const resp::value>(replies));
                 }));
     }
-    /// call_on() on each node flagged in `nodes`. `on_reply` may be empty; it gets a script's
-    /// reply, or a pipeline's first.
-    void send_call(const node_call& call, const std::vector<bool>& nodes, std::chrono::milliseconds timeout,
-                   node_reply on_reply);
-    /// Extends the hold of `token` by `ttl` on the flagged nodes, by the call `kind` builds.
-    /// The extends of many leases queued within a few milliseconds go to each node as one
-    /// batched script call, where the kind allows it.
-    void send_extend(const lock_kind& kind, const std::string& token, std::chrono::milliseconds ttl,
-                     const std::vector<bool>& nodes, std::chrono::milliseconds timeout, node_reply on_reply);
     /// The timeout of releases nobody waits for (failed attempts, cancelled acquires, dropped
     /// leases): long enough to ride out a reconnect, since a missed release holds the resource
     /// until its ttl runs out.
@@ -227,6 +222,18 @@ public:
     void on_context_shutdown() noexcept override;
 
 private:
+    // lock_nodes, over the connections: call_on(); extends batched across leases (extend_batcher);
+    // replica_waits.
+    [[nodiscard]] std::size_t count() const noexcept override { return nodes_.size(); }
+    void call(std::size_t node, const node_call& c, std::chrono::milliseconds timeout,
+              std::shared_ptr<node_answers> to, call_tag tag) override;
+    void extend(std::size_t node, const lock_kind& kind, const std::string& token,
+                std::chrono::milliseconds ttl, std::chrono::milliseconds timeout,
+                std::shared_ptr<node_answers> to, call_tag tag) override;
+    void confirm_replicas(std::size_t node, std::string_view key, int replicas,
+                          std::chrono::milliseconds replica_timeout, std::chrono::milliseconds timeout,
+                          std::string_view what, std::shared_ptr<node_answers> to, call_tag tag) override;
+
     /// Per node: the masters a cluster node connected to ("host:port") and their board entries.
     /// Shared with the cluster links, which may outlive the client state by a moment.
     struct cluster_members {
@@ -268,6 +275,7 @@ private:
     release_listener listener_;
     owned_holds holds_;
     open_work work_;
+    std::shared_ptr<lock_nodes> given_nodes_;  // make_over()'s; null: this client's connections
 };
 
 }  // namespace redlock::detail

@@ -29,7 +29,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using clock = std::chrono::steady_clock;
 
-class adopt_op final : public std::enable_shared_from_this<adopt_op> {
+class adopt_op final : public std::enable_shared_from_this<adopt_op>, public node_answers {
 public:
     adopt_op(std::shared_ptr<client_state> client, handover_record record, lock_options options,
              std::shared_ptr<const lock_kind> kind, diagnostics* diag, adopt_handler h)
@@ -63,16 +63,20 @@ public:
         // With replicas, the WAIT right behind the hand-over's write, on its connection.
         call.wait_for_replicas(options_.replicas, options_.replica_timeout);
         replication_.assign(client_->node_count(), std::nullopt);
-        for (std::size_t i = 0; i < client_->node_count(); ++i) {
-            client_->call_on(i, call, call.timeout(node_timeout_, options_.replica_timeout),
-                             [self = shared_from_this(), i, wait_reply = call.wait_reply](
-                                 error_code ec, std::span<const resp::value> replies) {
-                                 self->replication_[i] =
-                                     judge_pinned_wait(wait_reply, replies, self->options_.replicas,
-                                                       self->options_.replica_timeout, "the adoption");
-                                 self->on_reply(i, ec, replies.empty() ? resp::value{} : replies.front());
-                             });
-        }
+        wait_reply_ = call.wait_reply;
+        client_->nodes().call_all(call, call.timeout(node_timeout_, options_.replica_timeout),
+                                  shared_from_this(), {});
+    }
+
+    void on_node_answer(call_tag, std::size_t node, error_code ec,
+                        std::span<const resp::value> replies) override {
+        if (node < replication_.size())
+            replication_[node] = judge_pinned_wait(wait_reply_, replies, options_.replicas,
+                                                   options_.replica_timeout, "the adoption");
+        on_reply(node, ec, replies.empty() ? resp::value{} : replies.front());
+    }
+    void on_replicas(call_tag, std::size_t node, replication_verdict r) override {
+        count(node, r.ec ? vote::failed : vote::granted, r.ec, std::move(r.detail));
     }
 
 private:
@@ -99,11 +103,9 @@ private:
             // As an acquire's grant: the new token counts on a node once enough of its replicas
             // have it, or a failover to one that missed it would bring the first token back.
             // Here for a cluster's call split into steps, which comes back without its WAIT.
-            client_->replicas().confirm(
-                node, kind_->keys().lock, options_.replicas, options_.replica_timeout, node_timeout_,
-                "the adoption", [self = shared_from_this(), node](replication_verdict r) {
-                    self->count(node, r.ec ? vote::failed : vote::granted, r.ec, std::move(r.detail));
-                });
+            client_->nodes().confirm_replicas(node, kind_->keys().lock, options_.replicas,
+                                              options_.replica_timeout, node_timeout_, "the adoption",
+                                              shared_from_this(), {});
             return;
         }
         count(node, verdict, ec, v.is_error() ? v.str : std::string());
@@ -183,14 +185,10 @@ private:
             node_call call;
             kind_->hand_over({token_, record_.token, kind_->owner(), record_.kind.owner.str(), options_.ttl},
                              call);
-            client_->send_call(call, all_nodes(), client_->background_timeout(), {});
+            client_->nodes().call_all(call, client_->background_timeout(), nullptr, {});
         } catch (...) {
             // Out of memory: where the hand-over landed, our token expires with its ttl.
         }
-    }
-
-    [[nodiscard]] std::vector<bool> all_nodes() const {
-        return std::vector<bool>(client_->node_count(), true);
     }
 
     std::shared_ptr<client_state> client_;
@@ -207,6 +205,7 @@ private:
     std::string token_;  // the adopter's: the first lease's token holds nothing once adopted
     bool sent_ = false;
     std::vector<std::optional<replication_verdict>> replication_;  // per node: its pinned WAIT's verdict
+    std::size_t wait_reply_ = 0;                                   // where the replies have the WAIT's
     bool replication_short_ = false;  // a node failed for want of replicas: say so, as an acquire does
     std::size_t reentered_ = 0;       // nodes where the first owner holds it more than once
     bool done_ = false;

@@ -71,10 +71,9 @@ void lease_round::count(std::size_t node, vote verdict, error_code ec, std::stri
     if (tally_.add(verdict) != round_state::pending) decided();
 }
 
-client_state::node_reply lease_round::reply_handler() {
-    return [self = shared_from_this()](std::size_t node, error_code ec, resp::value v) {
-        self->on_reply(node, ec, v);
-    };
+void lease_round::on_node_answer(call_tag, std::size_t node, error_code ec,
+                                 std::span<const resp::value> replies) {
+    on_reply(node, ec, replies.empty() ? resp::value{} : replies.front());
 }
 
 bool lease_round::finished_as_handed_over() {
@@ -108,8 +107,9 @@ void extend_round::send() {
         send_waited();
         return;
     }
-    client_->send_extend(*state_->kind, state_->token, ttl_, std::vector<bool>(client_->node_count(), true),
-                         state_->node_timeout, reply_handler());
+    auto& nodes = client_->nodes();
+    for (std::size_t i = 0; i < nodes.count(); ++i)
+        nodes.extend(i, *state_->kind, state_->token, ttl_, state_->node_timeout, shared_from_this(), {});
 }
 
 // With lock_options::replicas: each node's extend with its WAIT behind it, never batched (a
@@ -119,15 +119,24 @@ void extend_round::send_waited() {
     state_->kind->extend(state_->token, ttl_, call);
     call.wait_for_replicas(state_->replicas, state_->replica_timeout);
     replication_.assign(client_->node_count(), std::nullopt);
-    for (std::size_t i = 0; i < client_->node_count(); ++i) {
-        client_->call_on(i, call, call.timeout(state_->node_timeout, state_->replica_timeout),
-                         [self = std::static_pointer_cast<extend_round>(shared_from_this()), i,
-                          wait_reply = call.wait_reply](error_code ec, std::span<const resp::value> replies) {
-                             self->replication_[i] =
-                                 judge_pinned_wait(wait_reply, replies, self->state_->replicas,
-                                                   self->state_->replica_timeout, "the extend");
-                             self->on_reply(i, ec, replies.empty() ? resp::value{} : replies.front());
-                         });
+    wait_reply_ = call.wait_reply;
+    client_->nodes().call_all(call, call.timeout(state_->node_timeout, state_->replica_timeout),
+                              shared_from_this(), {pinned_wait, 0});
+}
+
+void extend_round::on_node_answer(call_tag tag, std::size_t node, error_code ec,
+                                  std::span<const resp::value> replies) {
+    if (tag.what == pinned_wait && node < replication_.size())
+        replication_[node] =
+            judge_pinned_wait(wait_reply_, replies, state_->replicas, state_->replica_timeout, "the extend");
+    lease_round::on_node_answer(tag, node, ec, replies);
+}
+
+void extend_round::on_replicas(call_tag, std::size_t node, replication_verdict verdict) {
+    if (verdict.ec) {
+        count(node, vote::failed, verdict.ec, std::move(verdict.detail));
+    } else {
+        count(node, vote::granted, {}, {});
     }
 }
 
@@ -146,17 +155,9 @@ void extend_round::on_done_by(std::size_t node) {
         return;
     }
     // A cluster's extend split into steps came back without its WAIT.
-    client_->replicas().confirm(node, state_->kind->keys().lock, state_->replicas, state_->replica_timeout,
-                                state_->node_timeout, "the extend",
-                                [self = std::static_pointer_cast<extend_round>(shared_from_this()),
-                                 node](replication_verdict verdict) {
-                                    if (verdict.ec) {
-                                        self->count(node, vote::failed, verdict.ec,
-                                                    std::move(verdict.detail));
-                                    } else {
-                                        self->count(node, vote::granted, {}, {});
-                                    }
-                                });
+    client_->nodes().confirm_replicas(node, state_->kind->keys().lock, state_->replicas,
+                                      state_->replica_timeout, state_->node_timeout, "the extend",
+                                      shared_from_this(), {});
 }
 
 void extend_round::decided() {
@@ -181,7 +182,7 @@ void release_round::start() {
 
 void release_round::send() {
     // Sent even when its caller cancelled: a lease given up is deleted wherever it still is.
-    state_->send_release(state_->node_timeout, reply_handler());
+    state_->send_release(state_->node_timeout, shared_from_this());
 }
 
 void release_round::decided() {
@@ -211,8 +212,7 @@ void check_round::start() {
     if (done_) return;
     node_call call;
     state_->kind->check(state_->token, call);
-    client_->send_call(call, std::vector<bool>(client_->node_count(), true), state_->node_timeout,
-                       reply_handler());
+    client_->nodes().call_all(call, state_->node_timeout, shared_from_this(), {});
 }
 
 // check.lua: the ms our hold has left there (-1: no expiry), 0: not ours there.

@@ -19,7 +19,7 @@ namespace redlock::detail {
 /// the answers, completes its caller once, and can be cancelled at any point (the commands
 /// already sent still run). What an extend's outcome means is the lease machine's to decide
 /// (lease_fsm.hpp); a release's or a check's only reports to its caller.
-class lease_round : public std::enable_shared_from_this<lease_round> {
+class lease_round : public std::enable_shared_from_this<lease_round>, public node_answers {
 public:
     lease_round(std::shared_ptr<lease_state> state, const char* operation, diagnostics* diag,
                 lease_handler h);
@@ -35,6 +35,10 @@ public:
     /// Completes the caller, if any and not yet, with `ec`; `outcome` ends the diagnostics' summary.
     void finish(boost::system::error_code ec, std::string_view outcome);
 
+    /// A node's answer: the script's reply, the first of `replies`.
+    void on_node_answer(call_tag tag, std::size_t node, boost::system::error_code ec,
+                        std::span<const resp::value> replies) override;
+
 protected:
     void on_reply(std::size_t node, boost::system::error_code ec, const resp::value& v);
     /// Whether a node's answer says it did it (true) or that the lease is not ours there (false);
@@ -44,7 +48,6 @@ protected:
     virtual void on_done_by(std::size_t node) { count(node, vote::granted, {}, {}); }
     void count(std::size_t node, vote verdict, boost::system::error_code ec, std::string detail);
     virtual void decided() = 0;
-    [[nodiscard]] client_state::node_reply reply_handler();
     /// A majority without our token, after lease::handover(): the adoption, not a loss.
     [[nodiscard]] bool finished_as_handed_over();
 
@@ -71,13 +74,22 @@ public:
     /// The machine's send_extend.
     void send();
 
+    // With lock_options::replicas: an extend with its WAIT behind it (`tag.what` pinned_wait)
+    // is judged on both; a WAIT of its own (confirm_replicas) counts the node.
+    void on_node_answer(call_tag tag, std::size_t node, boost::system::error_code ec,
+                        std::span<const resp::value> replies) override;
+    void on_replicas(call_tag tag, std::size_t node, replication_verdict verdict) override;
+
 private:
+    static constexpr unsigned pinned_wait = 1;  // call_tag::what of an extend sent with its WAIT
+
     void send_waited();
     void on_done_by(std::size_t node) override;
     void decided() override;
 
     std::uint64_t id_;
     std::chrono::milliseconds ttl_;
+    std::size_t wait_reply_ = 0;  // send_waited()'s: where its replies have the WAIT's
     std::vector<std::optional<replication_verdict>> replication_;  // per node: its pinned WAIT's verdict
 };
 

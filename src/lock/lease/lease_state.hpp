@@ -77,11 +77,11 @@ struct lease_state {
     bool running = false;
 
     /// The token-checked release on every node, by the script of this kind of lock.
-    void send_release(std::chrono::milliseconds timeout, client_state::node_reply on_reply) const {
+    /// Its answers go to `to`; null: nobody waits for them.
+    void send_release(std::chrono::milliseconds timeout, const std::shared_ptr<node_answers>& to) const {
         node_call release;
         kind->release(token, true, release);
-        client->send_call(release, std::vector<bool>(client->node_count(), true), timeout,
-                          std::move(on_reply));
+        client->nodes().call_all(release, timeout, to, {});
     }
 };
 
