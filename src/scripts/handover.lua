@@ -36,9 +36,11 @@ if shape == 'string' then
             return 0
         end
     end
+    -- The expiry is written out with the value, never kept (KEEPTTL): a replica that lacks the
+    -- key (a grant lost to asynchronous replication, its master cut off) would make it without
+    -- one, and, promoted, hold the lock for good.
     for i = 1, #KEYS do
-        redis.call('SET', KEYS[i], to, 'KEEPTTL')
-        redis.call('PEXPIRE', KEYS[i], ttl, 'GT')
+        redis.call('SET', KEYS[i], to, 'PX', math.max(redis.call('PTTL', KEYS[i]), ttl))
     end
     return 1
 end

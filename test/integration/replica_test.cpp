@@ -247,4 +247,38 @@ BOOST_FIXTURE_TEST_CASE(an_adoption_counts_once_the_replica_has_the_new_token, m
     }());
 }
 
+// An adoption writes the hold's expiry with the adopter's token, never keeps it: a replica that
+// lacks the key (its grant lost to asynchronous replication) gets the key with an expiry, where
+// it would otherwise make one that, promoted, holds the lock for good. The adoption's ttl is
+// shorter than what the hold has left, so nothing else sends the replica an expiry.
+BOOST_FIXTURE_TEST_CASE(an_adoption_that_reaches_a_replica_lacking_the_hold_gives_it_an_expiry,
+                        master_and_replica) {
+    asio::io_context ioc;
+    redlock::client client(ioc.get_executor(), lock_config(servers));
+    redlock::client adopter(ioc.get_executor(), lock_config(servers));
+    run_coro(ioc, [&]() -> asio::awaitable<void> {
+        auto fair = options(10s);
+        fair.fair = true;
+        const std::vector<std::pair<std::string, redlock::lock_options>> kinds = {{"plain", options(10s)},
+                                                                                  {"fair", fair}};
+        for (const auto& [kind, o] : kinds) {
+            BOOST_TEST_CONTEXT(kind) {
+                auto first = co_await client.async_acquire("x", o, asio::use_awaitable);
+                BOOST_TEST_REQUIRE(redlock::test::unreplicate(master, "x") > 0);
+                BOOST_TEST_REQUIRE(co_await eventually(
+                    [&] { return replica->command({"EXISTS", lock_key("x")}).integer == 0; }));
+                auto shorter = o;
+                shorter.ttl = 2s;
+                auto adopted = co_await adopter.async_adopt(first.handover(), shorter, asio::use_awaitable);
+                BOOST_TEST_REQUIRE(co_await eventually(
+                    [&] { return replica->command({"GET", lock_key("x")}).str == adopted.token(); }));
+                const auto left = replica->command({"PTTL", lock_key("x")}).integer;
+                BOOST_TEST(left > 2000);  // what the hold had left, not the adoption's shorter ttl
+                BOOST_TEST(left <= 10000);
+                co_await adopted.async_release(asio::use_awaitable);
+            }
+        }
+    }());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -298,10 +298,12 @@ bool failover_faults::unreplicated_failover(failover_group& g) {
             lost += (lost.empty() ? "" : " ") + key;
         // A replica's data is always a prefix of its master's: no real replica lacks a key and
         // then gets a later write of it. Through Sentinel's switch the worker left running
-        // could make one (a hand-over's SET KEEPTTL: a key without expiry there, which the
-        // promoted replica kept for good, seeds 3003 and 3031). So the replicas get nothing
-        // more from this master, as in the partition the fault stands for, until the switch
-        // is over (a cluster's CLUSTER FAILOVER stops the master's writes within milliseconds).
+        // could make one (a hand-over's write of a key the replica lacks). So the replicas get
+        // nothing more from this master, as in the partition the fault stands for, until the
+        // switch is over (a cluster's CLUSTER FAILOVER stops the master's writes within
+        // milliseconds). The cut comes after the deletions, and a failover it does not bring
+        // heals into a partial resync that replays the master's writes of the meantime: the
+        // library writes every hold with its expiry, so a replica never makes a key without one.
         if (g.cut_replication) {
             try {
                 g.cut_replication(*master, true);
