@@ -47,10 +47,10 @@ if ARGV[4] ~= nil then
     redis.call('HDEL', KEYS[1], 'a:' .. ARGV[4])
 end
 redis.call('HSETNX', KEYS[1], 'a:' .. ARGV[2], 1)
--- Re-entering never shortens what the outer acquisitions were promised.
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
-end
+-- Re-entering never shortens what the outer acquisitions were promised. The expiry is written
+-- even where it does not change: a replica that lacks the hash (lost to asynchronous
+-- replication) makes it from the HSETNX alone, and, promoted, would hold the lock for good.
+redis.call('PEXPIRE', KEYS[1], math.max(redis.call('PTTL', KEYS[1]), tonumber(ARGV[3])))
 local depth = redis.call('HLEN', KEYS[1]) - 1 - redis.call('HEXISTS', KEYS[1], 'f')
 if not fenced then
     return depth

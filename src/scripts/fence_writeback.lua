@@ -26,6 +26,13 @@ else
         return 0
     end
     redis.call('HSET', KEYS[1], 'f', ARGV[2])
+    -- The expiry is written again with the field: a replica that lacks the hash (lost to
+    -- asynchronous replication) makes it from the HSET alone, and, promoted, would hold the
+    -- lock for good.
+    local left = redis.call('PTTL', KEYS[1])
+    if left > 0 then
+        redis.call('PEXPIRE', KEYS[1], left)
+    end
 end
 if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[2]) then
     redis.call('SET', KEYS[2], ARGV[2])

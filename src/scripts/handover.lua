@@ -25,6 +25,14 @@
 -- pcall: another kind's key answers WRONGTYPE, which means "not ours".
 local shape, from, to, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
+-- The expiry is written out with every hold, never kept (SET KEEPTTL) nor left to a
+-- conditional PEXPIRE: a replica that lacks the key (a grant lost to asynchronous replication,
+-- its master cut off) would make it without one from the write alone and, promoted, hold the
+-- lock for good. It never shrinks: the longer of what the key has left and the adoption's ttl.
+local function at_least(key)
+    return math.max(redis.call('PTTL', key), ttl)
+end
+
 local function server_now()
     local time = redis.call('TIME')
     return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -36,11 +44,8 @@ if shape == 'string' then
             return 0
         end
     end
-    -- The expiry is written out with the value, never kept (KEEPTTL): a replica that lacks the
-    -- key (a grant lost to asynchronous replication, its master cut off) would make it without
-    -- one, and, promoted, hold the lock for good.
     for i = 1, #KEYS do
-        redis.call('SET', KEYS[i], to, 'PX', math.max(redis.call('PTTL', KEYS[i]), ttl))
+        redis.call('SET', KEYS[i], to, 'PX', at_least(KEYS[i]))
     end
     return 1
 end
@@ -56,9 +61,7 @@ if shape == 'reentrant' then
     end
     redis.call('HDEL', KEYS[1], 'a:' .. from)
     redis.call('HSET', KEYS[1], 'a:' .. to, 1, 'o', ARGV[6])
-    if redis.call('PTTL', KEYS[1]) < ttl then
-        redis.call('PEXPIRE', KEYS[1], ttl)
-    end
+    redis.call('PEXPIRE', KEYS[1], at_least(KEYS[1]))
     return 1
 end
 
@@ -75,10 +78,8 @@ local until_ms = math.max(tonumber(expiry), now + ttl)
 if shape == 'permit' then
     redis.call('ZREM', KEYS[1], from)
     redis.call('ZADD', KEYS[1], until_ms, to)
-    -- As semaphore_extend.lua: the key lives as long as its longest permit.
-    if redis.call('PEXPIRE', KEYS[1], ttl, 'GT') == 0 and redis.call('PTTL', KEYS[1]) == -1 then
-        redis.call('PEXPIRE', KEYS[1], ttl)
-    end
+    -- The key lives as long as its longest permit (semaphore_extend.lua).
+    redis.call('PEXPIRE', KEYS[1], at_least(KEYS[1]))
     return 1
 end
 if shape ~= 'rw' then

@@ -66,9 +66,9 @@ if held >= permits and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
     return {0, first and math.max(1, tonumber(first) - now) or 1}
 end
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1], -permits, '#permits')
--- GT: the key lives as long as its longest permit (PTTL -1: a set written by hand, never
--- given an expiry, which GT takes as infinite).
-if redis.call('PEXPIRE', KEYS[1], ttl, 'GT') == 0 and redis.call('PTTL', KEYS[1]) == -1 then
-    redis.call('PEXPIRE', KEYS[1], ttl)
-end
+-- The key lives as long as its longest permit. The expiry is written even where it does not
+-- change (never a PEXPIRE GT that may do nothing): a replica that lacks the set (lost to
+-- asynchronous replication) makes it from the ZADD alone, and needs it. PTTL -1, a set written
+-- by hand without an expiry, gets this permit's.
+redis.call('PEXPIRE', KEYS[1], math.max(redis.call('PTTL', KEYS[1]), ttl))
 return {1, 0}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Replica acknowledgement (lock_options::replicas): a single master with one replica.
 #include "support/lock_helpers.hpp"
+#include "support/master_and_replica.hpp"
 #include "support/printing.hpp"
 #include "support/redis_server.hpp"
 #include "support/run_coro.hpp"
@@ -14,7 +15,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,6 +24,8 @@ using boost::system::error_code;
 using redlock::test::eventually;
 using redlock::test::lock_config;
 using redlock::test::lock_key;
+using redlock::test::master_and_replica;
+using redlock::test::master_reports;
 using redlock::test::options;
 using redlock::test::redis_server;
 using redlock::test::run_coro;
@@ -32,16 +34,6 @@ using redlock::test::start_redis_servers;
 namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-
-// Polls the master's INFO replication until `wanted` shows up, for at most 10 s.
-bool master_reports(const redis_server& master, const std::string& wanted) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (master.command({"INFO", "replication"}).str.find(wanted) != std::string::npos) return true;
-        std::this_thread::sleep_for(20ms);
-    }
-    return false;
-}
 
 // A reentrant, a fair and a fenced variant of `o`.
 std::vector<std::pair<std::string, redlock::lock_options>> script_kinds(const redlock::lock_options& o) {
@@ -126,21 +118,6 @@ BOOST_AUTO_TEST_CASE(a_grant_counts_once_the_replica_has_it_and_fails_clearly_wi
 }
 
 namespace {
-
-// A master with one replica, online.
-struct master_and_replica {
-    redlock::test::server_list servers = start_redis_servers(1);
-    redis_server& master = *servers[0];
-    std::unique_ptr<redis_server> replica;
-
-    master_and_replica() {
-        redlock::test::redis_server_options as_replica;
-        as_replica.extra_args = {"--replicaof", "127.0.0.1", std::to_string(master.port())};
-        replica = std::make_unique<redis_server>(as_replica);
-        BOOST_TEST_REQUIRE(master_reports(master, "connected_slaves:1"));
-        BOOST_TEST_REQUIRE(master_reports(master, "state=online"));
-    }
-};
 
 redlock::lock_options replicated(redlock::lock_options o) {
     o.replicas = 1;
@@ -244,40 +221,6 @@ BOOST_FIXTURE_TEST_CASE(an_adoption_counts_once_the_replica_has_the_new_token, m
         BOOST_TEST_REQUIRE(!ec, ec.message() << ": " << diag.message);
         BOOST_TEST(replica->command({"GET", lock_key("h")}).str == adopted.token());  // the replica has it
         co_await adopted.async_release(asio::use_awaitable);
-    }());
-}
-
-// An adoption writes the hold's expiry with the adopter's token, never keeps it: a replica that
-// lacks the key (its grant lost to asynchronous replication) gets the key with an expiry, where
-// it would otherwise make one that, promoted, holds the lock for good. The adoption's ttl is
-// shorter than what the hold has left, so nothing else sends the replica an expiry.
-BOOST_FIXTURE_TEST_CASE(an_adoption_that_reaches_a_replica_lacking_the_hold_gives_it_an_expiry,
-                        master_and_replica) {
-    asio::io_context ioc;
-    redlock::client client(ioc.get_executor(), lock_config(servers));
-    redlock::client adopter(ioc.get_executor(), lock_config(servers));
-    run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto fair = options(10s);
-        fair.fair = true;
-        const std::vector<std::pair<std::string, redlock::lock_options>> kinds = {{"plain", options(10s)},
-                                                                                  {"fair", fair}};
-        for (const auto& [kind, o] : kinds) {
-            BOOST_TEST_CONTEXT(kind) {
-                auto first = co_await client.async_acquire("x", o, asio::use_awaitable);
-                BOOST_TEST_REQUIRE(redlock::test::unreplicate(master, "x") > 0);
-                BOOST_TEST_REQUIRE(
-                    co_await eventually([&] { return !redlock::test::key_exists(*replica, "x"); }));
-                auto shorter = o;
-                shorter.ttl = 2s;
-                auto adopted = co_await adopter.async_adopt(first.handover(), shorter, asio::use_awaitable);
-                BOOST_TEST_REQUIRE(co_await eventually(
-                    [&] { return redlock::test::holder_on(*replica, "x") == adopted.token(); }));
-                const auto left = replica->command({"PTTL", lock_key("x")}).integer;
-                BOOST_TEST(left > 2000);  // what the hold had left, not the adoption's shorter ttl
-                BOOST_TEST(left <= 10000);
-                co_await adopted.async_release(asio::use_awaitable);
-            }
-        }
     }());
 }
 

@@ -135,14 +135,15 @@ inline std::chrono::seconds uptime(const redis_server& s) {
 
 /// Makes `resource`'s lock key one that `master` holds and its replicas never got, as when a
 /// grant is lost to asynchronous replication: deleted everywhere, then written again on the
-/// master alone (a script's REPL_NONE) with its value and ttl. Renewals then reach the replicas
-/// as PEXPIREs of a key they lack, which do nothing. Returns the key's ttl in ms, -2 for none.
+/// master alone (a script's REPL_NONE) as it was, whatever its type (DUMP, RESTORE with its
+/// ttl). Renewals then reach the replicas as PEXPIREs of a key they lack, which do nothing.
+/// Returns the key's ttl in ms, -2 for none (or none left).
 inline std::int64_t unreplicate(const redis_server& master, const std::string& resource) {
     const auto reply =
         master.command({"EVAL",
-                        "local v = redis.call('GET', KEYS[1]); local t = redis.call('PTTL', KEYS[1]); "
-                        "if not v or t <= 0 then return -2 end; redis.call('DEL', KEYS[1]); "
-                        "redis.set_repl(redis.REPL_NONE); redis.call('SET', KEYS[1], v, 'PX', t); return t",
+                        "local t = redis.call('PTTL', KEYS[1]); if t <= 0 then return -2 end; "
+                        "local d = redis.call('DUMP', KEYS[1]); redis.call('DEL', KEYS[1]); "
+                        "redis.set_repl(redis.REPL_NONE); redis.call('RESTORE', KEYS[1], t, d); return t",
                         "1", lock_key(resource)});
     return reply.integer;
 }
