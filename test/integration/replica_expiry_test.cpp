@@ -99,38 +99,32 @@ BOOST_FIXTURE_TEST_CASE(an_adoption_that_reaches_a_replica_lacking_the_hold_give
     }());
 }
 
-BOOST_FIXTURE_TEST_CASE(a_reentry_that_reaches_a_replica_lacking_the_hold_gives_it_an_expiry,
+// A second acquisition beside the first: a reentrant lock re-entered by its owner, another
+// permit of a semaphore.
+BOOST_FIXTURE_TEST_CASE(a_second_acquisition_that_reaches_a_replica_lacking_the_hold_gives_it_an_expiry,
                         master_and_replica) {
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto o = options(10s);
-        o.reentrant = true;
-        o.owner = redlock::owner_id("me");
-        auto outer = co_await client.async_acquire("x", o, asio::use_awaitable);
-        co_await lose_to_replication(*this, "x");
-        o.ttl = 2s;
-        auto inner = co_await client.async_acquire("x", o, asio::use_awaitable);
-        co_await check_replica_expiry(*this, "x", inner.token());
-        co_await inner.async_release(asio::use_awaitable);
-        co_await outer.async_release(asio::use_awaitable);
-    }());
-}
-
-BOOST_FIXTURE_TEST_CASE(a_permit_that_reaches_a_replica_lacking_the_semaphore_gives_it_an_expiry,
-                        master_and_replica) {
-    asio::io_context ioc;
-    redlock::client client(ioc.get_executor(), lock_config(servers));
-    run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto o = options(10s);
-        o.permits = 2;
-        auto first = co_await client.async_acquire("x", o, asio::use_awaitable);
-        co_await lose_to_replication(*this, "x");
-        o.ttl = 2s;
-        auto second = co_await client.async_acquire("x", o, asio::use_awaitable);
-        co_await check_replica_expiry(*this, "x", second.token());
-        co_await second.async_release(asio::use_awaitable);
-        co_await first.async_release(asio::use_awaitable);
+        auto reentrant = options(10s);
+        reentrant.reentrant = true;
+        reentrant.owner = redlock::owner_id("me");
+        auto semaphore = options(10s);
+        semaphore.permits = 2;
+        const std::vector<std::pair<std::string, redlock::lock_options>> kinds = {{"re-entry", reentrant},
+                                                                                  {"permit", semaphore}};
+        for (const auto& [kind, o] : kinds) {
+            BOOST_TEST_CONTEXT(kind) {
+                auto first = co_await client.async_acquire("x", o, asio::use_awaitable);
+                co_await lose_to_replication(*this, "x");
+                auto shorter = o;
+                shorter.ttl = 2s;
+                auto second = co_await client.async_acquire("x", shorter, asio::use_awaitable);
+                co_await check_replica_expiry(*this, "x", second.token());
+                co_await second.async_release(asio::use_awaitable);
+                co_await first.async_release(asio::use_awaitable);
+            }
+        }
     }());
 }
 
