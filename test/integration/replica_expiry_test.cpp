@@ -45,6 +45,14 @@ bool holds_on(const redis_server& s, const std::string& resource, const std::str
     return s.command({"GET", key}).str == token;
 }
 
+/// A reentrant lock of 10 s, owned by "me".
+redlock::lock_options reentrant_options() {
+    auto o = options(10s);
+    o.reentrant = true;
+    o.owner = redlock::owner_id("me");
+    return o;
+}
+
 /// Loses the hold on `resource` to replication: the master keeps it, the replica has none.
 asio::awaitable<void> lose_to_replication(master_and_replica& f, const std::string& resource) {
     BOOST_TEST_REQUIRE(redlock::test::unreplicate(f.master, resource) > 0);
@@ -78,9 +86,7 @@ BOOST_FIXTURE_TEST_CASE(an_adoption_that_reaches_a_replica_lacking_the_hold_give
     run_coro(ioc, [&]() -> asio::awaitable<void> {
         auto fair = options(10s);
         fair.fair = true;
-        auto reentrant = options(10s);
-        reentrant.reentrant = true;
-        reentrant.owner = redlock::owner_id("me");
+        const auto reentrant = reentrant_options();
         auto semaphore = options(10s);
         semaphore.permits = 1;
         const std::vector<std::pair<std::string, redlock::lock_options>> kinds = {
@@ -106,9 +112,7 @@ BOOST_FIXTURE_TEST_CASE(a_second_acquisition_that_reaches_a_replica_lacking_the_
     asio::io_context ioc;
     redlock::client client(ioc.get_executor(), lock_config(servers));
     run_coro(ioc, [&]() -> asio::awaitable<void> {
-        auto reentrant = options(10s);
-        reentrant.reentrant = true;
-        reentrant.owner = redlock::owner_id("me");
+        const auto reentrant = reentrant_options();
         auto semaphore = options(10s);
         semaphore.permits = 2;
         const std::vector<std::pair<std::string, redlock::lock_options>> kinds = {{"re-entry", reentrant},
