@@ -19,7 +19,7 @@ redis::connection_config connection_config_for(const client_config& cfg, redis::
 }  // namespace
 
 std::vector<std::unique_ptr<redis::detail::node_link>> open_node_links(
-    const boost::asio::strand<boost::asio::any_io_executor>& strand, const client_config& cfg) {
+    const redis::detail::serial_executor& strand, const client_config& cfg) {
     // A cluster link makes the configurations of the masters it meets later, maybe after `cfg` is gone.
     auto shared_cfg = std::make_shared<const client_config>(cfg);
     const auto config_for = [shared_cfg](const redis::node_address& a) {

@@ -2,13 +2,13 @@
 #ifndef REDLOCK_TOOLS_NODE_CONNECTIONS_HPP
 #define REDLOCK_TOOLS_NODE_CONNECTIONS_HPP
 
+#include "redis/serial_executor.hpp"
 #include <redlock/config.hpp>
 #include <redlock/redis/connection.hpp>
 #include <redlock/redis/node_address.hpp>
 #include <redlock/redis/node_spec.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <memory>
 #include <string>
@@ -27,7 +27,7 @@ namespace redlock::cli {
 /// node's sentinel credentials). Each connection is made as make_connection() makes it.
 /// Connecting starts at once, in the background.
 std::vector<std::unique_ptr<redis::detail::node_link>> open_node_links(
-    const boost::asio::strand<boost::asio::any_io_executor>& strand, const client_config& cfg);
+    const redis::detail::serial_executor& strand, const client_config& cfg);
 
 /// A connection to `address` for the command's own questions: `cfg`'s client name (with
 /// ":cli"), connect timeout and TLS settings. Not started.

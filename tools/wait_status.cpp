@@ -5,8 +5,6 @@
 #include "redis/node_link.hpp"
 #include <redlock/resp/request.hpp>
 
-#include <boost/asio/strand.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -51,7 +49,7 @@ std::string quarantine_news::text(clock::time_point now) const {
 
 wait_status::wait_status(const boost::asio::any_io_executor& ex, const client_config& cfg,
                          std::string resource, std::shared_ptr<const quarantine_news> news)
-    : nodes_(open_node_links(boost::asio::make_strand(ex), cfg)),
+    : nodes_(open_node_links(redis::detail::make_serial(ex), cfg)),
       resource_(std::move(resource)),
       key_(lock_key_of(cfg, resource_)),
       timer_(ex),

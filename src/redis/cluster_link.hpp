@@ -5,6 +5,7 @@
 #include "redis/address_map.hpp"
 #include "redis/cluster_topology.hpp"
 #include "redis/context_shutdown.hpp"
+#include "redis/serial_executor.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/redis/node_address.hpp>
 #include <redlock/redis/script.hpp>
@@ -12,7 +13,6 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -68,7 +68,7 @@ public:
     using drained_fn = std::function<void()>;
     /// The configuration of the connection to the cluster node at `address`.
     using config_for = std::function<connection_config(const node_address&)>;
-    using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+    using strand_type = serial_executor;
 
     static constexpr std::chrono::milliseconds refresh_interval{5000};
     static constexpr int max_redirects = 5;

@@ -10,6 +10,7 @@
 #include "redis/context_shutdown.hpp"
 #include "redis/handshake.hpp"
 #include "redis/multiplexer.hpp"
+#include "redis/serial_executor.hpp"
 #include "redis/transport.hpp"
 #include "resp/reply_parser.hpp"
 #include <redlock/redis/connection.hpp>
@@ -19,7 +20,6 @@
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -114,14 +114,13 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
 
     // A caller that hands us a strand already serialises its own work on it: sharing it lets that
     // caller's requests and our completions run without a hop between two strands.
-    static asio::strand<asio::any_io_executor> strand_for(const asio::any_io_executor& ex) {
-        if (const auto* s = ex.target<asio::strand<asio::any_io_executor>>()) return *s;
-        return asio::make_strand(ex);
+    static detail::serial_executor strand_for(const asio::any_io_executor& ex) {
+        return detail::make_serial(ex);
     }
 
     // --- state, touched only on strand_ --------------------------------------------------------
     asio::any_io_executor ex_;
-    asio::strand<asio::any_io_executor> strand_;
+    detail::serial_executor strand_;
     connection_config cfg_;
     node_address target_;  // cfg_.address, or where cfg_.locate said the server is
     detail::transport transport_;

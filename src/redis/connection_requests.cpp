@@ -46,7 +46,7 @@ void connection::impl::submit(std::string payload, std::size_t commands, std::ch
                 });
             });
     }
-    if (strand_.running_in_this_thread()) {
+    if (detail::running_in(strand_)) {
         admit(std::move(op));
         return;
     }

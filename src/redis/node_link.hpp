@@ -10,7 +10,6 @@
 #include <redlock/redis/script.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <chrono>
 #include <functional>

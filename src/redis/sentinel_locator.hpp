@@ -3,12 +3,12 @@
 #define REDLOCK_REDIS_SENTINEL_LOCATOR_HPP
 
 #include "redis/address_map.hpp"
+#include "redis/serial_executor.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/redis/node_address.hpp>
 #include <redlock/resp/value.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <chrono>
 #include <functional>
@@ -49,7 +49,7 @@ std::optional<node_address> read_switch_master(const resp::value& push, std::str
 /// Strand only, except locate(), which may be called from any thread.
 class sentinel_locator final : public std::enable_shared_from_this<sentinel_locator> {
 public:
-    using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+    using strand_type = serial_executor;
     using switch_fn = std::function<void(const node_address&)>;
 
     /// `sentinels`: their addresses (with the credentials to log in to them); `master_like`:

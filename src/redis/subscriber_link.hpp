@@ -4,11 +4,11 @@
 
 #include "redis/cluster_link.hpp"
 #include "redis/sentinel_locator.hpp"
+#include "redis/serial_executor.hpp"
 #include <redlock/redis/connection.hpp>
 #include <redlock/resp/value.hpp>
 
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <functional>
 #include <map>
@@ -35,7 +35,7 @@ namespace redlock::redis::detail {
 /// Strand only; its connections use the strand given.
 class subscriber_link final : public std::enable_shared_from_this<subscriber_link> {
 public:
-    using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+    using strand_type = serial_executor;
     struct callbacks {
         std::function<void(const resp::value&)> on_push;
         std::function<void(const std::vector<std::string>&)> on_resubscribing;

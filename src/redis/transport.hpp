@@ -2,6 +2,7 @@
 #ifndef REDLOCK_REDIS_TRANSPORT_HPP
 #define REDLOCK_REDIS_TRANSPORT_HPP
 
+#include "redis/serial_executor.hpp"
 #include <redlock/redis/node_address.hpp>
 #include <redlock/tls_config.hpp>
 
@@ -13,7 +14,6 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
@@ -31,7 +31,7 @@ namespace redlock::redis::detail {
 class transport {
 public:
     using socket_type = boost::asio::generic::stream_protocol::socket;
-    using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+    using strand_type = serial_executor;
     using io_result = std::tuple<boost::system::error_code, std::size_t>;
 
     transport(const strand_type& strand, node_address address, tls_config tls);

@@ -124,9 +124,10 @@ struct REDLOCK_API connection_stats {
 /// \par Thread-safety
 /// All members may be called from any thread. State lives on an internal strand; completion
 /// handlers run on their associated executor (the connection's executor by default). When the
-/// executor given to the constructor is a `strand<any_io_executor>`, the connection uses that
-/// strand as its own: requests made on it are queued without a hop, and completions bound to it
-/// run without one, so several connections driven by one strand cost no cross-strand posts.
+/// executor given to the constructor is a strand (a `strand<any_io_executor>`, or a strand of an
+/// `io_context`'s executor held in an `any_io_executor`), the connection uses that strand as its own:
+/// requests made on it are queued without a hop, and completions bound to it run without one, so several
+/// connections driven by one strand cost no cross-strand posts.
 ///
 /// \par Object lifetimes
 /// The connection may be destroyed while operations are pending: they complete with

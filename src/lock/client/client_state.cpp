@@ -75,7 +75,7 @@ void read_replication_id(const std::shared_ptr<node_health_board>& health, std::
 client_state::client_state(boost::asio::any_io_executor ex, client_config cfg,
                            std::shared_ptr<lock_nodes> given)
     : ex_(ex),
-      strand_(boost::asio::make_strand(ex)),
+      strand_(redis::detail::make_serial(ex)),
       cfg_(std::move(cfg)),
       // The connections share the client's strand: lock operations and their replies then run
       // without a hop between strands.

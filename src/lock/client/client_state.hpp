@@ -15,6 +15,7 @@
 #include "lock/nodes/replica_waits.hpp"
 #include "redis/context_shutdown.hpp"
 #include "redis/node_link.hpp"
+#include "redis/serial_executor.hpp"
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 #include <redlock/redis/connection.hpp>
@@ -22,7 +23,6 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/bind_executor.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -74,9 +74,7 @@ public:
     [[nodiscard]] const redis::detail::node_link& link(std::size_t i) const { return *nodes_[i]; }
     [[nodiscard]] const client_config& config() const noexcept { return cfg_; }
     [[nodiscard]] const boost::asio::any_io_executor& executor() const noexcept { return ex_; }
-    [[nodiscard]] const boost::asio::strand<boost::asio::any_io_executor>& strand() const noexcept {
-        return strand_;
-    }
+    [[nodiscard]] const redis::detail::serial_executor& strand() const noexcept { return strand_; }
     metrics_recorder& metrics() noexcept { return metrics_; }
     /// client_config::on_event's way out; any thread.
     [[nodiscard]] const event_sink& events() const noexcept { return *events_; }
@@ -258,7 +256,7 @@ private:
                                                           const redis::node_address& address) const;
 
     boost::asio::any_io_executor ex_;
-    boost::asio::strand<boost::asio::any_io_executor> strand_;
+    redis::detail::serial_executor strand_;
     client_config cfg_;
     std::shared_ptr<node_health_board> health_;  // before nodes_: their handshakes report to it
     std::shared_ptr<event_sink> events_;         // before nodes_: they tell it of their state
