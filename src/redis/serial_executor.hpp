@@ -11,8 +11,9 @@ namespace redlock::redis::detail {
 /// The strand that a client's connections and lock operations share, as an any_io_executor.
 /// Over an io_context it is a strand of the io_context's own executor: 24 bytes, which an
 /// any_io_executor (and the any_completion_executor of an any_completion_handler) keeps inline.
-/// A strand over an any_io_executor does not fit: every conversion, prefer() and require() of
-/// one allocated, several times per request. Over any other executor it is that strand still.
+/// A strand over an any_io_executor (72 bytes) does not fit, so that every conversion, prefer()
+/// and require() of one allocates, several times per request. Over any other executor it is a
+/// strand over an any_io_executor all the same.
 using serial_executor = boost::asio::any_io_executor;
 
 using io_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
