@@ -100,7 +100,9 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
 
     impl(asio::any_io_executor ex, connection_config cfg)
         : ex_(ex),
-          strand_(strand_for(ex)),
+          // A caller that hands us a strand already serialises its own work on it: sharing it
+          // lets that caller's requests and our completions run without a hop between two strands.
+          strand_(detail::make_serial(ex)),
           cfg_(std::move(cfg)),
           target_(cfg_.address),
           transport_(strand_, cfg_.address, cfg_.tls),
@@ -111,12 +113,6 @@ struct connection::impl final : std::enable_shared_from_this<impl>, context_shut
           parser_(cfg_.limits),
           read_buffer_(64 * 1024),
           rng_(std::random_device{}()) {}
-
-    // A caller that hands us a strand already serialises its own work on it: sharing it lets that
-    // caller's requests and our completions run without a hop between two strands.
-    static detail::serial_executor strand_for(const asio::any_io_executor& ex) {
-        return detail::make_serial(ex);
-    }
 
     // --- state, touched only on strand_ --------------------------------------------------------
     asio::any_io_executor ex_;
