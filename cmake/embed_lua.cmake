@@ -2,13 +2,28 @@
 # Generates a header with every Lua script as a redlock::redis::script: name, SHA-1 and source.
 # The SHA is computed here, at configure time, over the same bytes the compiler puts into the raw
 # string literal (line endings normalised to LF), so it is the SHA that SCRIPT LOAD returns.
+# A line "-- include: <part>.lua" in a script is replaced by that file of the scripts' parts/
+# folder: one piece of Lua that several scripts share, kept in one place.
 function(redlock_embed_lua out_header)
     set(entries "")
     set(names "")
+    set(parts "")
     foreach(script_path IN LISTS ARGN)
         get_filename_component(name "${script_path}" NAME_WE)
+        get_filename_component(script_dir "${script_path}" DIRECTORY)
         file(READ "${script_path}" source)
         string(REPLACE "\r\n" "\n" source "${source}")
+        while(source MATCHES "\n-- include: ([a-z_]+\\.lua)\n")
+            set(part_name "${CMAKE_MATCH_1}")
+            set(part "${script_dir}/parts/${part_name}")
+            if(NOT EXISTS "${part}")
+                message(FATAL_ERROR "${script_path} includes ${part}, which does not exist")
+            endif()
+            file(READ "${part}" part_source)
+            string(REPLACE "\r\n" "\n" part_source "${part_source}")
+            string(REPLACE "\n-- include: ${part_name}\n" "\n${part_source}" source "${source}")
+            list(APPEND parts "${part}")
+        endwhile()
         if(source MATCHES "\\)redlock_lua\"")
             message(FATAL_ERROR "${script_path} contains the raw-string delimiter )redlock_lua\"")
         endif()
@@ -39,5 +54,5 @@ ${entries}inline constexpr std::array<redis::script, ${count}> all{${joined}};
     # Rewrite only on change, so an unrelated reconfigure does not rebuild everything.
     file(COPY_FILE "${out_header}.tmp" "${out_header}" ONLY_IF_DIFFERENT)
     file(REMOVE "${out_header}.tmp")
-    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ARGN})
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ARGN} ${parts})
 endfunction()

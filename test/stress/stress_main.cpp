@@ -214,6 +214,13 @@ bool run_phase(const args& a, const std::vector<std::string>& nodes, int seconds
     std::printf("  per lease granted: %.1f rounds (%.1f refused), %.1f wake-ups by a release message\n",
                 static_cast<double>(rounds) / per, static_cast<double>(contended) / per,
                 static_cast<double>(wakeups) / per);
+    // Closed as an application closes them: what they listed on the servers is taken off.
+    std::size_t closed = 0;
+    for (auto& c : clients)
+        c->async_close([&closed](boost::system::error_code) { ++closed; });
+    const auto close_deadline = steady::now() + 30s;
+    while (closed < clients.size() && steady::now() < close_deadline)
+        ioc.run_for(100ms);
     clients.clear();
     return finished == static_cast<std::uint64_t>(a.waiters) && t.other_errors.load() == 0 &&
            t.overlaps.load() == 0 && t.acquired.load() > 0;

@@ -112,6 +112,9 @@ struct acquire_action {
 
     // listen
     const std::string* channel = nullptr;
+    /// A resource's release channel, whose releases name the client they wake: the client
+    /// lists itself there (release_listener). Not a fair waiter's own channel.
+    bool listed = false;
 
     // finish
     boost::system::error_code ec;

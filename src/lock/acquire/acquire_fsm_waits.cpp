@@ -174,6 +174,7 @@ void acquire_fsm::listen_on(wait_policy::channel channel) {
     if (!on) return;
     auto& a = act(acquire_action::type::listen);
     a.channel = on;
+    a.listed = channel == wait_policy::channel::released;
 }
 
 }  // namespace redlock::detail

@@ -98,7 +98,7 @@ void acquire_op::run(acquire_action& a) {
             if (timer_) timer_->cancel();
             return;
         case type::listen:
-            listening_.move_to(client_->listener(), *a.channel, weak_from_this());
+            listening_.move_to(client_->listener(), *a.channel, a.listed, weak_from_this());
             return;
         case type::finish:
             finish(a);
@@ -126,7 +126,12 @@ void acquire_op::sleep_until(clock::time_point at, unsigned sleep) {
 }
 
 void acquire_op::finish(acquire_action& a) {
-    listening_.drop(client_->listener());
+    // A waiter woken by a release that names this client, cancelled before it could try,
+    // hands the wake on: the release was meant for someone still waiting. A woken waiter
+    // otherwise tries at once, and a try that fails lost to one that won.
+    listening_.drop(client_->listener(), a.ec == asio::error::operation_aborted
+                                             ? release_listener::leaving::without_trying
+                                             : release_listener::leaving::after_trying);
     lease held;
     if (a.won) held = lease(grant_lease(client_, std::move(*a.won), fsm_->options(), a.at));
     if (!a.ec && client_->events().wanted()) {

@@ -44,8 +44,11 @@ public:
 private:
     void one_done() {
         if (--pending_ > 0) return;
+        // Off the lists of waiting clients, so that no release names this one after it.
+        client_->listener().leave_all();
         // Then every connection answers what was sent on it before, the cancelled acquires'
-        // cleanups too (a cluster's: on each master's connection, not only slot 0's).
+        // cleanups and the unlistings too (a cluster's: on each master's connection, not only
+        // slot 0's).
         pending_ = static_cast<int>(client_->node_count());
         for (std::size_t i = 0; i < client_->node_count(); ++i)
             client_->link(i).drain(client_->background_timeout(),
