@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <random>
 #include <utility>
 
 namespace redlock::detail {
@@ -125,10 +126,15 @@ void release_listener::sweep() {
     sweep_armed_ = false;
     if (closed_) return;
     const auto now = clock::now();
+    // Beyond max_lingering, lingering channels go before their time.
+    const auto lingering = static_cast<std::size_t>(std::count_if(
+        channels_.begin(), channels_.end(), [](const auto& c) { return c.second.waiters.empty(); }));
+    std::size_t excess = lingering > max_lingering ? lingering - max_lingering : 0;
     for (auto it = channels_.begin(); it != channels_.end();) {
         auto& state = it->second;
         if (state.waiters.empty()) {
-            if (state.unlistings == 0 && now - state.idle_since >= linger) {
+            if (state.unlistings == 0 && (excess > 0 || now - state.idle_since >= linger)) {
+                if (excess > 0) --excess;
                 it = unsubscribe(it);
                 continue;
             }

@@ -13,7 +13,6 @@
 #include <deque>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -54,7 +53,8 @@ protected:
 /// One release wakes one waiter among all clients: the client lists itself on the nodes
 /// (listen.lua: the sorted set at the channel's name) while it has waiters on a resource's
 /// release channel, and a release names one listed client (parts/wake_one.lua), the same on
-/// every node of a Redlock that lists the same clients, in a message "<token> <client id>" on that client's own channel,
+/// every node of a Redlock that lists the same clients, in a message "<token> <client id>" on that client's
+/// own channel,
 /// "<channel>:<client id>", which the client subscribes to with the channel: one message per
 /// release, not one per client. That client wakes its oldest waiter not woken yet (or, all of
 /// them being on their way, tells one to try once more). A client named that no longer waits,
@@ -112,9 +112,6 @@ public:
     /// it is not registered (add() returns 0) and polls.
     void close();
 
-    /// This client's id in the lists (32 hex digits).
-    [[nodiscard]] const std::string& id() const noexcept { return id_; }
-
     /// A push from a subscriber connection (a message, or a (un)subscribe confirmation).
     void on_push(std::size_t node, const resp::value& v);
 
@@ -138,7 +135,7 @@ private:
         bool joined = false;               // listed now: "join" sent, no "leave" or "pass" since
         clock::time_point listed_until{};  // the listing sent last, counted from its sending
         clock::time_point idle_since{};    // the last waiter left: it lingers from then
-        std::size_t unlistings = 0;        // "leave" calls not answered yet
+        std::size_t unlistings = 0;        // "leave" and "pass" calls not answered yet
         std::string named_token;           // the token of the last release that named us
     };
 
@@ -167,7 +164,7 @@ private:
     std::unordered_map<std::string, channel_state> channels_;
     waiter_id next_id_ = 1;
     bool closed_ = false;
-    std::string id_;
+    std::string id_;                                        // this client's id in the lists: 32 hex digits
     std::optional<boost::asio::steady_timer> sweep_timer_;  // on the strand
     bool sweep_armed_ = false;
 };
