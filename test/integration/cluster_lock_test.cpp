@@ -596,8 +596,12 @@ BOOST_AUTO_TEST_CASE(a_waiters_channel_lives_on_its_slots_master_and_follows_a_m
         BOOST_REQUIRE(to != nullptr);
 
         auto held = co_await holder.async_acquire(resource, options(20s), asio::use_awaitable);
+        // The waiter looks again by itself only when the holder's key would expire: a timed
+        // round on its way as the holder releases would take the lock before the message.
+        auto waiting = options(20s, 30s);
+        waiting.retry = redlock::retry_config{10s, 20s};
         redlock::test::background_acquire next;
-        next.start(waiter, resource, options(20s, 30s));
+        next.start(waiter, resource, waiting);
         // A first round, then the round that each confirmed subscription sets off, which could
         // otherwise take the lock just after the release and leave its message unheard.
         BOOST_TEST(co_await eventually(

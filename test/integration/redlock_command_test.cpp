@@ -558,26 +558,31 @@ BOOST_FIXTURE_TEST_CASE(flags_take_equals_values_and_the_commands_arguments_pass
 // The lock is taken from under a running command (its key deleted, as if it expired during a
 // partition): the watchdog finds it gone, the command gets SIGTERM, redlock exits 70. A command
 // that ignores SIGTERM gets SIGKILL after the grace period, before the validity would end.
+// The keys go once the command runs (its trap set): the lease is granted then, with no SET
+// still on its way to a node that would put a key back after the DEL and keep a majority.
 BOOST_FIXTURE_TEST_CASE(a_command_that_outlives_its_lease_gets_sigterm_then_sigkill, three_servers) {
     const auto seen = dir.file("seen");
-    auto steal = [&](const std::string& resource) {
-        BOOST_TEST_REQUIRE(wait_until([&] { return key_anywhere(servers, resource); }));
+    auto steal = [&](const std::string& resource, const std::string& started) {
+        BOOST_TEST_REQUIRE(wait_until([&] { return !read_file(started).empty(); }));
         for (const auto& s : servers)
             s->command({"DEL", lock_key(resource)});
     };
 
-    auto polite = start_redlock(run + " --ttl 600ms --grace 300ms lost -- /bin/sh -c 'trap \"echo TERM >> " +
-                                    seen + "; exit 0\" TERM; while :; do sleep 0.05; done'",
-                                dir.file("out1"));
-    steal("lost");
+    const auto up1 = dir.file("up1"), up2 = dir.file("up2");
+    auto polite =
+        start_redlock(run + " --ttl 600ms --grace 300ms lost -- /bin/sh -c 'trap \"echo TERM >> " + seen +
+                          "; exit 0\" TERM; echo up > " + up1 + "; while :; do sleep 0.05; done'",
+                      dir.file("out1"));
+    steal("lost", up1);
     BOOST_TEST(wait_child(polite, 20s) == 70, read_file(dir.file("out1")));
     BOOST_TEST(read_file(seen) == "TERM\n");
     BOOST_TEST(read_file(dir.file("out1")).find("lost the lock on \"lost\"") != std::string::npos);
 
-    auto stubborn = start_redlock(
-        run + " --ttl 600ms --grace 300ms lost2 -- /bin/sh -c 'trap \"\" TERM; while :; do sleep 0.05; done'",
-        dir.file("out2"));
-    steal("lost2");
+    auto stubborn =
+        start_redlock(run + " --ttl 600ms --grace 300ms lost2 -- /bin/sh -c 'trap \"\" TERM; echo up > " +
+                          up2 + "; while :; do sleep 0.05; done'",
+                      dir.file("out2"));
+    steal("lost2", up2);
     BOOST_TEST(wait_child(stubborn, 20s) == 70, read_file(dir.file("out2")));
 }
 
